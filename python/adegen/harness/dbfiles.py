@@ -1,0 +1,98 @@
+"""DuckDB file helpers: storage-version-pinned copies, relation listing, storage checks."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+
+# ade-bench's image pins duckdb 1.3.0; files tagged with a newer storage version cannot be read
+# there. v1.0.0 is readable by every duckdb >= 1.0.
+HARNESS_STORAGE_VERSION = "v1.0.0"
+
+
+def _q(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _lit(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def copy_file(src: Path, dst: Path) -> Path:
+    """Plain byte copy of a DuckDB file (and its WAL, if one was left behind)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+    wal = Path(str(src) + ".wal")
+    dst_wal = Path(str(dst) + ".wal")
+    if wal.exists():
+        shutil.copyfile(wal, dst_wal)
+    elif dst_wal.exists():
+        dst_wal.unlink()
+    return dst
+
+
+def write_versioned_copy(src: Path | None, dst: Path, *, drop: list[tuple[str, str]] = (),
+                         storage_version: str = HARNESS_STORAGE_VERSION) -> Path:
+    """Write `dst` as a new DuckDB file with STORAGE_VERSION `storage_version` holding the
+    contents of `src` (None: an empty database), minus the relations in `drop` ((schema, name))."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    for p in (dst, Path(str(dst) + ".wal")):
+        if p.exists():
+            p.unlink()
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH {_lit(dst)} AS adegen_out (STORAGE_VERSION {_lit(storage_version)})")
+        if src is not None:
+            tmp = dst.with_name(dst.stem + ".adegen-src.duckdb")
+            copy_file(Path(src), tmp)
+            try:
+                # attach the copy under the database's catalog name (the file stem) so view
+                # definitions, which name that catalog, keep resolving
+                src_alias = _q(dst.stem)
+                con.execute(f"ATTACH {_lit(tmp)} AS {src_alias}")
+                for schema, name in drop:
+                    kind = con.execute(
+                        "select table_type from information_schema.tables where table_catalog="
+                        "? and lower(table_schema)=lower(?) and lower(table_name)=lower(?)",
+                        [dst.stem, schema, name]).fetchone()
+                    if kind:
+                        what = "VIEW" if kind[0] == "VIEW" else "TABLE"
+                        con.execute(f"DROP {what} IF EXISTS {src_alias}.{_q(schema)}.{_q(name)} CASCADE")
+                con.execute(f"COPY FROM DATABASE {src_alias} TO adegen_out")
+                con.execute(f"DETACH {src_alias}")
+            finally:
+                for p in (tmp, Path(str(tmp) + ".wal")):
+                    if p.exists():
+                        p.unlink()
+        con.execute("DETACH adegen_out")
+    finally:
+        con.close()
+    return dst
+
+
+def storage_version(path: Path) -> str | None:
+    """The storage compatibility tag of a DuckDB file (e.g. 'v1.0.0+'), or None."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH {_lit(path)} AS f (READ_ONLY)")
+        row = con.execute(
+            "select tags['storage_version'] from duckdb_databases() where database_name='f'"
+        ).fetchone()
+        return row[0] if row else None
+    finally:
+        con.close()
+
+
+def list_relations(path: Path) -> dict[tuple[str, str], str]:
+    """{(schema, name): 'BASE TABLE' | 'VIEW'} of a DuckDB file (lower-cased keys)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        rows = con.execute(
+            "select table_schema, table_name, table_type from information_schema.tables "
+            "where table_catalog = current_database()"
+        ).fetchall()
+    finally:
+        con.close()
+    return {(s.lower(), n.lower()): t for s, n, t in rows}

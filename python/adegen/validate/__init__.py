@@ -1,0 +1,6 @@
+"""Execution validation without Docker: baseline build, mutant screening with ade-bench's
+equality oracle, database preparation (STORAGE_VERSION v1.0.0), and proving tasks through the
+harness emulation in `adegen.harness`."""
+from .validator import Observation, Proof, Validator, ade_bench_database_dirs
+
+__all__ = ["Observation", "Proof", "Validator", "ade_bench_database_dirs"]

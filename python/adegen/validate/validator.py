@@ -1,0 +1,390 @@
+"""Execution validation without Docker (architecture.md, "Build <-> validation contract")."""
+from __future__ import annotations
+
+import math
+import re
+import multiprocessing as mp
+import os
+import shutil
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..errors import InputError
+from ..harness import dbfiles
+from ..harness.seeds import check_table, export_solution_seeds
+from ..harness.testgen import TaskSpec, check_test_names
+from . import worker
+from .taskyaml import update_task_yaml
+
+DEFAULT_TEST_TIMEOUT = 30.0  # ade-bench's DEFAULT_TEST_TIMEOUT_SEC
+DBT_CLI_STARTUP = 3.0        # seconds a dbt subprocess costs over an in-process call
+
+
+@dataclass
+class Observation:
+    observable: bool
+    reason: str                    # why dropped, or a one-line summary
+    build_error: bool
+    compared_table: str | None     # the table solution_seeds should name
+    rows_differing: int
+    rows_total: int
+    columns_differ: list[str]
+    changed_tables: dict[str, int]  # table -> DAG distance from the mutated model
+    example: str | None            # a concrete observed symptom for the prompt (entity + value), no fix
+    details: dict = field(default_factory=dict)  # extra evidence (key, observed/expected, timings)
+
+
+@dataclass
+class Proof:
+    ok: bool
+    broken_fails: bool
+    solved_passes: bool
+    seeds: list[str]
+    expected_tests: int
+    detail: str
+    exclude_columns: dict[str, list[str]] = field(default_factory=dict)
+    max_test_timeout_sec: int | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _pattern_facts(pattern) -> dict:
+    return {"pattern_id": getattr(pattern, "id", None),
+            "symptom": getattr(pattern, "symptom", None),
+            "difficulty": getattr(pattern, "difficulty", None)}
+
+
+def ade_bench_database_dirs() -> list[Path]:
+    """Where ade-bench looks for `<db_name>.duckdb` when a task has no db_dir."""
+    dirs = []
+    if os.environ.get("ADE_DATABASES_DIR"):
+        dirs.append(Path(os.environ["ADE_DATABASES_DIR"]) / "duckdb")
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("ade_bench")
+        if spec and spec.origin:
+            dirs.append(Path(spec.origin).resolve().parent.parent / "shared" / "databases" / "duckdb")
+    except (ImportError, ValueError):
+        pass
+    dirs.append(Path.home() / ".ade-bench" / "shared" / "databases" / "duckdb")
+    return dirs
+
+
+class Validator:
+    """One per build run; owns scratch dirs under `workdir`. dbt runs in a pool of `jobs` worker
+    processes (in-process dbtRunner there), never in the caller's process."""
+
+    def __init__(self, project, *, db_dir: Path | None = None, workdir: Path, jobs: int = 2,
+                 progress: Callable[[str], None] | None = None, prove_mode: str = "inprocess"):
+        self.project = project
+        self.db_dir = Path(db_dir).resolve() if db_dir else None
+        self.root = Path(workdir).resolve() / "adegen-validate"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.jobs = max(1, int(jobs))
+        self.progress = progress or (lambda msg: None)
+        self.prove_mode = prove_mode
+        self._pool: ProcessPoolExecutor | None = None
+        self._base: dict | None = None
+        self._lock = threading.RLock()        # pool creation
+        self._base_lock = threading.Lock()    # one baseline build, even from several threads
+        self.db_source, self.db_explicit, self._db_reason = self._find_db()
+
+    # ------------------------------------------------------------------ plumbing
+    def _cfg(self) -> dict:
+        p = self.project
+        return {"root": str(self.root), "project_dir": str(Path(p.project_dir).resolve()),
+                "db_name": p.db_name, "profile_name": p.profile_name, "target_name": p.target_name,
+                "target_config": dict(getattr(p, "target_config", None) or {}),
+                "schema": getattr(p, "schema", None) or "main",
+                "db_source": str(self.db_source) if self.db_source else None,
+                "db_explicit": self.db_explicit}
+
+    def pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            return self._pool_locked()
+
+    def _pool_locked(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn: the caller may run dbt/duckdb in other threads, which a fork would copy in a
+            # locked state. A script using the Validator needs the usual
+            # `if __name__ == "__main__":` guard. ADEGEN_MP_START=fork|forkserver overrides.
+            method = os.environ.get("ADEGEN_MP_START") or "spawn"
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context(method))
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _find_db(self) -> tuple[Path | None, bool, str]:
+        p = self.project
+        name = f"{p.db_name}.duckdb"
+        if self.db_dir is not None:
+            cand = self.db_dir / name
+            if cand.is_file():
+                return cand, True, f"database {cand} (db_dir)"
+        db_path = getattr(p, "db_path", None)
+        if db_path and Path(db_path).is_file():
+            return Path(db_path).resolve(), False, f"database {db_path} (profile)"
+        for d in ade_bench_database_dirs():
+            if (d / name).is_file():
+                return (d / name).resolve(), True, f"database {d / name} (ade-bench databases)"
+        return None, False, f"no {name} found (db_dir, profile path, ADE_DATABASES_DIR, ade-bench)"
+
+    def _has_seed_files(self) -> bool:
+        pdir = Path(self.project.project_dir)
+        for sp in getattr(self.project, "seed_paths", None) or ["seeds"]:
+            if any((pdir / sp).rglob("*.csv")):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ contract
+    def usable(self) -> tuple[bool, str]:
+        if getattr(self.project, "adapter_type", "duckdb") != "duckdb":
+            return False, f"execution validation needs DuckDB (adapter {self.project.adapter_type})"
+        if self._base is not None and not self._base.get("ok"):
+            return False, self._base.get("reason", "baseline failed")
+        if self.db_source is not None:
+            return True, self._db_reason
+        if self._base is not None and self._base.get("seed_based"):
+            return True, "seed-based project: a fresh database is seeded"
+        if self._has_seed_files():
+            return True, "no database file, but the project has seeds: a fresh database is seeded"
+        return False, self._db_reason
+
+    def seed_based(self) -> bool:
+        return bool(self.baseline_info().get("seed_based"))
+
+    def baseline_info(self) -> dict:
+        if self._base is None:
+            self.baseline()
+        return self._base or {}
+
+    def baseline(self) -> None:
+        with self._base_lock:
+            self._baseline_locked()
+
+    def _baseline_locked(self) -> None:
+        if self._base is not None:
+            if not self._base.get("ok"):
+                raise InputError(self._base.get("reason", "baseline failed"), file=self.project.project_dir)
+            return
+        self.progress("validate: building the intact project once (baseline)")
+        t0 = time.monotonic()
+        base = self.pool().submit(worker.baseline_job, self._cfg()).result()
+        base["seconds"]["wall"] = time.monotonic() - t0
+        self._base = base
+        if not base.get("ok"):
+            self.progress(f"validate: baseline failed: {base.get('reason')}")
+            raise InputError(base.get("reason", "baseline failed"), file=self.project.project_dir)
+        self.progress(f"validate: baseline ready in {base['seconds']['wall']:.1f}s "
+                      f"({len(base['models'])} models, seed-based={base['seed_based']})")
+
+    def _screen_payload(self, model_unique_id, model_path, mutated_text, pattern) -> dict:
+        job = {"uid": model_unique_id, "path": str(model_path).replace("\\", "/"),
+               "text": mutated_text}
+        job.update(_pattern_facts(pattern))
+        return job
+
+    @staticmethod
+    def _to_obs(d: dict) -> Observation:
+        return Observation(observable=d["observable"], reason=d["reason"], build_error=d["build_error"],
+                           compared_table=d.get("compared_table"),
+                           rows_differing=d.get("rows_differing", 0), rows_total=d.get("rows_total", 0),
+                           columns_differ=list(d.get("columns_differ") or []),
+                           changed_tables=dict(d.get("changed_tables") or {}), example=d.get("example"),
+                           details=dict(d.get("details") or {}))
+
+    def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern) -> Observation:
+        self.baseline()
+        job = self._screen_payload(model_unique_id, model_path, mutated_text, pattern)
+        return self._to_obs(self.pool().submit(worker.screen_job, self._cfg(), self._base, job).result())
+
+    def screen_many(self, items: Iterable[tuple], progress: Callable[[str], None] | None = None
+                    ) -> list[Observation]:
+        """items: (model_unique_id, model_path, mutated_text, pattern); results in input order."""
+        self.baseline()
+        report = progress or self.progress
+        items = list(items)
+        cfg = self._cfg()
+        futs = [self.pool().submit(worker.screen_job, cfg, self._base, self._screen_payload(*it))
+                for it in items]
+        out = []
+        for i, f in enumerate(futs, 1):
+            obs = self._to_obs(f.result())
+            report(f"validate: screened {i}/{len(items)}: {items[i - 1][0]} "
+                   f"{'observable' if obs.observable else 'dropped'} ({obs.reason[:80]})")
+            out.append(obs)
+        return out
+
+    def prepare_database(self, out_dir: Path) -> Path:
+        """<out_dir>/<db_name>.duckdb with the raw data only (seeded raw tables for seed-based
+        projects; no model relations), written with STORAGE_VERSION v1.0.0."""
+        base = self.baseline_info()
+        out = Path(out_dir) / f"{self.project.db_name}.duckdb"
+        dbfiles.write_versioned_copy(Path(base["raw_db"]), out)
+        return out
+
+    # ------------------------------------------------------------------ proving
+    def prove(self, task_dir: Path, project_copy: Path, db_file: Path, *, mode: str | None = None
+              ) -> Proof:
+        """Seeds + _no-op.txt from the solved state (built twice), exclude_columns /
+        max_test_timeout_sec in task.yaml when needed, then none must fail and sage must pass."""
+        mode = mode or self.prove_mode
+        task_dir = Path(task_dir).resolve()
+        t0 = time.monotonic()
+        spec = TaskSpec.load(task_dir)
+        names = [n for s in spec.solution_seeds for n in s.test_names()]
+        check_test_names(names, where=str(task_dir))
+        tables = [s.table_name for s in spec.solution_seeds]
+        for s in spec.solution_seeds:
+            tables += list(s.alternates or [])
+        work = self.root / "prove" / task_dir.name
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        cfg = self._cfg()
+        job = {"task_dir": str(task_dir), "project_copy": str(Path(project_copy).resolve()),
+               "db_file": str(Path(db_file).resolve()), "workdir": str(work), "mode": mode}
+        seconds: dict[str, float] = {}
+        self.progress(f"validate: {task_dir.name}: building the solved state twice")
+        futs = [self.pool().submit(worker.solved_state_job, cfg, job) for _ in range(2)]
+        solved = [f.result() for f in futs]
+        seconds["solved_state"] = time.monotonic() - t0
+        dbs = [Path(s["root"]) / "app" / f"{spec.db_name}.duckdb" for s in solved]
+        problems: list[str] = []
+        excludes: dict[str, list[str]] = {}
+        present = dbfiles.list_relations(dbs[0])
+        for t in tables:
+            if ("main", t.lower()) not in present:
+                problems.append(f"the solved state has no table main.{t}")
+                continue
+            chk = check_table(dbs[0], t, other_db=dbs[1])
+            if chk.rows == 0:
+                problems.append(f"{t} is empty in the solved state")
+            if chk.rejected:
+                problems.extend(chk.problems or [f"{t}: every column would be excluded"])
+            elif chk.exclude_columns:
+                excludes[t] = chk.exclude_columns
+        if problems:
+            for s in solved:
+                shutil.rmtree(s["root"], ignore_errors=True)
+            return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds)
+        export_solution_seeds(dbs[0], tables, spec.project_name, task_dir / "seeds")
+        note = "; ".join(x for x in (self._compare_with_baseline(dbs[0], tables),
+                                     self._volatile_note(tables)) if x) or None
+        for s in solved:
+            shutil.rmtree(s["root"], ignore_errors=True)
+        seeds = [f"solution__{t}" for t in tables]
+        merged = {t: _ordered_union(_existing_excludes(spec, t), cols) for t, cols in excludes.items()}
+        if merged:
+            update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
+        # grade both states
+        self.progress(f"validate: {task_dir.name}: grading none and sage ({mode})")
+        t1 = time.monotonic()
+        runs = {a: self.pool().submit(worker.harness_job, cfg, dict(job, agent=a))
+                for a in ("none", "sage")}
+        res = {a: f.result() for a, f in runs.items()}
+        seconds["grading"] = time.monotonic() - t1
+        broken_fails = not res["none"]["resolved"]
+        solved_passes = res["sage"]["resolved"]
+        # timeout: ~3x the measured test phase (dbt as CLI calls), min 60, when 30 s is too tight
+        test_secs = res["sage"]["seconds"].get("tests", 0.0)
+        if mode == "inprocess":
+            test_secs += DBT_CLI_STARTUP * res["sage"]["test_dbt_calls"]
+        timeout = None
+        current = spec.max_test_timeout_sec or DEFAULT_TEST_TIMEOUT
+        if 3 * test_secs > current:
+            timeout = max(60, int(math.ceil(3 * test_secs)))
+            update_task_yaml(task_dir / "task.yaml", max_test_timeout_sec=timeout)
+        detail = (f"none: {res['none']['summary']} | sage: {res['sage']['summary']}"
+                  + (f" | excluded {merged}" if merged else "")
+                  + (f" | max_test_timeout_sec={timeout}" if timeout else "")
+                  + (f" | note: {note}" if note else ""))
+        if not (broken_fails and solved_passes):
+            bad = "none" if not broken_fails else "sage"
+            detail += f"\n--- {bad} test output (tail) ---\n{res[bad]['tail']}"
+        seconds["total"] = time.monotonic() - t0
+        return Proof(ok=broken_fails and solved_passes, broken_fails=broken_fails,
+                     solved_passes=solved_passes, seeds=seeds,
+                     expected_tests=int(res["sage"]["expected"] or 0), detail=detail,
+                     exclude_columns=merged, max_test_timeout_sec=timeout, seconds=seconds)
+
+    def _compare_with_baseline(self, solved_db: Path, tables: list[str]) -> str | None:
+        """Does the solved state equal the intact build (same oracle)? A note when it does not."""
+        if not self._base or not self._base.get("ok"):
+            return None
+        import duckdb
+
+        from .oracle import compare_relations, q
+
+        notes = []
+        con = duckdb.connect(str(solved_db), read_only=True)
+        try:
+            con.execute(f"ATTACH '{self._base['snapshot_db']}' AS adegen_base (READ_ONLY)")
+            for t in tables:
+                if f"main.{t}" not in self._base.get("snapshot_tables", []):
+                    continue
+                d = compare_relations(con, t, f"adegen_base.main.{q(t)}", f"main.{q(t)}")
+                if d.visible:
+                    notes.append(f"solved {t} differs from the intact build ({d.rows_differing} rows)")
+        finally:
+            con.close()
+        return "; ".join(notes) or None
+
+
+    def _volatile_note(self, tables: list[str]) -> str | None:
+        """Two builds minutes apart cannot reveal date/clock/random dependence: scan the compiled
+        SQL of each seeded table and its upstream models for such functions."""
+        base = self._base or {}
+        models = base.get("models") or {}
+        app = self.root / "baseline" / "app"
+        by_alias = {m["alias"].lower(): uid for uid, m in models.items()}
+        hits = []
+        for t in tables:
+            uid = by_alias.get(t.lower())
+            seen, stack = set(), [uid] if uid else []
+            while stack:
+                u = stack.pop()
+                if u in seen or u not in models:
+                    continue
+                seen.add(u)
+                stack.extend(models[u]["depends_on"])
+                path = models[u].get("path")
+                compiled = app / "target" / "compiled" / self.project.name / path if path else None
+                text = compiled.read_text() if compiled and compiled.exists() else ""
+                m = _VOLATILE.search(text)
+                if m:
+                    hits.append(f"{models[u]['name']} uses {m.group(0)}")
+        return ("time/random dependent SQL upstream of the seeded table(s): " + ", ".join(hits)
+                + " (exclude the affected columns or pin the value)") if hits else None
+
+
+_VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(\)|"
+                       r"get_current_time\w*\s*\(|random\s*\(\)|uuid\s*\(\)|gen_random_uuid)",
+                       re.I)
+
+
+def _existing_excludes(spec: TaskSpec, table: str) -> list[str]:
+    for s in spec.solution_seeds:
+        if s.table_name == table:
+            return list(s.exclude_columns or [])
+    return []
+
+
+def _ordered_union(a: list[str], b: list[str]) -> list[str]:
+    out = list(a)
+    for x in b:
+        if x not in out:
+            out.append(x)
+    return out
