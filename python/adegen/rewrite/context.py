@@ -1,0 +1,77 @@
+"""ModelContext: what the engine knows about one model (built from a discovery entry)."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    name: str
+    path: str = ""
+    refs: tuple = ()  # names
+    sources: tuple = ()  # ((source, table), ...)
+    materialized: str = "view"
+    columns: tuple = ()  # documented column names
+    sibling_models: tuple = ()  # other models a ref may point to (no self, no downstream), best first
+    project_name: str = ""
+    source_tables: tuple = ()  # every ((source, table), ...) of the project
+    layer: str = "other"
+
+    @classmethod
+    def from_discovery(cls, model: dict, discovery: dict) -> "ModelContext":
+        models = [m for m in discovery.get("models", []) if m.get("enabled", True)]
+        by_id = {m["unique_id"]: m for m in models}
+        children: dict[str, list[str]] = {}
+        for m in models:
+            for dep in m.get("depends_on", []) or []:
+                children.setdefault(dep, []).append(m["unique_id"])
+        downstream, todo = set(), [model["unique_id"]]
+        while todo:
+            for c in children.get(todo.pop(), []):
+                if c not in downstream:
+                    downstream.add(c)
+                    todo.append(c)
+        layer = model.get("layer", "other")
+        others = [
+            m for m in models
+            if m["unique_id"] != model["unique_id"] and m["unique_id"] not in downstream
+            and m.get("package_name") == model.get("package_name")
+        ]
+        others.sort(key=lambda m: (m.get("layer") != layer,
+                                   -difflib.SequenceMatcher(None, m["name"], model["name"]).ratio(),
+                                   m["name"]))
+        project = discovery.get("project", {}) or {}
+        return cls(
+            name=model["name"],
+            path=model.get("path", ""),
+            refs=tuple(model.get("refs", []) or []),
+            sources=tuple(tuple(s) for s in model.get("sources", []) or []),
+            materialized=model.get("materialized", "view"),
+            columns=tuple(model.get("columns", []) or []),
+            sibling_models=tuple(m["name"] for m in others),
+            project_name=project.get("name", model.get("package_name", "")),
+            source_tables=tuple((s["source"], s["table"]) for s in discovery.get("sources", []) or []),
+            layer=layer,
+        )
+
+
+def requires_hold(requires: dict, ctx: ModelContext) -> bool:
+    """The same checks as the dbt macro `ade_match_patterns`."""
+    for key, value in (requires or {}).items():
+        if key == "materialized":
+            allowed = [value] if isinstance(value, str) else list(value)
+            if ctx.materialized not in allowed:
+                return False
+        elif key == "min_refs":
+            if len(ctx.refs) < value:
+                return False
+        elif key == "min_sources":
+            if len(ctx.sources) < value:
+                return False
+        elif key == "min_columns":
+            if len(ctx.columns) < value:
+                return False
+        else:
+            raise KeyError(key)
+    return True

@@ -1,0 +1,76 @@
+"""The shipped catalog: counts, families, placeholders, macro dicts, symptom wording."""
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+
+import pytest
+
+from adegen import patterns as P
+from adegen.patterns import load_catalog
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def test_counts(catalog):
+    base = [p for p in catalog.patterns if p.source_file.name == "base.yaml"]
+    snow = [p for p in catalog.patterns if p.source_file.name == "snowflake.yaml"]
+    assert len(base) >= 35
+    assert len({p.family for p in base}) >= 12
+    assert len(snow) >= 12
+    assert all(p.db_types == ("snowflake",) for p in snow)
+    assert all(p.db_types == "all" or "snowflake" not in p.db_types for p in base)
+
+
+def test_base_first_and_unique(catalog):
+    assert catalog.patterns[0].source_file.name == "base.yaml"
+    assert len(catalog.by_id) == len(catalog.patterns)
+    assert not any(p.source_file.name.startswith("_template") for p in catalog.patterns)
+
+
+def test_every_sqlmutation_category_and_dbt_level(catalog):
+    ids = set(catalog.by_id)
+    # SC clauses, OR operators, NL nulls, IR identifier replacement, dbt-level
+    for needed in ["wrong_join_type", "max_to_sum", "distinct_removed", "union_to_union_all",  # SC
+                   "gte_to_gt", "and_to_or", "or_to_and", "between_bound_shift", "like_pattern_changed",  # OR
+                   "is_null_to_is_not_null", "coalesce_dropped", "nullif_dropped",  # NL
+                   "wrong_ref", "wrong_source", "wrong_join_key", "date_trunc_grain",  # IR
+                   "materialization_changed", "output_column_dropped", "incremental_gt_to_gte"]:
+        assert needed in ids
+
+
+def test_to_macro_dict(catalog):
+    d = catalog.by_id["wrong_join_type"].to_macro_dict()
+    assert d == {"id": "wrong_join_type", "family": "join", "difficulty": "medium", "db_types": "all",
+                 "applies_when": [["left", "join"]], "requires": {}}
+    d = catalog.by_id["iff_branch_swap"].to_macro_dict()
+    assert d["db_types"] == ["snowflake"] and d["applies_when"] == [["iff", "("]]
+    d = catalog.by_id["in_list_item_dropped"].to_macro_dict()
+    assert d["applies_when"] == [["in", "(", "''", ",", "''"]]
+    assert catalog.by_id["wrong_ref"].to_macro_dict()["applies_when"] == [["{{"]]
+    for p in catalog.patterns:
+        md = p.to_macro_dict()
+        assert set(md) == {"id", "family", "difficulty", "db_types", "applies_when", "requires"}
+        assert set(md["requires"]) <= set(P.REQUIRES_KEYS)  # what the dbt macro understands
+
+
+def test_symptom_templates_use_known_placeholders_and_no_mutation_keywords(catalog):
+    for p in catalog.patterns:
+        names = {n for _, n, _, _ in string.Formatter().parse(p.symptom_template) if n}
+        assert names <= set(P.PLACEHOLDERS), p.id
+        words = set(re.findall(r"[a-z0-9_]+", p.symptom_template.lower()))
+        keywords = set()
+        for k in ("match", "replace", "function", "at", "within", "clause"):
+            keywords |= set(re.findall(r"[a-z_][a-z0-9_]+", str(p.rewrite.get(k, "")).lower()))
+        keywords -= {"as", "by", "in", "to"}
+        assert not (words & keywords), (p.id, words & keywords)
+
+
+def test_families_and_symptoms_known(catalog):
+    fam = Counter(p.family for p in catalog.patterns)
+    assert set(fam) <= set(P.FAMILIES)
+    assert {p.symptom for p in catalog.patterns} <= set(P.SYMPTOMS)

@@ -1,0 +1,199 @@
+"""Loader validation: one clear InputError per problem, naming file, pattern id and field."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from adegen.errors import InputError
+from adegen.patterns import load_catalog, load_file
+
+GOOD = {
+    "id": "my_pattern",
+    "name": "My pattern",
+    "family": "join",
+    "difficulty": "easy",
+    "db_types": "all",
+    "applies_when": '["left join"]',
+    "mutation": "left to inner",
+    "rewrite": '{operator: replace_tokens, match: "left join", replace: "inner join"}',
+    "symptom": "rows_missing",
+    "symptom_template": '"Rows are missing from {table}."',
+    "guidance": "none",
+}
+
+
+def render(fields: dict, extra: str = "") -> str:
+    lines = ["patterns:"]
+    first = True
+    for k, v in fields.items():
+        lines.append(("  - " if first else "    ") + f"{k}: {v}")
+        first = False
+    return "\n".join(lines) + "\n" + textwrap.indent(textwrap.dedent(extra), "    ")
+
+
+def write(tmp_path: Path, text: str, name: str = "custom.yaml") -> Path:
+    d = tmp_path / "pats"
+    d.mkdir(exist_ok=True)
+    f = d / name
+    f.write_text(text)
+    return d
+
+
+def err(tmp_path, text, name="custom.yaml") -> str:
+    d = write(tmp_path, text, name)
+    with pytest.raises(InputError) as e:
+        load_catalog([d])
+    return str(e.value)
+
+
+def test_good_custom_dir_is_loaded(tmp_path):
+    d = write(tmp_path, render(GOOD))
+    cat = load_catalog([d])
+    p = cat.by_id["my_pattern"]
+    assert cat.patterns[-1] is p and p.source_file.name == "custom.yaml"
+    assert p.applies_when == (("left", "join"),)
+
+
+def test_template_is_valid_and_skipped():
+    from adegen import paths
+
+    assert load_file(paths.patterns_dir() / "_template.yaml")
+    assert "example_left_join_to_inner" not in load_catalog().by_id
+
+
+@pytest.mark.parametrize("field", ["id", "name", "family", "difficulty", "db_types", "applies_when",
+                                   "mutation", "rewrite", "symptom", "symptom_template", "guidance"])
+def test_missing_field(tmp_path, field):
+    fields = dict(GOOD)
+    del fields[field]
+    if field == "id":
+        fields = {"name": GOOD["name"], **{k: v for k, v in fields.items() if k != "name"}}
+    msg = err(tmp_path, render(fields))
+    assert "custom.yaml" in msg and field in msg
+    if field != "id":
+        assert "my_pattern" in msg and "missing" in msg
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("family", "joins", ["family", "unknown family 'joins'"]),
+    ("symptom", "rows_gone", ["symptom", "unknown symptom 'rows_gone'"]),
+    ("difficulty", "brutal", ["difficulty"]),
+    ("db_types", "[postgres]", ["db_types"]),
+    ("db_types", "duckdb", ["db_types"]),
+    ("rewrite", "{operator: explode}", ["rewrite.operator", "unknown rewrite operator 'explode'"]),
+    ("rewrite", '{operator: replace_tokens, match: "left join"}', ["rewrite.replace", "needs argument"]),
+    ("rewrite", '{operator: replace_tokens, match: "left join", replace: "x", colour: red}', ["rewrite.colour"]),
+    ("rewrite", '{operator: swap_args, function: iff, a: 1, b: x}', ["rewrite.b"]),
+    ("rewrite", '{operator: edit_literal, at: "left join", kind: shout}', ["rewrite.kind"]),
+    ("rewrite", '{operator: replace_tokens, match: "right join", replace: "x"}', ["applies_when", "anchor"]),
+    ("rewrite", '{operator: interval_shift}', ["applies_when", "interval"]),
+    ("symptom_template", '"Rows missing from {tabel}."', ["symptom_template", "unknown placeholder '{tabel}'"]),
+    ("symptom_template", '"Rows missing from {table."', ["symptom_template", "placeholder"]),
+    ("applies_when", '"left join"', ["applies_when"]),
+    ("applies_when", '["left <any> join"]', ["applies_when[0]"]),
+    ("requires", "{min_models: 3}", ["requires.min_models"]),
+    ("requires", "{materialized: [snapshot]}", ["requires.materialized"]),
+    ("requires", "{min_refs: many}", ["requires.min_refs"]),
+    ("colour", "blue", ["colour", "unknown field"]),
+])
+def test_bad_field(tmp_path, field, value, words):
+    msg = err(tmp_path, render({**GOOD, field: value}))
+    assert "custom.yaml" in msg and "my_pattern" in msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_unknown_assertion_type(tmp_path):
+    msg = err(tmp_path, render(GOOD, """
+        assertion_tests:
+          - type: rows_must_match
+            args: {model: "{model}"}
+        """))
+    assert "custom.yaml" in msg and "my_pattern" in msg and "assertion_tests[0].type" in msg
+    assert "rows_must_match" in msg
+
+
+def test_assertion_bad_args_and_placeholder(tmp_path):
+    msg = err(tmp_path, render(GOOD, """
+        assertion_tests:
+          - type: column_must_exist
+            args: {model: "{model}"}
+        """))
+    assert "assertion_tests[0].args.column" in msg and "my_pattern" in msg and "custom.yaml" in msg
+    msg = err(tmp_path, render(GOOD, """
+        assertion_tests:
+          - type: refs_must_include
+            args: {model: "{model}", expected: ["{mystery}"]}
+        """))
+    assert "assertion_tests[0].args.expected[0]" in msg and "{mystery}" in msg and "my_pattern" in msg
+
+
+def test_all_seven_assertion_types_accepted(tmp_path):
+    extra = """
+        assertion_tests:
+          - {type: refs_must_include, args: {model: "{model}", expected: "{original_refs}"}}
+          - {type: refs_must_match_exactly, args: {model: "{model}", expected: "{original_refs}"}}
+          - {type: refs_must_not_include, args: {model: "{model}", forbidden: ["{wrong_ref}"]}}
+          - {type: sources_must_include, args: {model: "{model}", expected: "{original_sources}"}}
+          - {type: materialization_must_be, args: {model: "{model}", expected: "{original_materialization}"}}
+          - {type: column_must_exist, args: {model: "{model}", column: "{column}"}}
+          - {type: model_must_exist, args: {model: "{model}"}}
+        """
+    cat = load_catalog([write(tmp_path, render(GOOD, extra))])
+    assert len(cat.by_id["my_pattern"].assertion_tests) == 7
+
+
+def test_duplicate_id_across_files(tmp_path):
+    msg = err(tmp_path, render({**GOOD, "id": "wrong_join_type"}))
+    assert "custom.yaml" in msg and "wrong_join_type" in msg and ".id" in msg and "base.yaml" in msg
+
+
+def test_duplicate_id_within_custom_dir(tmp_path):
+    write(tmp_path, render(GOOD), "a.yaml")
+    msg = err(tmp_path, render(GOOD), "b.yaml")
+    assert "b.yaml" in msg and "my_pattern" in msg and "duplicate" in msg
+
+
+def test_python_object_tag_refused(tmp_path):
+    msg = err(tmp_path, "patterns:\n  - !!python/object/apply:os.system ['echo hacked']\n")
+    assert "custom.yaml" in msg and "tag" in msg and "patterns" in msg
+
+
+def test_invalid_yaml(tmp_path):
+    msg = err(tmp_path, "patterns:\n  - id: [unclosed\n")
+    assert "custom.yaml" in msg and "invalid YAML" in msg
+
+
+def test_empty_file(tmp_path):
+    msg = err(tmp_path, "   \n")
+    assert "custom.yaml" in msg and "empty" in msg and "patterns" in msg
+
+
+def test_not_a_patterns_mapping(tmp_path):
+    msg = err(tmp_path, "- id: x\n")
+    assert "custom.yaml" in msg and "patterns" in msg
+    msg = err(tmp_path, "patterns: []\n")
+    assert "custom.yaml" in msg and "non-empty" in msg
+
+
+def test_directory_without_yaml(tmp_path):
+    d = tmp_path / "nothing"
+    d.mkdir()
+    (d / "readme.txt").write_text("x")
+    with pytest.raises(InputError) as e:
+        load_catalog([d])
+    assert str(d) in str(e.value) and "no pattern files" in str(e.value) and "--patterns-dir" in str(e.value)
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(InputError) as e:
+        load_catalog([tmp_path / "absent"])
+    assert "absent" in str(e.value) and "does not exist" in str(e.value)
+
+
+def test_pattern_is_frozen():
+    p = load_catalog().by_id["wrong_join_type"]
+    with pytest.raises(Exception):
+        p.id = "x"  # type: ignore[misc]

@@ -1,0 +1,80 @@
+"""Every pattern: a positive fixture with the exact expected mutant, and a negative fixture where
+the same tokens sit only in a comment, a string literal or Jinja (no site)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import yaml
+
+from adegen.patterns import load_catalog
+from adegen.rewrite import ModelContext, apply_site, changed_tokens, find_sites
+
+from test_rewrite_support import SQL_FIXTURES, check_site, macro_matches
+
+CATALOG = load_catalog()
+CASES = {c["pattern"]: c for c in yaml.safe_load((SQL_FIXTURES / "pattern_cases.yaml").read_text())["cases"]}
+CTX = ModelContext(
+    name="m", refs=("stg_orders",), sources=(("shop", "orders"),), materialized="table", columns=("a", "b"),
+    sibling_models=("stg_order_items", "stg_payments"), project_name="acme",
+    source_tables=(("shop", "orders"), ("shop", "order_items"), ("shop", "payments")),
+)
+NEG_CTX = dataclasses.replace(CTX, refs=(), sources=(), materialized="ephemeral")
+
+
+def ctx_for(case):
+    return dataclasses.replace(CTX, materialized=case["materialized"]) if "materialized" in case else CTX
+
+
+def test_every_pattern_has_a_case():
+    assert sorted(CASES) == sorted(CATALOG.by_id)
+
+
+@pytest.mark.parametrize("pid", sorted(CATALOG.by_id))
+def test_positive(pid):
+    case, pattern = CASES[pid], CATALOG.by_id[pid]
+    ctx = ctx_for(case)
+    sites = find_sites(case["sql"], pattern, ctx)
+    assert len(sites) == case["sites"]
+    assert apply_site(case["sql"], sites[0]) == case["expected"]
+    assert macro_matches(case["sql"], pattern.to_macro_dict(), ctx)
+    for s in sites:
+        assert s.pattern_id == pid
+        check_site(case["sql"], s)
+        removed, added = changed_tokens(s)
+        assert removed or added
+    assert [s.index for s in sites] == list(range(len(sites)))
+    assert [s.start for s in sites] == sorted(s.start for s in sites)
+
+
+def _spell(seq):
+    return " ".join("'x'" if t == "''" else ("{{ x }}" if t == "{{" else t) for t in seq)
+
+
+@pytest.mark.parametrize("pid", sorted(CATALOG.by_id))
+def test_negative_tokens_only_in_comments_strings_jinja(pid):
+    pattern = CATALOG.by_id[pid]
+    if not pattern.applies_when:
+        pytest.skip("applies to every model (gated by `requires` only)")
+    text = " ".join(_spell(s) for s in pattern.applies_when)
+    sql = (
+        f"-- {text}\n"
+        f"/* {text} */\n"
+        f"{{# {text} #}}\n"
+        f"{{% set unused = \"{text}\" %}}\n"
+        f"select '{text.replace(chr(39), chr(39) * 2)}' as a from t\n"
+    )
+    assert find_sites(sql, pattern, NEG_CTX) == []
+    assert find_sites(sql, pattern, CTX) == [] or pattern.applies_when == (("{{",),)
+    assert not macro_matches(sql, pattern.to_macro_dict(), NEG_CTX)
+    # the same text inside a Jinja expression yields nothing either (only the `{{` token)
+    jinja = f"select {{{{ \"{text}\" }}}} as a from t\n"
+    assert find_sites(jinja, pattern, NEG_CTX) == []
+
+
+def test_case_preserved_and_no_identity_mutants():
+    p = CATALOG.by_id["inner_join_to_left"]
+    (s,) = find_sites("select * from a INNER JOIN b on a.id = b.id\n", p, CTX)
+    assert s.after == "LEFT"
+    p = CATALOG.by_id["case_then_else_swap"]
+    assert find_sites("select case when a then 1 else 1 end as x from t\n", p, CTX) == []
