@@ -1,0 +1,234 @@
+"""Project facts: dbt_project.yml + profiles.yml + the chosen target -> ProjectInfo.
+
+Read-only: nothing is written and no database is opened. profiles.yml is looked up in the
+`profiles_dir` argument, `$DBT_PROFILES_DIR`, the project directory, then `~/.dbt`.
+`{{ env_var('X') }}` / `{{ env_var('X', 'default') }}` (and `var('x', default)`, which renders its
+default) are rendered in string values the way dbt does. Every problem is an `InputError` naming
+the file and the field.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from .errors import InputError
+
+SUPPORTED_ADAPTERS = ("duckdb", "snowflake")
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    project_dir: Path  # resolved
+    name: str  # dbt `name:`
+    profile_name: str
+    target_name: str
+    profiles_path: Path  # the profiles.yml that was used
+    adapter_type: str  # "duckdb" | "snowflake"
+    db_name: str  # duckdb: file stem of `path`; snowflake: `database`
+    db_path: Path | None  # duckdb: absolute path of the database file (may not exist yet)
+    schema: str
+    target_config: dict = field(repr=False)  # the rendered profile target
+    model_paths: list[str] = field(default_factory=list)
+    seed_paths: list[str] = field(default_factory=list)
+    macro_paths: list[str] = field(default_factory=list)
+    test_paths: list[str] = field(default_factory=list)
+
+    def target_facts(self) -> dict:
+        """The real target's facts, as the discovery macro takes them (`target_facts`)."""
+        return {
+            "profile": self.profile_name,
+            "target": self.target_name,
+            "type": self.adapter_type,
+            "path": str(self.db_path) if self.db_path else self.target_config.get("path"),
+            "database": self.db_name,
+            "schema": self.schema,
+            "project_dir": str(self.project_dir),
+        }
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+class _MissingEnv(Exception):
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _env_var(name: str, default: Any = None) -> str:
+    if name in os.environ:
+        return os.environ[name]
+    if default is not None:
+        return default
+    raise _MissingEnv(name)
+
+
+def _var(name: str, default: Any = None) -> Any:
+    return default if default is not None else ""
+
+
+_JINJA = jinja2.Environment(undefined=jinja2.ChainableUndefined, keep_trailing_newline=True)
+_JINJA.globals.update(env_var=_env_var, var=_var)
+
+
+def _render(value: Any, file: Path, field_path: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _render(v, file, f"{field_path}.{k}" if field_path else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_render(v, file, f"{field_path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, str) and ("{{" in value or "{%" in value):
+        try:
+            out = _JINJA.from_string(value).render()
+        except _MissingEnv as e:
+            raise InputError(
+                f"env var '{e.name}' is required (env_var without a default) but not set",
+                file=file, field=field_path,
+            ) from None
+        except jinja2.TemplateError as e:
+            raise InputError(f"cannot render {value!r}: {e}", file=file, field=field_path) from None
+        # dbt converts rendered numbers/booleans for known fields; keep ints for threads/port.
+        return int(out) if out.isdigit() else out
+    return value
+
+
+def _load_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"invalid YAML: {e}", file=path) from None
+
+
+def _str_list(value: Any, default: list[str], file: Path, field_name: str) -> list[str]:
+    if value is None:
+        return list(default)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InputError("must be a list of paths", file=file, field=field_name)
+
+
+def find_profiles(project_dir: Path, profiles_dir: str | Path | None = None) -> Path:
+    candidates: list[tuple[str, Path]] = []
+    if profiles_dir is not None:
+        candidates.append(("--profiles-dir", Path(profiles_dir).expanduser()))
+    elif os.environ.get("DBT_PROFILES_DIR"):
+        candidates.append(("$DBT_PROFILES_DIR", Path(os.environ["DBT_PROFILES_DIR"]).expanduser()))
+    else:
+        candidates.append(("project dir", project_dir))
+        candidates.append(("~/.dbt", Path.home() / ".dbt"))
+    for _, d in candidates:
+        p = d / "profiles.yml"
+        if p.is_file():
+            return p.resolve()
+    where = ", ".join(f"{label} ({d})" for label, d in candidates)
+    raise InputError(f"profiles.yml not found; looked in: {where}")
+
+
+def load_project(
+    project_dir: str | Path,
+    *,
+    profiles_dir: str | Path | None = None,
+    target: str | None = None,
+    db_type: str | None = None,
+    db_name: str | None = None,
+) -> ProjectInfo:
+    raw_dir = Path(project_dir).expanduser()
+    if not raw_dir.exists():
+        raise InputError("project path does not exist", file=raw_dir)
+    if not raw_dir.is_dir():
+        raise InputError("project path is not a directory", file=raw_dir)
+    pdir = raw_dir.resolve()
+    pfile = pdir / "dbt_project.yml"
+    if not pfile.is_file():
+        raise InputError("no dbt_project.yml: not a dbt project directory", file=pdir)
+    proj = _load_yaml(pfile)
+    if not isinstance(proj, dict):
+        raise InputError("must be a YAML mapping", file=pfile)
+    # Only the fields adegen reads are rendered (hooks etc. need dbt's full context).
+    wanted = ("name", "profile", "model-paths", "source-paths", "seed-paths", "data-paths",
+              "macro-paths", "test-paths")
+    proj = {k: (_render(v, pfile, k) if k in wanted else v) for k, v in proj.items()}
+    name = proj.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError("missing project name", file=pfile, field="name")
+    profile_name = proj.get("profile")
+    if not isinstance(profile_name, str) or not profile_name:
+        raise InputError("missing profile name", file=pfile, field="profile")
+
+    prof_path = find_profiles(pdir, profiles_dir)
+    profiles = _load_yaml(prof_path)
+    if not isinstance(profiles, dict):
+        raise InputError("must be a YAML mapping", file=prof_path)
+    if profile_name not in profiles or not isinstance(profiles[profile_name], dict):
+        raise InputError(f"profile '{profile_name}' (from dbt_project.yml) not found", file=prof_path,
+                         field=profile_name)
+    prof = profiles[profile_name]
+    outputs = prof.get("outputs")
+    if not isinstance(outputs, dict) or not outputs:
+        raise InputError("no outputs", file=prof_path, field=f"{profile_name}.outputs")
+    target_name = target or _render(prof.get("target"), prof_path, f"{profile_name}.target")
+    if not target_name:
+        raise InputError("no default target and none given", file=prof_path, field=f"{profile_name}.target")
+    if target_name not in outputs or not isinstance(outputs[target_name], dict):
+        raise InputError(
+            f"target '{target_name}' not found (have: {', '.join(sorted(outputs))})",
+            file=prof_path, field=f"{profile_name}.outputs",
+        )
+    tfield = f"{profile_name}.outputs.{target_name}"
+    tcfg = _render(outputs[target_name], prof_path, tfield)
+    adapter = str(tcfg.get("type") or "").lower()
+    if not adapter:
+        raise InputError("missing adapter type", file=prof_path, field=f"{tfield}.type")
+    if adapter not in SUPPORTED_ADAPTERS:
+        raise InputError(
+            f"adapter '{adapter}' is not supported: only DuckDB and Snowflake are supported",
+            file=prof_path, field=f"{tfield}.type",
+        )
+    if db_type is not None and db_type.lower() != adapter:
+        raise InputError(
+            f"--db-type {db_type} contradicts the profile's adapter '{adapter}'",
+            file=prof_path, field=f"{tfield}.type",
+        )
+
+    db_path: Path | None = None
+    if adapter == "duckdb":
+        path = str(tcfg.get("path") or ":memory:")
+        if path == ":memory:" or path.startswith(("md:", "motherduck:")) or "://" in path:
+            default_name = "memory" if path == ":memory:" else path.split(":", 1)[-1].split("?")[0]
+        else:
+            p = Path(path).expanduser()
+            db_path = (p if p.is_absolute() else pdir / p).resolve()
+            default_name = db_path.stem
+        schema = str(tcfg.get("schema") or "main")
+        resolved_db_name = db_name or default_name
+    else:
+        for key in ("database", "schema"):
+            if not tcfg.get(key):
+                raise InputError("required for snowflake", file=prof_path, field=f"{tfield}.{key}")
+        schema = str(tcfg["schema"])
+        resolved_db_name = db_name or str(tcfg["database"])
+
+    return ProjectInfo(
+        project_dir=pdir,
+        name=name,
+        profile_name=profile_name,
+        target_name=str(target_name),
+        profiles_path=prof_path,
+        adapter_type=adapter,
+        db_name=resolved_db_name,
+        db_path=db_path,
+        schema=schema,
+        target_config=tcfg,
+        model_paths=_str_list(proj.get("model-paths", proj.get("source-paths")), ["models"], pfile, "model-paths"),
+        seed_paths=_str_list(proj.get("seed-paths", proj.get("data-paths")), ["seeds"], pfile, "seed-paths"),
+        macro_paths=_str_list(proj.get("macro-paths"), ["macros"], pfile, "macro-paths"),
+        test_paths=_str_list(proj.get("test-paths"), ["tests"], pfile, "test-paths"),
+    )
