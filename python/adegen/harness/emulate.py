@@ -135,19 +135,25 @@ def plan_script(text: str) -> list[tuple] | None:
 class TrialRunner:
     """One trial (one agent) of one task in one scratch root."""
 
-    def __init__(self, task_dir: Path, project_dir: Path, db_file: Path, agent: str, *,
-                 workdir: Path, mode: str = "script", timeout: float = 900):
+    def __init__(self, task_dir: Path, project_dir: Path, db_file: Path | None, agent: str, *,
+                 workdir: Path, mode: str = "script", timeout: float = 900, db_type: str = "duckdb",
+                 env: dict | None = None):
         if agent not in ("none", "sage"):
             raise ValueError(f"agent must be 'none' or 'sage', not {agent!r}")
         if mode not in ("script", "inprocess"):
             raise ValueError(f"mode must be 'script' or 'inprocess', not {mode!r}")
         self.task_dir = Path(task_dir).resolve()
         self.project_dir = Path(project_dir).resolve()
-        self.db_file = Path(db_file).resolve()
+        # db_type "snowflake": no database file (the caller points the project's profile at a
+        # server), scripts get --db-type=snowflake, `env` is added to every script/dbt subprocess
+        self.db_type = db_type
+        self.args = [f"--db-type={db_type}", "--project-type=dbt"]
+        self.env = dict(env or {})
+        self.db_file = Path(db_file).resolve() if db_file is not None else None
         self.agent = agent
         self.mode = mode
         self.timeout = timeout
-        self.spec = TaskSpec.load(self.task_dir)
+        self.spec = TaskSpec.load(self.task_dir, db_type=db_type)
         self.root = Path(workdir).resolve() / f"{self.task_dir.name}-{agent}-{uuid.uuid4().hex[:8]}"
         self.app = self.root / "app"
         self.steps: list[StepLog] = []
@@ -175,8 +181,9 @@ class TrialRunner:
         return dst
 
     def _bash(self, script: Path, name: str, timeout: float | None = None) -> str:
-        rc, out, secs = dbtrun.run_subprocess(["bash", str(script), *ARGS], self.app,
-                                              env=dbtrun.harness_env(), timeout=timeout or self.timeout)
+        rc, out, secs = dbtrun.run_subprocess(["bash", str(script), *self.args], self.app,
+                                              env=dbtrun.harness_env(self.env),
+                                              timeout=timeout or self.timeout)
         self._log(name, secs, out, rc == 0)
         return out
 
@@ -185,7 +192,8 @@ class TrialRunner:
             ok, out, secs, _ = dbtrun.run_inprocess(args, self.app, env=env)
         else:
             rc, out, secs = dbtrun.run_subprocess(["dbt", *args], self.app,
-                                                  env=dbtrun.harness_env(env), timeout=self.timeout)
+                                                  env=dbtrun.harness_env({**self.env, **(env or {})}),
+                                                  timeout=self.timeout)
             ok = rc == 0
         self._log(name, secs, out, ok)
         return out
@@ -216,7 +224,8 @@ class TrialRunner:
             (self.root / d).mkdir(parents=True, exist_ok=True)
         shutil.copytree(self.project_dir, self.app, ignore=_COPY_IGNORE, symlinks=True)
         self._check_profile()
-        shutil.copyfile(self.db_file, self.app / f"{self.spec.db_name}.duckdb")
+        if self.db_type == "duckdb":
+            shutil.copyfile(self.db_file, self.app / f"{self.spec.db_name}.duckdb")
         self.seconds["prepare"] = time.monotonic() - t0
 
     def _check_profile(self) -> None:
@@ -306,8 +315,8 @@ class TrialRunner:
         t0 = time.monotonic()
         if self.mode == "script":
             rc, out, secs = dbtrun.run_subprocess(
-                ["bash", str(self.root / "tests" / "run-tests.sh"), *ARGS], self.app,
-                env=dbtrun.harness_env(), timeout=self.timeout)
+                ["bash", str(self.root / "tests" / "run-tests.sh"), *self.args], self.app,
+                env=dbtrun.harness_env(self.env), timeout=self.timeout)
             self._log("tests", secs, out, rc == 0)
         else:
             out = self._run_tests_inprocess()
@@ -324,7 +333,7 @@ class TrialRunner:
             pane.append(self._run_script(ts, "test_setup"))
         shutil.rmtree(self.app / "tests", ignore_errors=True)
         (self.app / "tests").mkdir()
-        pane.append("Filtering for db_type='duckdb', project_type='dbt'\n")
+        pane.append(f"Filtering for db_type='{self.db_type}', project_type='dbt'\n")
         count = 0
         for f in sorted((self.root / "tests").iterdir()):
             if not f.is_file():
@@ -334,7 +343,8 @@ class TrialRunner:
                 continue
             text = f.read_text(errors="replace")
             include = True
-            if re.search(r"^-- *db:", text, re.M) and not re.search(r"^-- *db:.*duckdb", text, re.M):
+            if (re.search(r"^-- *db:", text, re.M)
+                    and not re.search(r"^-- *db:.*" + re.escape(self.db_type), text, re.M)):
                 include = False
             if (re.search(r"^-- *project-type:", text, re.M)
                     and not re.search(r"^-- *project-type:.*dbt", text, re.M)):
@@ -405,13 +415,14 @@ def merge_no_op(app: Path) -> str:
     return "".join(out)
 
 
-def run_harness(task_dir: Path, project_dir: Path, db_file: Path, agent: str, *, workdir: Path,
-                mode: str = "script", keep: bool = False, timeout: float = 900) -> HarnessResult:
+def run_harness(task_dir: Path, project_dir: Path, db_file: Path | None, agent: str, *, workdir: Path,
+                mode: str = "script", keep: bool = False, timeout: float = 900, db_type: str = "duckdb",
+                env: dict | None = None) -> HarnessResult:
     """Emulate `ade run <task> --db duckdb --project-type dbt --agent <none|sage>`.
 
     The scratch root is removed afterwards unless `keep`."""
     runner = TrialRunner(task_dir, project_dir, db_file, agent, workdir=workdir, mode=mode,
-                         timeout=timeout)
+                         timeout=timeout, db_type=db_type, env=env)
     try:
         res = runner.run()
     finally:

@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 
 from ..errors import InputError
 from ..harness import dbfiles
+from ..harness.emulate import plan_script
 from ..harness.seeds import check_table, export_solution_seeds
 from ..harness.testgen import TaskSpec, check_test_names
 from . import worker
@@ -92,6 +93,8 @@ class Validator:
         self._lock = threading.RLock()        # pool creation
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
         self.db_source, self.db_explicit, self._db_reason = self._find_db()
+        self._prepared: dict[str, tuple[int, int]] = {}  # prepare_database outputs: (size, mtime_ns)
+        self._copy_ok: dict[str, tuple] = {}             # project copies found identical to the project
 
     # ------------------------------------------------------------------ plumbing
     def _cfg(self) -> dict:
@@ -234,6 +237,8 @@ class Validator:
         base = self.baseline_info()
         out = Path(out_dir) / f"{self.project.db_name}.duckdb"
         dbfiles.write_versioned_copy(Path(base["raw_db"]), out)
+        st = out.stat()
+        self._prepared[str(out.resolve())] = (st.st_size, st.st_mtime_ns)
         return out
 
     # ------------------------------------------------------------------ proving
@@ -250,6 +255,16 @@ class Validator:
         tables = [s.table_name for s in spec.solution_seeds]
         for s in spec.solution_seeds:
             tables += list(s.alternates or [])
+        fallback_note = None
+        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
+            touched, why = self._fast_eligible(task_dir, spec, Path(project_copy), Path(db_file))
+            if touched is not None:
+                proof, why = self._prove_fast(task_dir, spec, tables, Path(project_copy).resolve(),
+                                              Path(db_file).resolve(), touched, t0)
+                if proof is not None:
+                    return proof
+            fallback_note = f"full emulation ({why})"
+            self.progress(f"validate: {task_dir.name}: {fallback_note}")
         work = self.root / "prove" / task_dir.name
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -296,12 +311,17 @@ class Validator:
                 for a in ("none", "sage")}
         res = {a: f.result() for a, f in runs.items()}
         seconds["grading"] = time.monotonic() - t1
+        extra = 0.0 if mode != "inprocess" else DBT_CLI_STARTUP * res["sage"]["test_dbt_calls"]
+        return self._finish(task_dir, spec, res, seeds, merged, note, fallback_note, extra, seconds, t0)
+
+    def _finish(self, task_dir: Path, spec: TaskSpec, res: dict, seeds: list[str], merged: dict,
+                note: str | None, extra_note: str | None, extra_test_secs: float,
+                seconds: dict, t0: float) -> Proof:
         broken_fails = not res["none"]["resolved"]
         solved_passes = res["sage"]["resolved"]
-        # timeout: ~3x the measured test phase (dbt as CLI calls), min 60, when 30 s is too tight
-        test_secs = res["sage"]["seconds"].get("tests", 0.0)
-        if mode == "inprocess":
-            test_secs += DBT_CLI_STARTUP * res["sage"]["test_dbt_calls"]
+        # timeout: ~3x the test phase as the harness runs it (dbt as CLI calls, full parse, every
+        # seed), min 60, when 30 s is too tight
+        test_secs = res["sage"]["seconds"].get("tests", 0.0) + extra_test_secs
         timeout = None
         current = spec.max_test_timeout_sec or DEFAULT_TEST_TIMEOUT
         if 3 * test_secs > current:
@@ -310,7 +330,8 @@ class Validator:
         detail = (f"none: {res['none']['summary']} | sage: {res['sage']['summary']}"
                   + (f" | excluded {merged}" if merged else "")
                   + (f" | max_test_timeout_sec={timeout}" if timeout else "")
-                  + (f" | note: {note}" if note else ""))
+                  + (f" | note: {note}" if note else "")
+                  + (f" | {extra_note}" if extra_note else ""))
         if not (broken_fails and solved_passes):
             bad = "none" if not broken_fails else "sage"
             detail += f"\n--- {bad} test output (tail) ---\n{res[bad]['tail']}"
@@ -319,6 +340,128 @@ class Validator:
                      solved_passes=solved_passes, seeds=seeds,
                      expected_tests=int(res["sage"]["expected"] or 0), detail=detail,
                      exclude_columns=merged, max_test_timeout_sec=timeout, seconds=seconds)
+
+    # ------------------------------------------------------------------ proving, fast path
+    def _fast_eligible(self, task_dir: Path, spec: TaskSpec, project_copy: Path, db_file: Path
+                       ) -> tuple[list[str] | None, str]:
+        """The touched model paths when the fast path's assumptions hold, else (None, why)."""
+        base = self._base or {}
+        if not base.get("ok"):
+            return None, "no baseline"
+        try:
+            st = db_file.stat()
+        except OSError:
+            return None, f"no database file {db_file}"
+        if self._prepared.get(str(db_file.resolve())) != (st.st_size, st.st_mtime_ns):
+            return None, "the database file was not written by prepare_database"
+        if spec.db_name != self.project.db_name:
+            return None, "the task names another database"
+        setup = plan_script(_read(task_dir / "setup.sh"))
+        if setup is None or not all(
+                (k == "dbt" and v in (["deps"], ["seed"], ["run"])) or
+                (k == "bash" and all(_PATCH_LINE["setup"].match(x) for x in _lines(v)))
+                for k, v in setup):
+            return None, "setup.sh is not the patch + dbt deps/seed/run script adegen writes"
+        sol = plan_script(_read(task_dir / "solution.sh"))
+        if sol is None or not all(k == "dbt" or all(_PATCH_LINE["solution"].match(x) for x in _lines(v))
+                                  for k, v in sol):
+            return None, "solution.sh is not a patch + dbt script"
+        if plan_script(spec.test_setup or "") is None:
+            return None, "test_setup needs a shell"
+        model_paths = {m["path"] for m in base["models"].values() if m.get("path")}
+        touched = _patched_paths(task_dir / "setup" / "changes.patch")
+        if not touched or touched != _patched_paths(task_dir / "solutions" / "changes.patch"):
+            return None, "the patches do not touch the same files"
+        if not set(touched) <= model_paths:
+            return None, "a patch touches files other than models"
+        if not self._copy_identical(project_copy):
+            return None, "the project copy differs from the validated project"
+        return sorted(touched), "ok"
+
+    def _copy_identical(self, copy: Path) -> bool:
+        copy = Path(copy).resolve()
+        files = _tree(copy)
+        sig = tuple(sorted((r, st.st_size, st.st_mtime_ns) for r, st in files.items()))
+        if self._copy_ok.get(str(copy)) == sig:
+            return True
+        orig = Path(self.project.project_dir).resolve()
+        ofiles = _tree(orig)
+        for rel in files:
+            if rel in _PROJECT_LOCAL:
+                continue
+            if rel not in ofiles or (copy / rel).read_bytes() != (orig / rel).read_bytes():
+                return False
+        p = self.project
+        dirs = [*(getattr(p, a, None) or [] for a in ("model_paths", "macro_paths", "seed_paths",
+                                                     "test_paths"))]
+        roots = tuple(str(d).rstrip("/") + "/" for ds in dirs for d in ds) + ("snapshots/", "analyses/")
+        for rel in ofiles:
+            if (rel == "dbt_project.yml" or rel.startswith(roots)) and rel not in files:
+                return False
+        if not _packages_subset(copy, orig):
+            return False
+        self._copy_ok[str(copy)] = sig
+        return True
+
+    def _prove_fast(self, task_dir: Path, spec: TaskSpec, tables: list[str], project_copy: Path,
+                    db_file: Path, touched: list[str], t0: float) -> tuple[Proof | None, str]:
+        """Returns (Proof, "") or (None, why) when the caller must use the full emulation."""
+        base = self._base
+        cfg = self._cfg()
+        work = self.root / "prove" / task_dir.name
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        job = {"task_dir": str(task_dir), "project_copy": str(project_copy), "db_file": str(db_file),
+               "workdir": str(work), "touched_paths": touched, "tables": tables}
+        seconds: dict[str, float] = {}
+        try:
+            self.progress(f"validate: {task_dir.name}: broken state and a second solved build")
+            futs = [self.pool().submit(worker.prove_state_job, cfg, base, dict(job, kind=k))
+                    for k in ("broken", "solved_again")]
+            broken, again = [f.result() for f in futs]
+            seconds["solved_state"] = time.monotonic() - t0
+            if not broken.get("ok"):
+                return None, broken.get("reason", "broken state failed")
+            if not again.get("ok"):
+                return None, again.get("reason", "second build failed")
+            dbs = [Path(base["baseline_db"]), Path(again["db"])]
+            problems: list[str] = []
+            excludes: dict[str, list[str]] = {}
+            present = dbfiles.list_relations(dbs[0])
+            for t in tables:
+                if ("main", t.lower()) not in present:
+                    problems.append(f"the solved state has no table main.{t}")
+                    continue
+                chk = check_table(dbs[0], t, other_db=dbs[1])
+                if chk.rows == 0:
+                    problems.append(f"{t} is empty in the solved state")
+                if chk.rejected:
+                    problems.extend(chk.problems or [f"{t}: every column would be excluded"])
+                elif chk.exclude_columns:
+                    excludes[t] = chk.exclude_columns
+            if problems:
+                return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds), ""
+            export_solution_seeds(dbs[0], tables, spec.project_name, task_dir / "seeds")
+            note = self._volatile_note(tables)
+            seeds = [f"solution__{t}" for t in tables]
+            merged = {t: _ordered_union(_existing_excludes(spec, t), cols) for t, cols in excludes.items()}
+            if merged:
+                update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
+            self.progress(f"validate: {task_dir.name}: grading none and sage (inprocess, prepared)")
+            t1 = time.monotonic()
+            res = self.pool().submit(worker.prove_grade_job, cfg, {
+                "task_dir": str(task_dir), "project_copy": str(project_copy),
+                "broken_db": broken["db"], "seed_based": bool(base.get("seed_based"))}).result()
+            seconds["grading"] = time.monotonic() - t1
+            if not res.get("ok"):
+                return None, res.get("reason", "grading failed")
+            # the harness runs dbt as CLI calls without partial parsing and reloads every seed
+            calls = res["sage"]["test_dbt_calls"]
+            extra = (DBT_CLI_STARTUP * calls + calls * float(base["seconds"].get("parse", 0.0))
+                     + (float(base["seconds"].get("seed", 0.0)) if base.get("seed_based") else 0.0))
+            return self._finish(task_dir, spec, res, seeds, merged, note, None, extra, seconds, t0), ""
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
     def _compare_with_baseline(self, solved_db: Path, tables: list[str]) -> str | None:
         """Does the solved state equal the intact build (same oracle)? A note when it does not."""
@@ -373,6 +516,64 @@ class Validator:
 _VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(\)|"
                        r"get_current_time\w*\s*\(|random\s*\(\)|uuid\s*\(\)|gen_random_uuid)",
                        re.I)
+
+
+_PATCH_LINE = {
+    "setup": re.compile(r"""^patch\s+-p1\s*<\s*(['"]?)/app/setup/changes\.patch\1\s*$"""),
+    "solution": re.compile(r"""^patch\s+-p1\s*<\s*(['"]?)/sage/solutions/changes\.patch\1\s*$"""),
+}
+# files a project copy may legitimately have different from the project
+_PROJECT_LOCAL = {"profiles.yml", "packages.yml", "package-lock.yml", "dependencies.yml"}
+_TREE_SKIP = {"target", "logs", "dbt_packages", ".git", "__pycache__", ".user.yml"}
+
+
+def _read(path: Path) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def _lines(text: str) -> list[str]:
+    return [x.strip() for x in text.splitlines() if x.strip() and not x.strip().startswith("#")]
+
+
+def _patched_paths(patch: Path) -> set[str]:
+    out = set()
+    for ln in _read(patch).splitlines():
+        if ln.startswith(("+++ ", "--- ")):
+            name = ln[4:].split("\t", 1)[0].strip()
+            if name == "/dev/null":
+                out.add(name)
+                continue
+            out.add(name.split("/", 1)[1] if "/" in name else name)
+    return out
+
+
+def _tree(root: Path) -> dict[str, os.stat_result]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _TREE_SKIP and not d.startswith(".adegen")]
+        for f in filenames:
+            if f in _TREE_SKIP or f.endswith((".duckdb", ".duckdb.wal")):
+                continue
+            p = Path(dirpath) / f
+            out[p.relative_to(root).as_posix()] = p.lstat()
+    return out
+
+
+def _packages_subset(copy: Path, orig: Path) -> bool:
+    import yaml
+
+    def entries(d: Path) -> list:
+        out = []
+        for f in ("packages.yml", "dependencies.yml"):
+            if (d / f).is_file():
+                out += (yaml.safe_load((d / f).read_text()) or {}).get("packages") or []
+        return out
+
+    mine, theirs = entries(copy), entries(orig)
+    return all(e in theirs for e in mine)
 
 
 def _existing_excludes(spec: TaskSpec, table: str) -> list[str]:

@@ -376,3 +376,213 @@ def harness_job(cfg: dict, job: dict) -> dict:
             "tail": res.output_tail(2500), "summary": res.summary(), "test_steps": n_dbt_tests,
             "test_dbt_calls": sum(1 for s in res.steps
                                   if s.name.startswith(("tests:dbt", "test_setup:dbt")))}
+
+
+# --------------------------------------------------------------------------- proving, fast path
+#
+# For tasks adegen wrote itself (setup.sh = patch + dbt deps/seed/run, patches touching model
+# files only, project copy byte-identical to the project, database prepared by the Validator)
+# the solved state after test_setup equals the intact build for every model it (re)builds, so
+# the baseline is the solved state; the broken state after setup.sh is the baseline with the
+# mutated models and everything downstream dropped and rebuilt from the mutant. Only the
+# grading itself (test_setup, seeds, dbt test) runs as the harness runs it.
+
+def _prove_root(cfg: dict, project_copy: str, flavor: str) -> Path:
+    import hashlib
+
+    key = hashlib.sha1(str(project_copy).encode()).hexdigest()[:10]
+    return Path(cfg["root"]) / "workers" / f"w{os.getpid()}" / f"prove-{flavor}-{key}"
+
+
+def _prove_app(cfg: dict, project_copy: str, flavor: str) -> Path:
+    from ..harness.prepared import sync_tree
+
+    app = _prove_root(cfg, project_copy, flavor) / "app"
+    sync_tree(Path(project_copy), app)
+    _ensure_packages(Path(project_copy), app)
+    return app
+
+
+def _ensure_packages(project_copy: Path, app: Path) -> None:
+    """`dbt deps` once per persistent app (and again only when packages.yml changes)."""
+    texts = [(project_copy / f).read_text() for f in ("packages.yml", "dependencies.yml")
+             if (project_copy / f).is_file()]
+    if not texts:
+        return
+    import hashlib
+
+    key = hashlib.sha1("\0".join(texts).encode()).hexdigest()
+    marker = app / "dbt_packages" / ".adegen-deps"
+    if marker.is_file() and marker.read_text() == key:
+        return
+    if prepare_packages(project_copy, app):
+        ok, out, _, _ = dbtrun.run_inprocess(["deps"], app)
+        if not ok:
+            raise RuntimeError("dbt deps failed: " + _first_error(out))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(key)
+
+
+def _patch(app: Path, patch_file: Path) -> tuple[bool, str]:
+    import subprocess
+
+    with open(patch_file, "rb") as fin:
+        p = subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch"],
+                           cwd=app, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return p.returncode == 0, p.stdout.decode("utf-8", "replace")
+
+
+def _drop_relations(db_file: Path, rels: list[tuple[str, str]]) -> None:
+    con = duckdb.connect(str(db_file))
+    try:
+        kinds = {(s.lower(), n.lower()): t for s, n, t in con.execute(
+            "select table_schema, table_name, table_type from information_schema.tables "
+            "where table_catalog = current_database()").fetchall()}
+        for schema, name in rels:
+            kind = kinds.get((schema.lower(), name.lower()))
+            if kind:
+                what = "VIEW" if kind == "VIEW" else "TABLE"
+                con.execute(f"DROP {what} IF EXISTS {oracle.q(schema)}.{oracle.q(name)}")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def prove_state_job(cfg: dict, base: dict, job: dict) -> dict:
+    """kind "solved_again": the compared tables and their upstream chain rebuilt from the raw
+    data (the second build that reveals non-deterministic columns); kind "broken": the database
+    setup.sh leaves (intact build, mutated models + downstream dropped and rebuilt from the
+    mutant). Never raises."""
+    t0 = time.monotonic()
+    try:
+        if job["kind"] == "solved_again":
+            res = _solved_again(cfg, base, job)
+        else:
+            res = _broken_state(cfg, base, job)
+    except Exception as exc:  # noqa: BLE001
+        res = {"ok": False, "reason": f"{type(exc).__name__}: {exc}",
+               "traceback": traceback.format_exc()[-2000:]}
+    res["seconds"] = time.monotonic() - t0
+    return res
+
+
+def _dbt_into(app: Path, db_name: str, start_db: Path, out_db: Path, args: list[str]) -> tuple[bool, str]:
+    live = app / f"{db_name}.duckdb"
+    dbfiles.copy_file(start_db, live)
+    ok, out, _, _ = dbtrun.run_inprocess(args, app)
+    out_db.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", ".wal"):
+        src = Path(str(live) + suffix)
+        dst = Path(str(out_db) + suffix)
+        if dst.exists():
+            dst.unlink()
+        if src.exists():
+            os.replace(src, dst)
+    return ok, out
+
+
+def _solved_again(cfg: dict, base: dict, job: dict) -> dict:
+    app = _prove_app(cfg, job["project_copy"], "build")
+    models = base["models"]
+    by_alias = {m["alias"].lower(): u for u, m in models.items()}
+    sel, uids = [], set()
+    for t in job["tables"]:
+        u = by_alias.get(t.lower())
+        if u is None:
+            return {"ok": False, "reason": f"no model builds table {t}"}
+        sel.append("+" + models[u]["name"])
+        stack = [u]
+        while stack:
+            x = stack.pop()
+            if x in uids or x not in models:
+                continue
+            uids.add(x)
+            stack.extend(models[x]["depends_on"])
+    args = ["run", "--select", *sel]
+    if any(models[u]["materialized"] == "incremental" for u in uids):
+        args.append("--full-refresh")
+    out_db = Path(job["workdir"]) / "solved-again" / f"{cfg['db_name']}.duckdb"
+    ok, out = _dbt_into(app, cfg["db_name"], Path(base["raw_db"]), out_db, args)
+    if not ok:
+        return {"ok": False, "reason": "second build of the solved state failed: " + _first_error(out),
+                "output": _tail(out, 1500)}
+    return {"ok": True, "db": str(out_db)}
+
+
+def _broken_state(cfg: dict, base: dict, job: dict) -> dict:
+    app = _prove_app(cfg, job["project_copy"], "build")
+    task = Path(job["task_dir"])
+    touched = job["touched_paths"]
+    original = {p: (app / p).read_bytes() for p in touched}
+    ok, out = _patch(app, task / "setup" / "changes.patch")
+    if not ok:
+        return {"ok": False, "reason": "setup/changes.patch does not apply: " + out[-300:]}
+    mutant = {p: (app / p).read_bytes() for p in touched}
+    ok, out = _patch(app, task / "solutions" / "changes.patch")
+    inverse = ok and all((app / p).read_bytes() == original[p] for p in touched)
+    if not inverse:
+        return {"ok": False, "inverse": False,
+                "reason": "the solution patch is not the exact inverse of the setup patch"}
+    for p, data in mutant.items():
+        (app / p).write_bytes(data)
+    try:
+        models = base["models"]
+        by_path = {m["path"]: u for u, m in models.items()}
+        roots = [by_path[p] for p in touched]
+        down: set[str] = set()
+        for r in roots:
+            down |= set(descendants(base["children"], r))
+        drop = [(models[u]["schema"], models[u]["alias"]) for u in down
+                if models[u]["materialized"] != "ephemeral"]
+        start = Path(job["workdir"]) / "broken-start.duckdb"
+        dbfiles.copy_file(Path(base["baseline_db"]), start)
+        _drop_relations(start, drop)
+        out_db = Path(job["workdir"]) / "broken" / f"{cfg['db_name']}.duckdb"
+        args = ["run", "--select", *[models[r]["name"] + "+" for r in roots]]
+        ok, out = _dbt_into(app, cfg["db_name"], start, out_db, args)
+        for p in (start, Path(str(start) + ".wal")):
+            if p.exists():
+                p.unlink()
+    finally:
+        for p, data in original.items():
+            (app / p).write_bytes(data)
+    return {"ok": True, "inverse": True, "db": str(out_db), "build_ok": ok,
+            "build_output": _tail(out, 1500) if not ok else ""}
+
+
+def prove_grade_job(cfg: dict, job: dict) -> dict:
+    """Grade none and sage, one after the other in this worker's persistent grading root."""
+    from ..harness.parser import parse_dbt_output
+    from ..harness.prepared import PreparedTrialRunner, project_seed_names
+
+    out: dict = {}
+    try:
+        root = _prove_root(cfg, job["project_copy"], "grade")
+        _prove_app(cfg, job["project_copy"], "grade")
+        loaded = project_seed_names(Path(job["project_copy"])) if job.get("seed_based") else set()
+        for agent in ("none", "sage"):
+            r = PreparedTrialRunner(Path(job["task_dir"]), Path(job["project_copy"]), Path(job["broken_db"]),
+                                    agent, root=root, loaded_seeds=loaded,
+                                    premerge=job.get("premerge", True))
+            t0 = time.monotonic()
+            r.prepare()
+            r.setup()
+            r.run_agent()
+            r.setup_test_env()
+            text = r.run_tests()
+            parsed = parse_dbt_output(text)
+            r.seconds["total"] = time.monotonic() - t0
+            from ..harness.emulate import HarnessResult
+
+            res = HarnessResult(agent, "inprocess", parsed.resolved, parsed.reason, dict(parsed.tests),
+                                parsed.expected_test_count, parsed, r.seconds, text, r.steps, None)
+            out[agent] = {"agent": agent, "resolved": res.resolved, "reason": res.reason,
+                          "tests": res.tests, "expected": res.expected_test_count,
+                          "seconds": res.seconds, "tail": res.output_tail(2500), "summary": res.summary(),
+                          "test_dbt_calls": sum(1 for s in r.steps
+                                                if s.name.startswith(("tests:dbt", "test_setup:dbt"))),
+                          "steps": [(s.name, round(s.seconds, 3)) for s in r.steps]}
+        out["ok"] = True
+    except Exception as exc:  # noqa: BLE001
+        out.update(ok=False, reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-2000:])
+    return out

@@ -1,0 +1,6 @@
+"""`python -m adegen` = `python -m adegen.build`."""
+import sys
+
+from .build import main
+
+sys.exit(main())

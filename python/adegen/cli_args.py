@@ -1,0 +1,160 @@
+"""Command line of `python -m adegen.build` (the `adegen` console script).
+
+Parsing never writes anything; every problem is an `InputError` naming the argument."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+
+DESCRIPTION = (
+    "Turn a dbt project into ADE-bench bug-fix tasks: discover the project, survey existing tasks, "
+    "propose 3-5 realistic single-bug tasks, then generate and validate the selected ones."
+)
+
+EPILOG = """exit codes: 0 tasks written or proposals shown, 1 no task could be produced or proven,
+2 bad input (the message names the file and field or the argument)."""
+
+
+@dataclass
+class Options:
+    project_dir: Path
+    output_dir: Path
+    no_copy: bool = False
+    db_type: str | None = None
+    db_name: str | None = None
+    db_path: Path | None = None
+    ade_bench_dir: Path | None = None
+    patterns_dirs: list[Path] = field(default_factory=list)
+    count: int = 5
+    pick: str | None = None  # "all" or "1,3"
+    yes: bool = False
+    json: bool = False
+    validate: bool = True
+    profiles_dir: Path | None = None
+    target: str | None = None
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # pragma: no cover - exercised via main()
+        raise InputError(message, field="command line")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="adegen", description=DESCRIPTION, epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("project_dir", metavar="PROJECT_DIR", help="the dbt project (directory holding dbt_project.yml)")
+    p.add_argument("--output-dir", metavar="DIR",
+                   help="where tasks are written (default: ade-bench-tasks next to the project directory)")
+    p.add_argument("--no-copy", action="store_true",
+                   help="reference the original project in place instead of copying it (output not self-contained)")
+    p.add_argument("--db-type", choices=["duckdb", "snowflake"], help="database type (default: from profiles.yml)")
+    p.add_argument("--db-name", metavar="NAME", help="database name (default: from profiles.yml)")
+    p.add_argument("--db-path", metavar="DIR",
+                   help="DuckDB only: directory holding <db_name>.duckdb, written as db_dir in task.yaml")
+    p.add_argument("--ade-bench-dir", metavar="DIR",
+                   help="ade-bench checkout (default: detected via `ade --help`, then ~/.ade-bench)")
+    p.add_argument("--patterns-dir", metavar="DIR", action="append", default=[],
+                   help="extra directory of pattern YAML files (repeatable)")
+    p.add_argument("--count", metavar="N", type=str, default="5", help="number of proposals, 3-5 (default 5)")
+    p.add_argument("--pick", metavar="all|1,3,...", help="select proposals without asking")
+    p.add_argument("--yes", action="store_true", help="answer yes to every question")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (proposals, tasks, validation) instead of text")
+    p.add_argument("--no-validate", action="store_true",
+                   help="skip execution validation (patch round-trip validation still runs)")
+    p.add_argument("--profiles-dir", metavar="DIR", help="directory holding profiles.yml (default: dbt's lookup)")
+    p.add_argument("--target", metavar="NAME", help="profile target (default: the profile's target)")
+    return p
+
+
+def parse_pick(pick: str, n: int) -> list[int]:
+    """`all` or a comma list of 1-based numbers -> 0-based indexes (validated against n)."""
+    text = pick.strip().lower()
+    if text in ("all", "a", "*"):
+        return list(range(n))
+    out: list[int] = []
+    for part in text.replace(" ", ",").split(","):
+        if not part:
+            continue
+        if "-" in part:
+            lo, _, hi = part.partition("-")
+            if not (lo.isdigit() and hi.isdigit()):
+                raise InputError(f"expected 'all' or numbers like 1,3 - got {pick!r}", field="--pick")
+            rng = range(int(lo), int(hi) + 1)
+        elif part.isdigit():
+            rng = range(int(part), int(part) + 1)
+        else:
+            raise InputError(f"expected 'all' or numbers like 1,3 - got {pick!r}", field="--pick")
+        for k in rng:
+            if not 1 <= k <= n:
+                raise InputError(f"proposal {k} does not exist (there are {n})", field="--pick")
+            if k - 1 not in out:
+                out.append(k - 1)
+    if not out:
+        raise InputError(f"expected 'all' or numbers like 1,3 - got {pick!r}", field="--pick")
+    return out
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    ns = make_parser().parse_args(argv)
+    project_dir = Path(ns.project_dir).expanduser()
+    if not project_dir.is_dir():
+        raise InputError("not a directory", file=project_dir, field="PROJECT_DIR")
+    if not (project_dir / "dbt_project.yml").is_file():
+        raise InputError("no dbt_project.yml in this directory", file=project_dir, field="PROJECT_DIR")
+    project_dir = project_dir.resolve()
+    try:
+        count = int(ns.count)
+    except ValueError:
+        raise InputError(f"expected a number from 3 to 5, got {ns.count!r}", field="--count") from None
+    if not 3 <= count <= 5:
+        raise InputError(f"expected a number from 3 to 5, got {count}", field="--count")
+    output_dir = (Path(ns.output_dir).expanduser() if ns.output_dir
+                  else project_dir.parent / "ade-bench-tasks")
+    output_dir = output_dir.resolve()
+    try:
+        output_dir.relative_to(project_dir)
+        raise InputError("must not be inside the dbt project (the project is never modified)",
+                         file=output_dir, field="--output-dir")
+    except ValueError:
+        pass
+    if output_dir.exists() and not output_dir.is_dir():
+        raise InputError("exists and is not a directory", file=output_dir, field="--output-dir")
+    db_path = None
+    if ns.db_path:
+        if ns.db_type == "snowflake":
+            raise InputError("--db-path is for DuckDB only (Snowflake variants have no db_dir)", field="--db-path")
+        db_path = Path(ns.db_path).expanduser()
+        if not db_path.is_dir():
+            raise InputError("directory does not exist", file=db_path, field="--db-path")
+        db_path = db_path.resolve()
+    ade_dir = None
+    if ns.ade_bench_dir:
+        ade_dir = Path(ns.ade_bench_dir).expanduser()
+        if not ade_dir.is_dir():
+            raise InputError("directory does not exist", file=ade_dir, field="--ade-bench-dir")
+        ade_dir = ade_dir.resolve()
+    patterns_dirs = []
+    for d in ns.patterns_dir:
+        pd = Path(d).expanduser()
+        if not pd.is_dir():
+            raise InputError("directory does not exist", file=pd, field="--patterns-dir")
+        patterns_dirs.append(pd.resolve())
+    if ns.pick is not None:
+        parse_pick(ns.pick, 99)  # syntax check now; range check once proposals exist
+    if ns.db_name is not None and not ns.db_name.strip():
+        raise InputError("must not be empty", field="--db-name")
+    profiles_dir = None
+    if ns.profiles_dir:
+        profiles_dir = Path(ns.profiles_dir).expanduser().resolve()
+        if not profiles_dir.is_dir():
+            raise InputError("directory does not exist", file=profiles_dir, field="--profiles-dir")
+    return Options(
+        project_dir=project_dir, output_dir=output_dir, no_copy=ns.no_copy, db_type=ns.db_type,
+        db_name=ns.db_name, db_path=db_path, ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs,
+        count=count, pick=ns.pick, yes=ns.yes, json=ns.json, validate=not ns.no_validate,
+        profiles_dir=profiles_dir, target=ns.target,
+    )

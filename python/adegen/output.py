@@ -1,0 +1,292 @@
+"""Atomic output: the run lock, task-id reservation, task directories built in a temp dir and
+renamed into place, and the standalone project copy (`<output_dir>/projects/<dbt name>`)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from .errors import InputError
+
+LOCK_NAME = ".adegen.lock"
+TMP_PREFIX = ".adegen-tmp-"
+IGNORED_DIRS = {"target", "logs", "dbt_packages", ".git", "__pycache__", ".venv", "venv", ".user.yml",
+                ".pytest_cache", "dbt_modules"}
+DB_SUFFIXES = (".duckdb", ".duckdb.wal", ".duckdb.tmp", ".db", ".db.wal", ".sqlite", ".sqlite3")
+
+
+# ---------------------------------------------------------------------------------------------
+# lock
+
+
+class RunLock:
+    """`<output_dir>/.adegen.lock`, created with O_EXCL; a lock left by a dead process is taken over."""
+
+    def __init__(self, output_dir: Path):
+        self.output_dir = output_dir
+        self.path = output_dir / LOCK_NAME
+        self.held = False
+
+    def acquire(self) -> None:
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if self._stale():
+                    with contextlib.suppress(FileNotFoundError):
+                        self.path.unlink()
+                    continue
+                raise InputError(f"another run is writing to {self.output_dir} (lock file {self.path}; "
+                                 "delete it if no adegen run is active)", field="--output-dir") from None
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{os.getpid()} {socket.gethostname()}\n")
+            self.held = True
+            return
+        raise InputError(f"another run is writing to {self.output_dir}", field="--output-dir")
+
+    def _stale(self) -> bool:
+        try:
+            pid_s, _, host = self.path.read_text().strip().partition(" ")
+            pid = int(pid_s)
+        except (OSError, ValueError):
+            return False
+        if host and host != socket.gethostname():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def release(self) -> None:
+        if self.held:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            self.held = False
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+# ---------------------------------------------------------------------------------------------
+# task ids and atomic task directories
+
+
+def highest_task_number(tasks_dir: Path, project_name: str) -> int:
+    """Highest NNN of `<project_name>NNN` among task dirs and in-progress temp dirs."""
+    best = 0
+    if not tasks_dir.is_dir():
+        return 0
+    pat = re.compile(re.escape(project_name) + r"(\d{3,})")
+    for d in tasks_dir.iterdir():
+        name = d.name[len(TMP_PREFIX):] if d.name.startswith(TMP_PREFIX) else d.name
+        m = pat.match(name)
+        if m and (name == m.group(0) or name[m.end():].startswith("-")):
+            best = max(best, int(m.group(1)))
+    return best
+
+
+def format_task_id(project_name: str, number: int) -> str:
+    return f"{project_name}{number:03d}"
+
+
+class TaskWriter:
+    """Builds one task dir as `<tasks_dir>/.adegen-tmp-<id>-XXXX/<id>` (so its name is already the
+    task id, which the harness relies on) and renames it into place; `discard` removes it."""
+
+    def __init__(self, tasks_dir: Path, task_id: str):
+        self.tasks_dir = tasks_dir
+        self.task_id = task_id
+        self.final = tasks_dir / task_id
+        tasks_dir.mkdir(parents=True, exist_ok=True)
+        if self.final.exists():
+            raise FileExistsError(f"{self.final} already exists; task directories are never overwritten")
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{task_id}-", dir=tasks_dir))
+        self.dir = self.tmp / task_id
+        self.dir.mkdir()
+
+    def write(self, files: dict[str, bytes], executables: tuple[str, ...] = ("setup.sh", "solution.sh")) -> None:
+        for rel, data in files.items():
+            p = self.dir / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+            if rel in executables:
+                p.chmod(0o755)
+        for sub in ("tests", "seeds"):
+            (self.dir / sub).mkdir(exist_ok=True)
+
+    def commit(self) -> Path:
+        if self.final.exists():
+            raise FileExistsError(f"{self.final} appeared while writing; not overwriting it")
+        os.rename(self.dir, self.final)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return self.final
+
+    def discard(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def clean_stale_temp(tasks_dir: Path) -> None:
+    """Temp dirs of interrupted runs (only called while holding the lock)."""
+    if tasks_dir.is_dir():
+        for d in tasks_dir.iterdir():
+            if d.name.startswith(TMP_PREFIX) and d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def remove_task(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# project copy
+
+
+def copy_ignore(root: Path):
+    """shutil.copytree ignore: build output, packages, logs, .git, database files, symlinks out."""
+    root = root.resolve()
+
+    def ignore(dirname: str, names: list[str]) -> set[str]:
+        out = set()
+        here = Path(dirname)
+        at_root = here.resolve() == root
+        for n in names:
+            p = here / n
+            if n in IGNORED_DIRS and (at_root or n in (".git", "__pycache__")):
+                out.add(n)
+            elif n.lower().endswith(DB_SUFFIXES):
+                out.add(n)
+            elif p.is_symlink():
+                try:
+                    p.resolve().relative_to(root)
+                except (ValueError, OSError):
+                    out.add(n)
+        return out
+
+    return ignore
+
+
+def _is_adegen_package(entry: dict, project_dir: Path, adegen_root: Path) -> bool:
+    for key in ("local", "git", "package", "tarball", "private"):
+        v = entry.get(key)
+        if not isinstance(v, str):
+            continue
+        if key == "local":
+            try:
+                if (project_dir / v).resolve() == adegen_root.resolve():
+                    return True
+            except OSError:
+                pass
+            continue
+        if "adegen" in v.lower():
+            return True
+    return False
+
+
+def rewrite_packages(project_dir: Path, copy_dir: Path, adegen_root: Path) -> list[str]:
+    """Drop adegen itself from packages.yml / dependencies.yml / package-lock.yml in the copy;
+    refuse `local:` packages outside the project. Returns notes for the user."""
+    notes: list[str] = []
+    for fname in ("packages.yml", "dependencies.yml"):
+        src = project_dir / fname
+        if not src.is_file():
+            continue
+        try:
+            data = yaml.safe_load(src.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise InputError(f"not valid YAML ({str(exc).splitlines()[0]})", file=src, field="packages") from None
+        pkgs = data.get("packages") if isinstance(data, dict) else None
+        if not isinstance(pkgs, list):
+            continue
+        kept = []
+        for entry in pkgs:
+            if isinstance(entry, dict) and _is_adegen_package(entry, project_dir, adegen_root):
+                notes.append(f"left adegen out of {fname} in the copy")
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("local"), str):
+                target = (project_dir / entry["local"]).resolve()
+                try:
+                    target.relative_to(project_dir.resolve())
+                except ValueError:
+                    raise InputError(
+                        f"local package {entry['local']!r} points outside the project; the copy could not "
+                        "run inside ade-bench (vendor it into the project or use a hub/git package)",
+                        file=src, field="packages") from None
+            kept.append(entry)
+        if len(kept) != len(pkgs):
+            dst = copy_dir / fname
+            if kept or len(data) > 1:
+                data = dict(data)
+                data["packages"] = kept
+                dst.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+            else:
+                dst.unlink(missing_ok=True)
+            lock = copy_dir / "package-lock.yml"
+            if lock.is_file():
+                try:
+                    ldata = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
+                except yaml.YAMLError:
+                    ldata = None
+                if isinstance(ldata, dict) and isinstance(ldata.get("packages"), list):
+                    lp = [e for e in ldata["packages"]
+                          if not (isinstance(e, dict) and _is_adegen_package(e, project_dir, adegen_root))]
+                    if kept:
+                        ldata["packages"] = lp
+                        ldata.pop("sha1_hash", None)
+                        lock.write_text(yaml.safe_dump(ldata, sort_keys=False), encoding="utf-8")
+                    else:
+                        lock.unlink()
+                else:
+                    lock.unlink()
+    return notes
+
+
+def render_profiles(profile_name: str, target_name: str, db_type: str, db_name: str, schema: str,
+                    target_config: dict | None = None) -> str:
+    """The copy's profiles.yml: DuckDB at ./<db_name>.duckdb (cwd /app in ade-bench);
+    Snowflake credentials from the SNOWFLAKE_* environment variables."""
+    if db_type == "duckdb":
+        out = {"type": "duckdb", "path": f"./{db_name}.duckdb", "schema": schema or "main", "threads": 1}
+        for k in ("extensions", "settings"):
+            if target_config and target_config.get(k):
+                out[k] = target_config[k]
+    else:
+        out = {"type": "snowflake"}
+        for key in ("account", "user", "password", "role", "warehouse"):
+            out[key] = "{{ env_var('SNOWFLAKE_%s') }}" % key.upper()
+        out.update({"database": db_name, "schema": schema or "public", "threads": 4})
+    doc = {profile_name: {"target": target_name, "outputs": {target_name: out}}}
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+
+
+def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_root: Path) -> tuple[bool, list[str]]:
+    """Copy the project to `dest` atomically (temp + rename). (created, notes); an existing copy
+    is never overwritten (it belongs to earlier tasks)."""
+    if dest.exists():
+        return False, [f"kept the existing project copy {dest}"]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + dest.name + "-", dir=dest.parent))
+    try:
+        work = tmp / dest.name
+        shutil.copytree(project_dir, work, symlinks=True, ignore=copy_ignore(project_dir))
+        notes = rewrite_packages(project_dir, work, adegen_root)
+        (work / "profiles.yml").write_text(profiles_yml, encoding="utf-8")
+        if dest.exists():
+            return False, [f"kept the existing project copy {dest}"]
+        os.rename(work, dest)
+        return True, notes
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,98 @@
+"""Phase 4 (mandatory): round-trip a task's patches with GNU patch in a throwaway copy."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .output import copy_ignore
+
+PATCH_CMD = ["patch", "-p1", "--batch", "--no-backup-if-mismatch"]
+
+
+@dataclass
+class PatchCheck:
+    task_id: str
+    setup: bool = False
+    solution: bool = False
+    roundtrip: bool = False
+    models_ok: bool = False
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.setup and self.solution and self.roundtrip and self.models_ok
+
+    def line(self) -> str:
+        mark = lambda b: "✓" if b else "✗"  # noqa: E731
+        text = (f"{self.task_id}: setup {mark(self.setup)} solution {mark(self.solution)} "
+                f"roundtrip {mark(self.roundtrip)}")
+        if not self.models_ok:
+            text += " models ✗"
+        if self.detail and not self.ok:
+            text += f" ({self.detail})"
+        return text
+
+
+def _apply(patch_file: Path, cwd: Path) -> tuple[bool, str]:
+    with patch_file.open("rb") as fh:
+        r = subprocess.run(PATCH_CMD, stdin=fh, cwd=cwd, capture_output=True, timeout=120)
+    out = (r.stdout + r.stderr).decode("utf-8", errors="replace").strip()
+    if r.returncode != 0:
+        return False, out.splitlines()[-1] if out else f"patch exited {r.returncode}"
+    if "Hunk" in out or "fuzz" in out or "offset" in out.lower():
+        return False, "patch applied only with fuzz/offset: " + out.replace("\n", " ")
+    return True, out
+
+
+def check_task(project_root: Path, task_dir: Path, task_id: str, rel_path: str, original: bytes,
+               mutant: bytes, required_models: list[str], known_models: set[str]) -> PatchCheck:
+    """Copy the project, apply setup (file must equal the mutant), apply solution (file must equal
+    the original byte for byte, no stray files), and check the named models exist."""
+    res = PatchCheck(task_id)
+    missing = [m for m in required_models if m not in known_models]
+    res.models_ok = not missing
+    if missing:
+        res.detail = "unknown model(s) in solution_seeds/test_setup: " + ", ".join(missing)
+    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task_id}-"))
+    try:
+        work = tmp / "project"
+        shutil.copytree(project_root, work, symlinks=True, ignore=copy_ignore(project_root))
+        before = _tree(work)
+        target = work / rel_path
+        if target.read_bytes() != original:
+            res.detail = f"{rel_path} in the project differs from the text the patch was made from"
+            return res
+        ok, msg = _apply(task_dir / "setup" / "changes.patch", work)
+        if not ok:
+            res.detail = f"setup patch: {msg}"
+            return res
+        if target.read_bytes() != mutant:
+            res.detail = "setup patch did not produce the buggy text"
+            return res
+        res.setup = True
+        ok, msg = _apply(task_dir / "solutions" / "changes.patch", work)
+        if not ok:
+            res.detail = f"solution patch: {msg}"
+            return res
+        res.solution = True
+        after = _tree(work)
+        if after != before:
+            changed = sorted(set(before.items()) ^ set(after.items()))
+            res.detail = "round trip changed " + ", ".join(sorted({p for p, _ in changed})[:3])
+            return res
+        res.roundtrip = True
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tree(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not p.is_symlink():
+            out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out

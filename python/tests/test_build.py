@@ -1,0 +1,375 @@
+"""End-to-end tests of `python -m adegen.build` on the example project (real dbt + DuckDB).
+
+Most runs use --no-validate (execution validation has its own end-to-end test at the bottom).
+Runs are session-scoped and shared between tests to keep the whole file within a few minutes."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "python" / "adegen" / "schemas" / "build.schema.json"
+
+
+def tree_hash(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            out[rel] = "link:" + os.readlink(p)
+        elif p.is_file():
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+        else:
+            out[rel] = "dir"
+    return out
+
+
+@pytest.fixture(scope="session")
+def clean_env(tmp_path_factory) -> dict:
+    """No ade-bench: a private HOME and a PATH without `ade`."""
+    home = tmp_path_factory.mktemp("home")
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep)
+            if p and not (Path(p) / "ade").exists()]
+    bindir = Path(sys.executable).parent
+    for tool in ("dbt",):
+        found = shutil.which(tool)
+        if found and str(Path(found).parent) not in path:
+            path.append(str(Path(found).parent))
+    env = dict(os.environ, HOME=str(home), PATH=os.pathsep.join(path + [str(bindir)]),
+               PYTHONPATH=str(REPO / "python"), PYTHONUNBUFFERED="1")
+    env.pop("DBT_PROFILES_DIR", None)
+    return env
+
+
+def run_build(args: list, env: dict, *, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "adegen.build", *map(str, args)], env=env, cwd=cwd or REPO,
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def load_json(r: subprocess.CompletedProcess) -> dict:
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    return doc
+
+
+@pytest.fixture(scope="session")
+def project_before(example_project) -> dict:
+    return tree_hash(example_project)
+
+
+@pytest.fixture(scope="session")
+def first_run(example_project, clean_env, project_before, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out1") / "ade-bench-tasks"
+    t0 = time.monotonic()
+    r = run_build([example_project, "--output-dir", out, "--pick", "all", "--yes", "--no-validate", "--json"],
+                  clean_env)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out, load_json(r), r, elapsed
+
+
+@pytest.fixture(scope="session")
+def second_run(first_run, example_project, clean_env):
+    out, _, _, _ = first_run
+    r = run_build([example_project, "--output-dir", out, "--pick", "all", "--yes", "--no-validate"], clean_env)
+    return out, r
+
+
+def test_first_run_writes_tasks(first_run, example_project):
+    out, doc, r, elapsed = first_run
+    tasks = doc["tasks"]
+    assert 3 <= len(tasks) <= 5, r.stderr[-2000:]
+    assert [t["task_id"] for t in tasks] == [f"acme{n:03d}" for n in range(1, len(tasks) + 1)]
+    assert sorted(p.name for p in (out / "tasks").iterdir()) == [t["task_id"] for t in tasks]
+    assert (out / "projects" / "acme" / "dbt_project.yml").is_file()
+    for t in tasks:
+        d = out / "tasks" / t["task_id"]
+        for f in ("task.yaml", "setup.sh", "solution.sh", "setup/changes.patch", "solutions/changes.patch"):
+            assert (d / f).is_file(), f
+        assert (d / "tests").is_dir() and (d / "seeds").is_dir()
+        assert t["patch_check"]["line"] == f"{t['task_id']}: setup ✓ solution ✓ roundtrip ✓"
+        assert t["status"] == "dev" and not t["proven"]  # --no-validate: unproven, said clearly
+        for sql in (d / "tests").glob("*.sql"):
+            assert not sql.name.upper().startswith("AUTO_") and len(sql.stem) <= 55
+    pairs = {(p["model"], p["pattern_id"]) for p in doc["proposals"]}
+    assert len(pairs) == len(doc["proposals"])
+    assert len({p["family"] for p in doc["proposals"]}) >= 2  # spread across families
+    assert doc["next_steps"] and any("--seed" in s for s in doc["next_steps"])
+    assert any("ade-bench is not installed" in s for s in doc["next_steps"])
+
+
+def test_task_yaml_fields_and_ade_bench_models(first_run):
+    out, doc, _, _ = first_run
+    for t in doc["tasks"]:
+        data = yaml.safe_load((out / "tasks" / t["task_id"] / "task.yaml").read_text())
+        assert set(data) <= {"task_id", "status", "description", "prompts", "author_name", "author_email",
+                             "difficulty", "tags", "test_setup", "solution_seeds", "variants", "max_test_timeout_sec"}
+        for k in ("task_id", "status", "description", "prompts", "author_name", "author_email", "difficulty",
+                  "tags", "variants"):
+            assert k in data, k
+        assert data["task_id"] == t["task_id"] and data["prompts"][0]["key"] == "base"
+        assert data["difficulty"] in ("easy", "medium", "hard") and "acme" in data["tags"]
+        assert data["test_setup"].splitlines()[-1].startswith("dbt run --select ")
+        v = data["variants"][0]
+        assert v == {"db_type": "duckdb", "db_name": "acme", "project_type": "dbt", "project_name": "acme",
+                     "project_dir": str(out / "projects")}
+        assert all(isinstance(s, dict) and set(s) >= {"table_name"} for s in data["solution_seeds"])
+    hm = pytest.importorskip("ade_bench.harness_models", reason="ade-bench is not installed")
+    for t in doc["tasks"]:
+        data = yaml.safe_load((out / "tasks" / t["task_id"] / "task.yaml").read_text())
+        for v in data["variants"]:
+            hm.VariantConfig(**v)
+        for s in data["solution_seeds"]:
+            hm.SolutionSeedConfig(**s)
+
+
+def test_patches_round_trip_with_gnu_patch(first_run, tmp_path):
+    out, doc, _, _ = first_run
+    for t in doc["tasks"]:
+        work = tmp_path / t["task_id"]
+        shutil.copytree(out / "projects" / "acme", work, symlinks=True)
+        before = tree_hash(work)
+        d = out / "tasks" / t["task_id"]
+        for patch, expect_change in ((d / "setup" / "changes.patch", True), (d / "solutions" / "changes.patch", False)):
+            with patch.open("rb") as fh:
+                r = subprocess.run(["patch", "-p1", "--batch"], stdin=fh, cwd=work, capture_output=True, text=True)
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert (tree_hash(work) != before) == expect_change
+        text = (d / "setup" / "changes.patch").read_text()
+        assert text.startswith("--- a/models/") and "\n+++ b/models/" in text
+
+
+def test_standalone_copy(first_run):
+    out, _, _, _ = first_run
+    copy = out / "projects" / "acme"
+    names = {p.name for p in copy.iterdir()}
+    assert not names & {"target", "logs", "dbt_packages", ".git", "acme.duckdb"}
+    prof = yaml.safe_load((copy / "profiles.yml").read_text())
+    assert prof["acme"]["outputs"][prof["acme"]["target"]]["path"] == "./acme.duckdb"
+    for f in ("packages.yml", "package-lock.yml"):
+        if (copy / f).exists():
+            assert "adegen" not in (copy / f).read_text() and "local: ../" not in (copy / f).read_text()
+
+
+def test_prompts_do_not_leak(first_run):
+    _, doc, _, _ = first_run
+    for p in doc["proposals"]:
+        assert p["prompt"] and p["model_path"].split("/")[-1] not in p["prompt"]
+        for side in (p["site"]["before"], p["site"]["after"]):
+            if len(side.strip()) >= 6:
+                assert side.strip() not in p["prompt"]
+
+
+def test_second_run_new_pairs_and_continued_ids(first_run, second_run):
+    _, doc1, _, _ = first_run
+    out, r = second_run
+    assert r.returncode == 0, r.stderr[-3000:]
+    n1 = len(doc1["tasks"])
+    ids = sorted(p.name for p in (out / "tasks").iterdir())
+    assert len(ids) > n1 and ids[n1] == f"acme{n1 + 1:03d}"
+    assert "Existing tasks for project acme" in r.stdout
+    new = []
+    for tid in ids[n1:]:
+        data = yaml.safe_load((out / "tasks" / tid / "task.yaml").read_text())
+        new.append(data["description"])
+    old_pairs = {(p["model"], p["family"]) for p in doc1["proposals"]}
+    # second-run proposals (text output) name model + pattern; none repeats a first-run model+family
+    matches = list(re.finditer(r"^\[\d\] (\S+) \(\w+\) - (\S+) \((\S+)\)", r.stdout, re.M))
+    assert len(matches) >= 3
+    for m in matches:
+        assert (m.group(1), m.group(3)) not in old_pairs
+    assert "Patch validation:" in r.stdout and "roundtrip ✓" in r.stdout
+
+
+def test_existing_task_excludes_overlapping_candidates_non_tty(first_run, example_project, clean_env, tmp_path):
+    out1, doc1, _, _ = first_run
+    # an ade-bench checkout whose tasks/ holds acme001 = the first proposal of run 1
+    ade = tmp_path / "ade-bench"
+    shutil.copytree(REPO / "python" / "tests" / "fixtures" / "ade_tasks" / "ade-bench", ade)
+    shutil.rmtree(ade / "tasks" / "acme001")
+    shutil.copytree(out1 / "tasks" / "acme001", ade / "tasks" / "acme001")
+    first = doc1["proposals"][0]
+    out = tmp_path / "out"
+    r = run_build([example_project, "--output-dir", out, "--ade-bench-dir", ade, "--no-validate", "--json"],
+                  clean_env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = load_json(r)
+    assert not out.exists()  # no terminal, no --pick: nothing written
+    assert doc["survey"]["tasks"] and doc["excluded"]["count"] >= 1
+    assert doc["excluded"]["line"].startswith(f"Excluded {doc['excluded']['count']} candidate")
+    assert {"model": first["model"], "pattern_id": first["pattern_id"], "task_id": "acme001"} in doc["excluded"]["items"]
+    assert all((p["model"], p["family"]) != (first["model"], first["family"]) for p in doc["proposals"])
+    assert any(p["closest_task"] for p in doc["proposals"])
+    # with --json the human text goes to stderr: the brief, the line and the non-TTY notice
+    assert "Existing tasks for project acme (" in r.stderr and doc["excluded"]["line"] in r.stderr
+    assert "[1] " in r.stderr and "nothing was written" in r.stderr
+
+
+def test_interactive_choice_through_pty(example_project, clean_env, tmp_path):
+    import pty
+
+    out = tmp_path / "o"
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "adegen.build", str(example_project), "--output-dir", str(out),
+                          "--no-validate"], stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=clean_env,
+                         cwd=REPO)
+    os.close(slave)
+    buf = b""
+    answered = set()
+    deadline = time.monotonic() + 400
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+            if b"skip [s]?" in buf and "ade" not in answered:
+                os.write(master, b"s\n")
+                answered.add("ade")
+            if b"Which proposals should I generate?" in buf and "pick" not in answered:
+                os.write(master, b"2\n")
+                answered.add("pick")
+            if p.poll() is not None and not ready:
+                break
+        p.wait(timeout=60)
+    finally:
+        os.close(master)
+        if p.poll() is None:
+            p.kill()
+    text = buf.decode("utf-8", "replace")
+    assert p.returncode == 0, text[-2000:] + p.stderr.read().decode()[-2000:]
+    assert answered == {"ade", "pick"}
+    assert "install it later" in text and "Skipping the install" in text
+    assert [d.name for d in (out / "tasks").iterdir()] == ["acme001"]
+    assert "acme001: setup ✓ solution ✓ roundtrip ✓" in text
+
+
+@pytest.fixture(scope="session")
+def acme_named_copy(example_project, tmp_path_factory) -> Path:
+    """The example project in a directory named like its dbt project (needed by --no-copy)."""
+    from adegen.output import copy_ignore
+
+    dst = tmp_path_factory.mktemp("named") / "acme"
+    shutil.copytree(example_project, dst, symlinks=True,
+                    ignore=lambda d, n: copy_ignore(example_project)(d, n) - {"dbt_packages", "acme.duckdb"})
+    for f in ("packages.yml", "package-lock.yml"):  # keep pointing at the adegen package
+        if (dst / f).is_file():
+            (dst / f).write_text((dst / f).read_text().replace("local: ../", f"local: {REPO}"))
+    return dst
+
+
+def test_no_copy_and_db_path(acme_named_copy, clean_env, tmp_path):
+    out = tmp_path / "o"
+    dbdir = tmp_path / "dbs"
+    dbdir.mkdir()
+    r = run_build([acme_named_copy, "--output-dir", out, "--no-copy", "--db-path", dbdir, "--pick", "1",
+                   "--no-validate"], clean_env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "not self-contained" in r.stderr
+    assert not (out / "projects").exists()
+    data = yaml.safe_load((out / "tasks" / "acme001" / "task.yaml").read_text())
+    assert data["variants"][0]["project_dir"] == str(acme_named_copy.parent)
+    assert data["variants"][0]["db_dir"] == str(dbdir)
+
+
+def test_no_copy_requires_matching_dir_name(example_project, clean_env, tmp_path):
+    out = tmp_path / "o"
+    r = run_build([example_project, "--output-dir", out, "--no-copy", "--pick", "1", "--no-validate"], clean_env)
+    assert r.returncode == 2 and "must equal the dbt project name" in r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--db-path", "/nonexistent/dir"], "--db-path"),
+    (["--db-type", "snowflake", "--db-path", "."], "--db-path"),
+    (["--count", "7"], "--count"),
+    (["--pick", "x,y"], "--pick"),
+])
+def test_bad_arguments_exit_2(example_project, clean_env, tmp_path, args, needle):
+    out = tmp_path / "o"
+    r = run_build([example_project, "--output-dir", out, *args], clean_env, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_not_a_project_exit_2(tmp_path, clean_env):
+    r = run_build([tmp_path, "--output-dir", tmp_path / "o"], clean_env, timeout=120)
+    assert r.returncode == 2 and "dbt_project.yml" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_help(clean_env):
+    r = run_build(["--help"], clean_env, timeout=120)
+    assert r.returncode == 0
+    for opt in ("--output-dir", "--no-copy", "--db-type", "--db-name", "--db-path", "--ade-bench-dir",
+                "--patterns-dir", "--count", "--pick", "--yes", "--json", "--no-validate"):
+        assert opt in r.stdout
+
+
+def test_project_unchanged(first_run, second_run, example_project, project_before):
+    assert tree_hash(example_project) == project_before
+
+
+def test_end_to_end_with_validation(example_project, clean_env, tmp_path, project_before):
+    out = tmp_path / "o"
+    t0 = time.monotonic()
+    r = run_build([example_project, "--output-dir", out, "--pick", "1", "--count", "3", "--json"], clean_env,
+                  timeout=900)
+    elapsed = time.monotonic() - t0
+    doc = load_json(r)
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    if not doc["validation"].get("usable"):
+        pytest.skip(f"execution validation unusable here: {doc['validation'].get('reason')}")
+    assert r.returncode == 0, r.stderr[-3000:]
+    t = doc["tasks"][0]
+    d = out / "tasks" / t["task_id"]
+    assert t["proven"] and t["status"] == "ready", t
+    assert any(p.name.startswith("solution__") for p in (d / "seeds").iterdir())
+    assert (d / "seeds" / "_no-op.txt").is_file()
+    assert doc["proposals"][0]["screening"]["observable"]
+    assert (out / "databases" / "acme.duckdb").is_file() or doc["database"]["db_file"]
+    assert tree_hash(example_project) == project_before
+    print(f"end-to-end with validation: {elapsed:.0f}s")
+
+
+def test_ctrl_c_leaves_nothing_half_written(example_project, clean_env, tmp_path):
+    import signal
+
+    out = tmp_path / "o"
+    p = subprocess.Popen([sys.executable, "-m", "adegen.build", str(example_project), "--output-dir", str(out),
+                          "--pick", "all", "--no-validate"], env=clean_env, cwd=REPO, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    seen = ""
+    for line in p.stdout:
+        seen += line
+        if line.startswith("Project copy:") or "left adegen out" in line:
+            p.send_signal(signal.SIGINT)
+            break
+    rest, err = p.communicate(timeout=300)
+    assert p.returncode in (0, 130, -2), err[-2000:]  # -2: ended by the SIGINT itself
+    assert "Traceback" not in err
+    assert not (out / ".adegen.lock").exists()
+    tasks = out / "tasks"
+    for d in (tasks.iterdir() if tasks.is_dir() else []):
+        assert not d.name.startswith(".adegen-tmp-"), d
+        for f in ("task.yaml", "setup.sh", "solution.sh", "setup/changes.patch", "solutions/changes.patch"):
+            assert (d / f).is_file()
+    projects = out / "projects"
+    assert not any(x.name.startswith(".adegen-tmp-") for x in (projects.iterdir() if projects.is_dir() else []))

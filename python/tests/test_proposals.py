@@ -1,0 +1,81 @@
+"""proposals: novelty against existing tasks, ranking, spread, difficulty (real catalog + acme discovery)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adegen import proposals as pp
+from adegen import survey as sv
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    from adegen.patterns import load_catalog
+
+    return load_catalog()
+
+
+def _survey(changes: list[tuple[str, str | None]]) -> sv.Survey:
+    t = sv.ExistingTask("acme001", Path("."), "ade-bench", "", "prompt", [], "medium",
+                        changes=[sv.PatchChange(f"models/x/{m}.sql", 1, 1, "a", "b", fam) for m, fam in changes])
+    return sv.Survey("acme", [t], [], [], 1)
+
+
+def _cands(example_project, acme_discovery, catalog, survey):
+    return pp.enumerate_candidates(example_project, acme_discovery, catalog, survey, "duckdb", "acme")
+
+
+def test_same_model_same_family_is_excluded(example_project, acme_discovery, catalog):
+    base, _ = _cands(example_project, acme_discovery, catalog, sv.Survey("acme", [], [], [], 0))
+    target = base[0]
+    cands, excluded = _cands(example_project, acme_discovery, catalog, _survey([(target.name, target.family)]))
+    assert all((c.name, c.family) != (target.name, target.family) for c in cands)
+    assert (target.name, target.pattern.id, "acme001") in excluded
+    # other families on the same model stay, ranked lower (covered)
+    same_model = [c for c in cands if c.name == target.name]
+    assert same_model and all(c.covered_by == "acme001" for c in same_model)
+
+
+def test_unclassified_change_ranks_lower_not_excluded(example_project, acme_discovery, catalog):
+    free = pp.rank(_cands(example_project, acme_discovery, catalog, sv.Survey("acme", [], [], [], 0))[0],
+                   sv.Survey("acme", [], [], [], 0))
+    top = free[0].name
+    s = _survey([(top, None)])
+    cands, excluded = _cands(example_project, acme_discovery, catalog, s)
+    ranked = pp.rank(cands, s)
+    assert not excluded and any(c.name == top for c in ranked)
+    assert ranked[0].name != top
+
+
+def test_selection_spreads_families_and_models(example_project, acme_discovery, catalog):
+    s = sv.Survey("acme", [], [], [], 0)
+    cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
+    pset = pp.select(cands, s, acme_discovery, count=5, project_name="acme")
+    props = pset.proposals
+    assert len(props) == 5
+    assert len({p.family for p in props}) >= 4
+    assert len({p.model for p in props}) == 5
+    for p in props:
+        assert p.mutant != p.original and p.prompt and p.test_setup_models
+        assert p.difficulty in ("easy", "medium", "hard")
+        assert p.novelty == "no overlap - first task for acme"
+
+
+def test_difficulty_matches_model_size(catalog):
+    hard = next(p for p in catalog.patterns if p.difficulty == "hard")
+    tiny = {"line_count": 5, "complexity": 1}
+    assert pp.difficulty_for(hard, tiny) == "easy"
+    big = {"line_count": 120, "complexity": 30, "downstream": {"transitive": 5}}
+    assert pp.difficulty_for(hard, big) == "hard"
+
+
+def test_models_between(acme_discovery):
+    by = {m["name"]: m for m in acme_discovery["models"]}
+    child = next(m for m in acme_discovery["models"] if m.get("downstream_models"))
+    grandchild_uid = child["downstream_models"][0]
+    gname = next(m["name"] for m in acme_discovery["models"] if m["unique_id"] == grandchild_uid)
+    path = pp.models_between(acme_discovery, child["unique_id"], gname)
+    assert path[0] == child["name"] and path[-1] == gname
+    assert pp.models_between(acme_discovery, child["unique_id"], child["name"]) == [child["name"]]
+    assert by
