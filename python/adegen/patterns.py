@@ -25,7 +25,7 @@ SYMPTOMS = ("rows_missing", "extra_rows", "values_too_high", "values_too_low", "
 DIFFICULTIES = ("easy", "medium", "hard")
 DB_TYPES = ("duckdb", "snowflake")
 REQUIRED = ("id", "name", "family", "difficulty", "db_types", "applies_when", "mutation", "rewrite",
-            "symptom", "symptom_template", "guidance")
+            "symptom", "symptom_template", "guidance", "realistic")
 OPTIONAL = ("requires", "assertion_tests", "tags")
 REQUIRES_KEYS = ("materialized", "min_refs", "min_sources", "min_columns")
 MATERIALIZATIONS = ("table", "view", "incremental", "ephemeral")
@@ -61,6 +61,7 @@ class Pattern:
     symptom: str
     symptom_template: str
     guidance: str
+    realistic: str  # how a real analytics engineer ends up shipping this bug (the proposal's "why realistic")
     requires: dict = field(default_factory=dict)
     assertion_tests: tuple = ()  # ({"type": ..., "args": {...}}, ...)
     source_file: Path = Path()
@@ -188,9 +189,12 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
             _fail("missing required field", file, pid, f)
     for f in sorted(set(raw) - set(REQUIRED) - set(OPTIONAL)):
         _fail(f"unknown field (known: {', '.join(REQUIRED + OPTIONAL)})", file, pid, f)
-    for f in ("name", "mutation", "guidance", "symptom_template"):
+    for f in ("name", "mutation", "guidance", "symptom_template", "realistic"):
         if not isinstance(raw[f], str):
             _fail("must be a string", file, pid, f)
+    if "{" in raw["realistic"] or "}" in raw["realistic"]:
+        _fail("must not contain braces: realistic is shown as written (no placeholders are filled in)",
+              file, pid, "realistic")
     if raw["family"] not in FAMILIES:
         _fail(f"unknown family '{raw['family']}' (known: {', '.join(FAMILIES)})", file, pid, "family")
     if raw["symptom"] not in SYMPTOMS:
@@ -247,7 +251,8 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
     return Pattern(
         id=pid, name=raw["name"].strip(), family=raw["family"], difficulty=raw["difficulty"], db_types=db_types,
         applies_when=applies, mutation=raw["mutation"].strip(), rewrite=rw, symptom=raw["symptom"],
-        symptom_template=raw["symptom_template"].strip(), guidance=raw["guidance"].strip(), requires=dict(req),
+        symptom_template=raw["symptom_template"].strip(), guidance=raw["guidance"].strip(),
+        realistic=" ".join(raw["realistic"].split()), requires=dict(req),
         assertion_tests=tuple({"type": t["type"], "args": dict(t.get("args") or {})} for t in tests),
         source_file=file,
     )

@@ -21,6 +21,7 @@ GOOD = {
     "symptom": "rows_missing",
     "symptom_template": '"Rows are missing from {table}."',
     "guidance": "none",
+    "realistic": "Someone copies the join from a model where every row matches.",
 }
 
 
@@ -64,7 +65,8 @@ def test_template_is_valid_and_skipped():
 
 
 @pytest.mark.parametrize("field", ["id", "name", "family", "difficulty", "db_types", "applies_when",
-                                   "mutation", "rewrite", "symptom", "symptom_template", "guidance"])
+                                   "mutation", "rewrite", "symptom", "symptom_template", "guidance",
+                                   "realistic"])
 def test_missing_field(tmp_path, field):
     fields = dict(GOOD)
     del fields[field]
@@ -97,6 +99,9 @@ def test_missing_field(tmp_path, field):
     ("requires", "{materialized: [snapshot]}", ["requires.materialized"]),
     ("requires", "{min_refs: many}", ["requires.min_refs"]),
     ("colour", "blue", ["colour", "unknown field"]),
+    ("realistic", '""', ["realistic", "missing required field"]),
+    ("realistic", "[a, b]", ["realistic", "must be a string"]),
+    ("realistic", '"A refactor breaks {model}."', ["realistic", "braces"]),
 ])
 def test_bad_field(tmp_path, field, value, words):
     msg = err(tmp_path, render({**GOOD, field: value}))
@@ -191,6 +196,28 @@ def test_missing_directory(tmp_path):
     with pytest.raises(InputError) as e:
         load_catalog([tmp_path / "absent"])
     assert "absent" in str(e.value) and "does not exist" in str(e.value)
+
+
+def test_missing_realistic_names_file_pattern_and_field(tmp_path):
+    fields = {k: v for k, v in GOOD.items() if k != "realistic"}
+    d = write(tmp_path, render(fields))
+    with pytest.raises(InputError) as e:
+        load_catalog([d])
+    msg = str(e.value)
+    assert "custom.yaml" in msg and "pattern 'my_pattern'.realistic" in msg and "missing required field" in msg, msg
+
+
+def test_realistic_is_exposed_and_normalised(tmp_path):
+    d = write(tmp_path, render({**GOOD, "realistic": ">-\n      A refactor copies the join\n      from elsewhere."}))
+    p = load_catalog([d]).by_id["my_pattern"]
+    assert p.realistic == "A refactor copies the join from elsewhere."
+
+
+def test_every_shipped_pattern_has_its_own_realistic_text():
+    cat = load_catalog()
+    texts = [p.realistic for p in cat.patterns]
+    assert all(t and t != p.guidance and "adegen" not in t.lower() for t, p in zip(texts, cat.patterns))
+    assert len(set(texts)) == len(texts)
 
 
 def test_pattern_is_frozen():

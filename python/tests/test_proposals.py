@@ -60,6 +60,8 @@ def test_selection_spreads_families_and_models(example_project, acme_discovery, 
         assert p.mutant != p.original and p.prompt and p.test_setup_models
         assert p.difficulty in ("easy", "medium", "hard")
         assert p.novelty == "no overlap - first task for acme"
+        pat = catalog.by_id[p.pattern_id]
+        assert p.realistic == pat.realistic and pat.guidance not in p.realistic
 
 
 def test_difficulty_matches_model_size(catalog):
