@@ -201,3 +201,28 @@ def test_storage_version_v1_copy(typed_db, tmp_path):
     con = duckdb.connect(str(kept), read_only=True)
     assert con.execute("select count(*) from t").fetchone()[0] == 2
     con.close()
+
+
+def test_sync_tree_mirrors_project_and_keeps_dbt_state(tmp_path):
+    from adegen.harness.prepared import project_seed_names, sync_tree
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    (src / "models").mkdir(parents=True)
+    (src / "seeds").mkdir()
+    (src / "models" / "a.sql").write_text("select 1")
+    (src / "seeds" / "raw_x.csv").write_text("id\n1\n")
+    (src / "dbt_project.yml").write_text("name: p\nseed-paths: [seeds]\n")
+    assert sync_tree(src, dst) == 3
+    (dst / "target").mkdir()
+    (dst / "target" / "partial_parse.msgpack").write_text("state")
+    (dst / "p.duckdb").write_text("db")
+    (dst / "models" / "a.sql").write_text("select 2")          # a mutant left behind
+    (dst / "models" / "extra.sql").write_text("select 3")      # a file the project lacks
+    (dst / "seeds" / "solution__a.csv").write_text("x\n")
+    assert project_seed_names(dst) == {"raw_x", "solution__a"}
+    assert sync_tree(src, dst) == 3
+    assert (dst / "models" / "a.sql").read_text() == "select 1"
+    assert not (dst / "models" / "extra.sql").exists() and not (dst / "seeds" / "solution__a.csv").exists()
+    assert (dst / "target" / "partial_parse.msgpack").read_text() == "state"
+    assert (dst / "p.duckdb").exists()
+    assert sync_tree(src, dst) == 0

@@ -145,6 +145,7 @@ def test_prove_none_fails_sage_passes(proven):
     task, proof = proven
     assert proof.ok, proof.detail
     assert proof.broken_fails and proof.solved_passes and proof.expected_tests == 2
+    assert "full emulation" not in proof.detail  # the prepared (fast) path was taken
     assert proof.seeds == ["solution__customer_revenue"]
     csv = (task / "seeds" / "solution__customer_revenue.csv").read_text().splitlines()
     assert csv[0] == "customer_id,customer_name,region,order_count,total_amount"

@@ -124,14 +124,16 @@ class PreparedTrialRunner(TrialRunner):
     database `db_file`. See the module docstring for what differs from TrialRunner."""
 
     def __init__(self, task_dir: Path, project_dir: Path, db_file: Path, agent: str, *, root: Path,
-                 loaded_seeds, premerge: bool = True, timeout: float = 900):
+                 loaded_seeds, premerge=(), timeout: float = 900):
         root = Path(root).resolve()
         super().__init__(task_dir, project_dir, db_file, agent, workdir=root.parent,
                          mode="inprocess", timeout=timeout)
         self.root = root
         self.app = root / "app"
         self.loaded_seeds = set(loaded_seeds)
-        self.premerge = premerge
+        # _no-op files merged before setup (the task's own one last); True = the task's only
+        self.premerge = [] if premerge is True else list(premerge or [])
+        self._premerge_task = premerge is True or bool(premerge)
 
     # dbt: partial parsing allowed, seeds already in the database not reloaded
     def _dbt(self, args: list[str], name: str, env: dict | None = None) -> str:
@@ -145,8 +147,8 @@ class PreparedTrialRunner(TrialRunner):
                 self._log(f"{name} (all seeds already loaded)", 0.0, "")
                 return ""
             args = ["seed", "--select", *new]
-        if env:
-            env = {k: v for k, v in env.items() if k != "DBT_PARTIAL_PARSE"}
+        env = {k: v for k, v in (env or {}).items() if k != "DBT_PARTIAL_PARSE"}
+        env["DBT_WRITE_JSON"] = "False"  # run-comparison.sh's inputs; not part of the grade
         return super()._dbt(args, name, env=env)
 
     _phase = ""
@@ -160,8 +162,10 @@ class PreparedTrialRunner(TrialRunner):
         sync_tree(self.project_dir, self.app)
         self._check_profile()
         dbfiles.copy_file(self.db_file, self.app / f"{self.spec.db_name}.duckdb")
+        for extra in self.premerge:
+            _merge_from(self.app, Path(extra))
         no_op = self.task_dir / "seeds" / "_no-op.txt"
-        if self.premerge and no_op.is_file():
+        if self._premerge_task and no_op.is_file():
             _merge_from(self.app, no_op)
         self.seconds["prepare"] = time.monotonic() - t0
 

@@ -117,12 +117,15 @@ class Validator:
             # `if __name__ == "__main__":` guard. ADEGEN_MP_START=fork|forkserver overrides.
             method = os.environ.get("ADEGEN_MP_START") or "spawn"
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context(method))
+            for _ in range(self.jobs):  # import dbt in every worker while the caller does other work
+                self._pool.submit(worker.warm)
         return self._pool
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        shutil.rmtree(self.root / "screens", ignore_errors=True)
 
     def __enter__(self):
         return self
@@ -191,6 +194,9 @@ class Validator:
         if not base.get("ok"):
             self.progress(f"validate: baseline failed: {base.get('reason')}")
             raise InputError(base.get("reason", "baseline failed"), file=self.project.project_dir)
+        cfg = self._cfg()
+        for _ in range(self.jobs):  # each worker parses its screening app before the first screen
+            self.pool().submit(worker.warm_app, cfg)
         self.progress(f"validate: baseline ready in {base['seconds']['wall']:.1f}s "
                       f"({len(base['models'])} models, seed-based={base['seed_based']})")
 
@@ -198,6 +204,8 @@ class Validator:
         job = {"uid": model_unique_id, "path": str(model_path).replace("\\", "/"),
                "text": mutated_text}
         job.update(_pattern_facts(pattern))
+        data = mutated_text.encode("utf-8") if isinstance(mutated_text, str) else bytes(mutated_text)
+        job["keep_db"] = str(self.root / "screens" / f"{_mutant_key(job['path'], data)}.duckdb")
         return job
 
     @staticmethod
@@ -405,34 +413,47 @@ class Validator:
 
     def _prove_fast(self, task_dir: Path, spec: TaskSpec, tables: list[str], project_copy: Path,
                     db_file: Path, touched: list[str], t0: float) -> tuple[Proof | None, str]:
-        """Returns (Proof, "") or (None, why) when the caller must use the full emulation."""
+        """Returns (Proof, "") or (None, why) when the caller must use the full emulation.
+
+        The solved state is the intact build (the solution patch is checked to be the exact
+        inverse), so seeds are exported from it at once; the broken state is the screen's
+        database of the same mutant when there is one, else rebuilt (prove_state_job "broken");
+        the second solved build (non-deterministic columns) runs next to the grading, which is
+        repeated only when it finds columns to exclude."""
         base = self._base
         cfg = self._cfg()
         work = self.root / "prove" / task_dir.name
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
+        tables_all = sorted({m["alias"].lower() for m in base["models"].values()
+                             if m["materialized"] != "ephemeral"})
         job = {"task_dir": str(task_dir), "project_copy": str(project_copy), "db_file": str(db_file),
-               "workdir": str(work), "touched_paths": touched, "tables": tables}
+               "workdir": str(work), "touched_paths": touched, "tables": tables,
+               "project_name": spec.project_name, "tables_all": tables_all}
         seconds: dict[str, float] = {}
+        pool = self.pool()
         try:
-            self.progress(f"validate: {task_dir.name}: broken state and a second solved build")
-            futs = [self.pool().submit(worker.prove_state_job, cfg, base, dict(job, kind=k))
-                    for k in ("broken", "solved_again")]
-            broken, again = [f.result() for f in futs]
-            seconds["solved_state"] = time.monotonic() - t0
-            if not broken.get("ok"):
-                return None, broken.get("reason", "broken state failed")
-            if not again.get("ok"):
-                return None, again.get("reason", "second build failed")
-            dbs = [Path(base["baseline_db"]), Path(again["db"])]
+            mutants, why = _apply_patches(task_dir, project_copy, touched, work / "patched")
+            if mutants is None:
+                return None, why
+            broken_db = None
+            if len(touched) == 1:
+                cached = self.root / "screens" / f"{_mutant_key(touched[0], mutants[touched[0]])}.duckdb"
+                if cached.is_file():
+                    broken_db = str(cached)
+            f_again = pool.submit(worker.prove_state_job, cfg, base, dict(job, kind="solved_again"))
+            f_broken = (None if broken_db else
+                        pool.submit(worker.prove_state_job, cfg, base, dict(job, kind="broken")))
+            # the solved state = the intact build: checks without the second build, seeds, _no-op
+            solved = Path(base["baseline_db"])
             problems: list[str] = []
             excludes: dict[str, list[str]] = {}
-            present = dbfiles.list_relations(dbs[0])
+            present = dbfiles.list_relations(solved)
             for t in tables:
                 if ("main", t.lower()) not in present:
                     problems.append(f"the solved state has no table main.{t}")
                     continue
-                chk = check_table(dbs[0], t, other_db=dbs[1])
+                chk = check_table(solved, t)
                 if chk.rows == 0:
                     problems.append(f"{t} is empty in the solved state")
                 if chk.rejected:
@@ -441,20 +462,49 @@ class Validator:
                     excludes[t] = chk.exclude_columns
             if problems:
                 return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds), ""
-            export_solution_seeds(dbs[0], tables, spec.project_name, task_dir / "seeds")
-            note = self._volatile_note(tables)
+            export_solution_seeds(solved, tables, spec.project_name, task_dir / "seeds")
             seeds = [f"solution__{t}" for t in tables]
             merged = {t: _ordered_union(_existing_excludes(spec, t), cols) for t, cols in excludes.items()}
             if merged:
                 update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
+            if f_broken is not None:
+                broken = f_broken.result()
+                if not broken.get("ok"):
+                    return None, broken.get("reason", "broken state failed")
+                broken_db = broken["db"]
+            seconds["solved_state"] = time.monotonic() - t0
             self.progress(f"validate: {task_dir.name}: grading none and sage (inprocess, prepared)")
             t1 = time.monotonic()
-            res = self.pool().submit(worker.prove_grade_job, cfg, {
-                "task_dir": str(task_dir), "project_copy": str(project_copy),
-                "broken_db": broken["db"], "seed_based": bool(base.get("seed_based"))}).result()
+            grade_job = {"task_dir": str(task_dir), "project_copy": str(project_copy),
+                         "broken_db": broken_db, "seed_based": bool(base.get("seed_based")),
+                         "baseline_db": base["baseline_db"], "project_name": spec.project_name,
+                         "tables_all": tables_all}
+            f_grade = pool.submit(worker.prove_grade_job, cfg, grade_job)
+            again = f_again.result()
+            if not again.get("ok"):
+                f_grade.cancel()
+                return None, again.get("reason", "second build failed")
+            more: dict[str, list[str]] = {}
+            for t in tables:
+                chk = check_table(solved, t, other_db=Path(again["db"]))
+                if chk.rejected:
+                    problems.extend(chk.problems or [f"{t}: every column would be excluded"])
+                for c in chk.exclude_columns:
+                    if c not in merged.get(t, []):
+                        more.setdefault(t, []).append(c)
+            res = f_grade.result()
+            if problems:
+                return Proof(False, False, False, [], 0, "; ".join(problems), merged, None, seconds), ""
+            if more:
+                # non-deterministic columns: exclude them and grade again
+                for t, cols in more.items():
+                    merged[t] = _ordered_union(merged.get(t) or _existing_excludes(spec, t), cols)
+                update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
+                res = pool.submit(worker.prove_grade_job, cfg, grade_job).result()
             seconds["grading"] = time.monotonic() - t1
             if not res.get("ok"):
                 return None, res.get("reason", "grading failed")
+            note = self._volatile_note(tables)
             # the harness runs dbt as CLI calls without partial parsing and reloads every seed
             calls = res["sage"]["test_dbt_calls"]
             extra = (DBT_CLI_STARTUP * calls + calls * float(base["seconds"].get("parse", 0.0))
@@ -574,6 +624,37 @@ def _packages_subset(copy: Path, orig: Path) -> bool:
 
     mine, theirs = entries(copy), entries(orig)
     return all(e in theirs for e in mine)
+
+
+def _apply_patches(task_dir: Path, project_copy: Path, touched: list[str], scratch: Path
+                   ) -> tuple[dict[str, bytes] | None, str]:
+    """Apply setup/changes.patch to copies of the touched files ({path: mutant bytes}), and check
+    that solutions/changes.patch restores them byte for byte."""
+    import subprocess
+
+    for rel in touched:
+        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(project_copy / rel, scratch / rel)
+
+    def patch(name: str) -> bool:
+        with open(task_dir / name, "rb") as fin:
+            return subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch"],
+                                  cwd=scratch, stdin=fin, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL).returncode == 0
+
+    if not patch("setup/changes.patch"):
+        return None, "setup/changes.patch does not apply to the project copy"
+    mutants = {rel: (scratch / rel).read_bytes() for rel in touched}
+    if not patch("solutions/changes.patch") or any(
+            (scratch / rel).read_bytes() != (project_copy / rel).read_bytes() for rel in touched):
+        return None, "the solution patch is not the exact inverse of the setup patch"
+    return mutants, ""
+
+
+def _mutant_key(rel_path: str, data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(rel_path.encode() + b"\0" + data).hexdigest()[:24]
 
 
 def _existing_excludes(spec: TaskSpec, table: str) -> list[str]:

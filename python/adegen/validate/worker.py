@@ -26,6 +26,48 @@ def _tail(text: str, n: int = 3000) -> str:
     return text[-n:]
 
 
+# in-process calls whose artifacts nobody reads: dbt skips writing manifest.json and
+# run_results.json (about 40% of a small call); partial parsing is unaffected
+NO_ARTIFACTS = {"DBT_WRITE_JSON": "False"}
+
+
+def _statuses(result) -> dict[str, dict]:
+    """{unique_id: {status, message}} from a dbtRunner result (what run_results.json holds)."""
+    out: dict[str, dict] = {}
+    for r in getattr(getattr(result, "result", None), "results", None) or []:
+        try:
+            st = getattr(r.status, "value", r.status)
+            out[r.node.unique_id] = {"status": str(st), "message": r.message}
+        except AttributeError:
+            continue
+    return out
+
+
+def warm(seconds: float = 0.3) -> int:
+    """Import dbt and the DuckDB adapter in this worker (the first in-process call otherwise pays
+    for it); lingers a moment so that each worker of the pool takes one warm-up job."""
+    t0 = time.monotonic()
+    try:
+        import dbt.adapters.duckdb  # noqa: F401
+        from dbt.cli.main import dbtRunner  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+    time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
+    return os.getpid()
+
+
+def warm_app(cfg: dict, seconds: float = 0.5) -> int:
+    """Create this worker's screening app and let dbt parse it once (partial parsing from then
+    on); lingers so that each worker takes one of these jobs."""
+    t0 = time.monotonic()
+    try:
+        dbtrun.run_inprocess(["parse"], _worker_app(cfg), env=NO_ARTIFACTS)
+    except Exception:  # noqa: BLE001 - the first screen will report problems
+        pass
+    time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
+    return os.getpid()
+
+
 def _first_error(output: str) -> str:
     lines = [ln.split("  ", 1)[-1].strip() for ln in output.splitlines()]
     for i, ln in enumerate(lines):
@@ -236,7 +278,16 @@ def descendants(children: dict, uid: str) -> dict[str, int]:
 def screen_job(cfg: dict, base: dict, job: dict) -> dict:
     """Screen one mutant; never raises (a failure is an unobservable result with the reason)."""
     try:
-        return _screen(cfg, base, job)
+        obs = _screen(cfg, base, job)
+        keep = job.get("keep_db")
+        if keep and obs.get("observable"):
+            # the broken state setup.sh would leave: Validator.prove reuses it
+            live = _worker_app(cfg) / f"{cfg['db_name']}.duckdb"
+            Path(keep).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(live, keep)
+            if Path(str(live) + ".wal").exists():
+                os.replace(Path(str(live) + ".wal"), Path(str(keep) + ".wal"))
+        return obs
     except Exception as exc:  # noqa: BLE001
         return {"observable": False, "build_error": False,
                 "reason": f"screening failed: {type(exc).__name__}: {exc}",
@@ -260,16 +311,20 @@ def _screen(cfg: dict, base: dict, job: dict) -> dict:
     if any(x["materialized"] == "incremental" for x in sel_models.values()):
         args.append("--full-refresh")  # the shipped DB has no model tables: a fresh build
     dbfiles.copy_file(Path(base["baseline_db"]), app / f"{db_name}.duckdb")
+    # what a fresh full `dbt run` of the mutant leaves: the mutated model and everything
+    # downstream rebuilt from nothing (a failing model leaves no relation), the rest intact
+    _drop_relations(app / f"{db_name}.duckdb", [(x["schema"], x["alias"]) for x in sel_models.values()
+                                                 if x["materialized"] != "ephemeral"])
     rr_path = app / "target" / "run_results.json"
     if rr_path.exists():
         rr_path.unlink()
     try:
         model_file.write_bytes(job["text"].encode("utf-8") if isinstance(job["text"], str) else job["text"])
-        ok, out, secs, _ = dbtrun.run_inprocess(args, app)
+        ok, out, secs, result = dbtrun.run_inprocess(args, app, env=NO_ARTIFACTS)
     finally:
         model_file.write_bytes(original)
-    statuses: dict[str, dict] = {}
-    if rr_path.exists():
+    statuses: dict[str, dict] = _statuses(result)
+    if not statuses and rr_path.exists():
         for r in json.loads(rr_path.read_text()).get("results", []):
             statuses[r["unique_id"]] = {"status": r.get("status"), "message": r.get("message")}
     errored = [u for u, s in statuses.items() if s["status"] in ("error", "fail")]
@@ -469,7 +524,7 @@ def prove_state_job(cfg: dict, base: dict, job: dict) -> dict:
 def _dbt_into(app: Path, db_name: str, start_db: Path, out_db: Path, args: list[str]) -> tuple[bool, str]:
     live = app / f"{db_name}.duckdb"
     dbfiles.copy_file(start_db, live)
-    ok, out, _, _ = dbtrun.run_inprocess(args, app)
+    ok, out, _, _ = dbtrun.run_inprocess(args, app, env=NO_ARTIFACTS)
     out_db.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", ".wal"):
         src = Path(str(live) + suffix)
@@ -481,8 +536,21 @@ def _dbt_into(app: Path, db_name: str, start_db: Path, out_db: Path, args: list[
     return ok, out
 
 
+def _state_app(cfg: dict, base: dict, job: dict) -> Path:
+    """The worker's prove app (shared with grading), dbt_project.yml pre-merged like grading
+    does it, so dbt keeps partial-parsing across jobs."""
+    from ..harness.prepared import _merge_from
+
+    app = _prove_app(cfg, job["project_copy"], "grade")
+    if job.get("project_name"):
+        _merge_from(app, _all_solution_seeds_no_op(app.parent, {
+            "baseline_db": base["baseline_db"], "project_name": job["project_name"],
+            "tables_all": job["tables_all"]}))
+    return app
+
+
 def _solved_again(cfg: dict, base: dict, job: dict) -> dict:
-    app = _prove_app(cfg, job["project_copy"], "build")
+    app = _state_app(cfg, base, job)
     models = base["models"]
     by_alias = {m["alias"].lower(): u for u, m in models.items()}
     sel, uids = [], set()
@@ -510,7 +578,7 @@ def _solved_again(cfg: dict, base: dict, job: dict) -> dict:
 
 
 def _broken_state(cfg: dict, base: dict, job: dict) -> dict:
-    app = _prove_app(cfg, job["project_copy"], "build")
+    app = _state_app(cfg, base, job)
     task = Path(job["task_dir"])
     touched = job["touched_paths"]
     original = {p: (app / p).read_bytes() for p in touched}
@@ -560,10 +628,10 @@ def prove_grade_job(cfg: dict, job: dict) -> dict:
         root = _prove_root(cfg, job["project_copy"], "grade")
         _prove_app(cfg, job["project_copy"], "grade")
         loaded = project_seed_names(Path(job["project_copy"])) if job.get("seed_based") else set()
+        premerge = [_all_solution_seeds_no_op(root, job)] if job.get("baseline_db") else []
         for agent in ("none", "sage"):
             r = PreparedTrialRunner(Path(job["task_dir"]), Path(job["project_copy"]), Path(job["broken_db"]),
-                                    agent, root=root, loaded_seeds=loaded,
-                                    premerge=job.get("premerge", True))
+                                    agent, root=root, loaded_seeds=loaded, premerge=premerge)
             t0 = time.monotonic()
             r.prepare()
             r.setup()
@@ -585,4 +653,26 @@ def prove_grade_job(cfg: dict, job: dict) -> dict:
         out["ok"] = True
     except Exception as exc:  # noqa: BLE001
         out.update(ok=False, reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-2000:])
+    return out
+
+
+def _all_solution_seeds_no_op(root: Path, job: dict) -> Path:
+    """A _no-op.txt naming solution__<t> with its column types for every table of the intact
+    build. Merged into the grading app's dbt_project.yml up front, it makes the file the same for
+    every task (the task's own _no-op.txt merges to the same text), so dbt never re-parses the
+    whole project for a project-config change between tasks."""
+    from ..harness.seeds import no_op_text, table_schema
+
+    out = root / f"all-no-op-{job['project_name']}.txt"
+    if out.is_file():
+        return out
+    con = duckdb.connect(str(job["baseline_db"]), read_only=True)
+    try:
+        names = [r[0] for r in con.execute(
+            "select distinct table_name from information_schema.tables "
+            "where table_catalog = current_database() order by 1").fetchall()]
+        schemas = {t: table_schema(con, t) for t in names if t.lower() in job["tables_all"]}
+    finally:
+        con.close()
+    out.write_text(no_op_text(job["project_name"], schemas))
     return out
