@@ -107,6 +107,7 @@ def test_iff_branch_swap_task_proven_on_emulator(sf_env):
     t0 = time.monotonic()
     proof = v.prove(task, project, None)
     timings["prove_iff_branch_swap"] = time.monotonic() - t0
+    print("\n" + proof.detail)
     assert proof.ok, proof.detail
     assert proof.broken_fails and proof.solved_passes
     assert proof.detail.startswith("proven on emulator")
@@ -132,10 +133,43 @@ def test_mutant_the_emulator_cannot_run_is_unproven(sf_env):
     t0 = time.monotonic()
     proof = v.prove(task, project, None)                 # never raises
     timings["prove_unsupported"] = time.monotonic() - t0
+    print("\n" + proof.detail)
     assert not proof.ok
     assert proof.detail.startswith("unproven: the emulator cannot run")
     assert "current_session" in proof.detail.lower()
     assert [s for s in v._servers if s is not v._base_srv] == []
+
+
+def test_screen_reports_an_unsupported_mutant_as_not_screenable(sf_env):
+    v, *_ = sf_env
+    original = (SF / MODEL).read_text()
+    mutant = original.replace("split_part(category_path, ' > ', 1) as category",
+                              "split_part(category_path, ' > ', 1) || current_session() as category")
+    obs = v.screen("model.acme_sf.stg_products", MODEL, mutant, type("P", (), {
+        "id": "x", "symptom": "values_wrong", "difficulty": "easy"})())
+    assert not obs.observable and not obs.build_error
+    assert obs.reason.startswith("not screenable on the emulator: the emulator cannot run it")
+    assert "current_session" in obs.reason.lower()
+
+
+@pytest.mark.skipif(not os.environ.get("ADEGEN_SLOW"), reason="script mode (one dbt process per call, "
+                    "~75 s): set ADEGEN_SLOW=1")
+def test_script_mode_agrees(sf_env):
+    v, root, project, timings = sf_env
+    original = (SF / MODEL).read_text()
+    mutant = original.replace("iff(is_active = 'Y', true, false)", "iff(is_active = 'Y', false, true)")
+    task = make_task(root / "tasks", "acme_sf903", original, mutant, "stg_products")
+    t0 = time.monotonic()
+    proof = v.prove(task, project, None, mode="script")
+    timings["prove_script_mode"] = time.monotonic() - t0
+    assert proof.ok and proof.detail.startswith("proven on emulator"), proof.detail
+
+
+def test_missing_data_file_is_not_usable(tmp_path):
+    v = EmulatorValidator(load_project(SF), workdir=tmp_path, data_file=tmp_path / "nope.duckdb")
+    ok, why = v.usable()
+    assert not ok and why.startswith("Snowflake tasks are unproven: data file") and "not found" in why
+    v.close()
 
 
 # -- factory ---------------------------------------------------------------------------------------
