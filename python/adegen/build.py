@@ -21,6 +21,8 @@ from . import __version__
 from .cli_args import Options, parse_args, parse_pick
 from .errors import AdegenError, InputError
 
+EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake.EMULATOR_LABEL (fakesnow, not Snowflake)
+
 
 # ---------------------------------------------------------------------------------------------
 # console
@@ -143,6 +145,18 @@ def _print_proposal(ui: UI, p) -> None:
     ui.say()
 
 
+SNOWFLAKE_ENV = ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE",
+                 "SNOWFLAKE_WAREHOUSE")
+
+
+def snowflake_env_unset(environ=None) -> list[str]:
+    """The spec's five SNOWFLAKE_* variables that are unset (or empty) in the environment."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return [v for v in SNOWFLAKE_ENV if not str(env.get(v, "") or "").strip()]
+
+
 def _next_steps(opts: Options, project, ade, task_ids: list[str], db_note: str | None) -> list[str]:
     """The spec's "After Generating Files" list with real paths (one line per command)."""
     tasks_dir = shlex.quote(str(opts.output_dir / "tasks"))
@@ -151,10 +165,14 @@ def _next_steps(opts: Options, project, ade, task_ids: list[str], db_note: str |
     if db == "duckdb":
         steps.append("1. Verify database access: " + (db_note or ""))
     else:
-        steps.append("1. Verify database access: export SNOWFLAKE_ACCOUNT=... SNOWFLAKE_USER=... "
-                     "SNOWFLAKE_PASSWORD=... SNOWFLAKE_ROLE=... SNOWFLAKE_WAREHOUSE=...; the source "
-                     f"database {project.db_name} must exist and be readable with them (ade-bench clones it "
-                     "per task).")
+        unset = snowflake_env_unset()
+        state = (f"NOT SET in this environment: {', '.join(unset)}" if unset
+                 else "all five are set in this environment")
+        steps.append("1. Verify database access: confirm these environment variables are set ("
+                     + state + "):")
+        steps += [f"   export {v}=...{'   # unset' if v in unset else ''}" for v in SNOWFLAKE_ENV]
+        steps.append(f"   The source database {project.db_name} must exist and be accessible with these "
+                     "credentials; ade-bench clones it per task.")
     steps.append("2. Review the generated tests/ directories (custom assertions must name real models and "
                  "columns; names never start with AUTO_).")
     if db == "duckdb":
@@ -185,7 +203,7 @@ def run(opts: Options, ui: UI) -> tuple[int, dict]:
     from . import survey as sv
     from .output import rewrite_packages
     from .paths import package_root
-    from .project import load_project
+    from .project import check_duckdb_database, check_project_files, load_project
 
     t0 = time.monotonic()
     report = RunReport()
@@ -199,17 +217,28 @@ def run(opts: Options, ui: UI) -> tuple[int, dict]:
         raise InputError(f"database type {project.adapter_type!r} is not supported (only duckdb and snowflake)",
                          file=project.profiles_path, field="type")
     if opts.db_path is not None and project.adapter_type != "duckdb":
-        raise InputError("--db-path is for DuckDB only (Snowflake variants have no db_dir)", field="--db-path")
+        raise InputError(f"--db-path is for DuckDB only: {project.profiles_path.name} gives type: snowflake for "
+                         f"{project.name}, and Snowflake variants have no db_dir (ade-bench reaches the database "
+                         f"{project.db_name} with the SNOWFLAKE_* credentials); drop --db-path",
+                         field="--db-path")
     if opts.no_copy and opts.project_dir.name != project.name:
         raise InputError(f"with --no-copy the directory name must equal the dbt project name {project.name!r} "
                          f"(ade-bench finds the project as <project_dir>/<project_name>); got "
                          f"{opts.project_dir.name!r}", file=opts.project_dir / "dbt_project.yml", field="name")
+    check_project_files(project)  # non-UTF-8 files, no models: exit 2 before dbt runs
+    if opts.validate:
+        check_duckdb_database(project, opts.db_path)  # missing, corrupt or locked database: exit 2 now
     with tempfile.TemporaryDirectory(prefix="adegen-pkgcheck-") as tmpd:
         # refuses local: packages outside the project
         notes = rewrite_packages(project.project_dir, Path(tmpd), package_root())
     if opts.no_copy and notes:
         ui.warn("--no-copy: the project's packages.yml lists adegen itself; ade-bench runs `dbt deps` on the "
                 "project as it is, so remove that entry (or drop --no-copy) before running the tasks")
+    doc["validation"]["emulate_snowflake"] = bool(opts.emulate_snowflake)
+    if project.adapter_type == "snowflake":
+        doc["snowflake_env_unset"] = snowflake_env_unset()
+    elif opts.emulate_snowflake:
+        ui.warn("--emulate-snowflake has no effect on a DuckDB project")
     doc["project"] = {"name": project.name, "db_type": project.adapter_type, "db_name": project.db_name,
                       "profile": project.profile_name, "target": project.target_name}
 
@@ -272,6 +301,9 @@ def _after_validator_start(opts, ui, project, ade, pending, workroot, report, do
     discovery = run_discovery(opts.project_dir, patterns_dirs=opts.patterns_dirs,
                               profiles_dir=opts.profiles_dir, target=opts.target)
     _timing(doc, "discovery", t1)
+    if not any(m.get("package_name") == project.name and m.get("enabled", True) for m in discovery.get("models", [])):
+        raise InputError("the project has no enabled models (every model is disabled)",
+                         file=opts.project_dir / "dbt_project.yml", field="models")
     ui.say(_discovery_summary(discovery))
     ui.say()
 
@@ -333,16 +365,28 @@ class _PendingValidator:
 
 
 def _start_validator(project, opts: Options, workroot: Path, ui: UI) -> tuple[_PendingValidator | None, str]:
+    progress = lambda s: ui.say(f"  {s}")  # noqa: E731
     try:
-        from .validate import Validator  # type: ignore
-    except ImportError as exc:
-        ui.warn(f"execution validation unavailable ({exc}); tasks will be patch-validated only (status: dev)")
-        return None, f"validator not available: {exc}"
-    v = Validator(project, db_dir=opts.db_path, workdir=workroot / "validate", jobs=2,
-                  progress=lambda s: ui.say(f"  {s}"))
+        from .validate.factory import make_validator  # type: ignore
+    except ImportError:
+        make_validator = None
+    if make_validator is not None:
+        v = make_validator(project, emulate_snowflake=opts.emulate_snowflake, workdir=workroot / "validate",
+                           db_dir=opts.db_path, jobs=2, progress=progress)
+    else:
+        try:
+            from .validate import Validator  # type: ignore
+        except ImportError as exc:
+            ui.warn(f"execution validation unavailable ({exc}); tasks will be patch-validated only (status: dev)")
+            return None, f"validator not available: {exc}"
+        v = Validator(project, db_dir=opts.db_path, workdir=workroot / "validate", jobs=2, progress=progress)
     ok, why = v.usable()
     if not ok:
         ui.warn(f"execution validation unusable ({why}); tasks will be patch-validated only (status: dev)")
+        try:
+            v.close()
+        except Exception:  # noqa: BLE001
+            pass
         return None, why
     pool = getattr(v, "pool", None)
     if callable(pool):
@@ -361,7 +405,8 @@ def _batched_screen(validator, cands, survey, discovery, opts, project, ui):
     from . import proposals as pp
 
     cache: dict[tuple[int, int], Any] = {}
-    dry = pp.select(cands, survey, discovery, count=opts.count + 2, project_name=project.name)
+    dry = pp.select(cands, survey, discovery, count=opts.count + 2, project_name=project.name,
+                    prefer_db_specific=project.adapter_type == "snowflake")
     items, keys = [], []
     for p in dry.proposals:
         c = p.candidate
@@ -400,14 +445,17 @@ def _propose_and_generate(opts, ui, project, discovery, catalog, survey, ade, va
     cands = pp.rank(cands, survey)
     # Rounds: the candidates a selection would try first (4x --count, spread) are compiled in one
     # dbt run, screened in one parallel batch, then selected from; only if too many drop out is
-    # the next pool taken.
+    # the next pool taken. Snowflake projects: at least half the picks use Snowflake-specific patterns
+    # (the spec's "prefer Snowflake-specific SQL ... but also include some ANSI SQL bugs").
+    prefer_specific = project.adapter_type == "snowflake"
     remaining = list(cands)
     proposals_: list = []
     dropped: list = []
     for _round in range(3):
         if not remaining or len(proposals_) >= opts.count:
             break
-        sel = pp.pool(remaining, survey, discovery, size=4 * opts.count, project_name=project.name)
+        sel = pp.pool(remaining, survey, discovery, size=4 * opts.count, project_name=project.name,
+                      prefer_db_specific=prefer_specific)
         if not sel:
             break
         ids = {id(c) for c in sel}
@@ -422,6 +470,7 @@ def _propose_and_generate(opts, ui, project, discovery, catalog, survey, ade, va
                 doc["validation"].update({"usable": False, "reason": str(exc)})
                 validator = None
         part = pp.select(sel, survey, discovery, count=opts.count - len(proposals_), project_name=project.name,
+                         prefer_db_specific=prefer_specific,
                          screen=screen, progress=ui.say, taken=proposals_)
         proposals_ += part.proposals
         dropped += part.dropped
@@ -541,7 +590,7 @@ def _generate(opts, ui, project, discovery, chosen, survey, ade, validator, repo
             task_id = out.format_task_id(project.name, number)
             result = _generate_one(opts, ui, project, p, task_id, tests_by_prop.get(p.number, []),
                                    project_dir_field, project_root, known_models, seed_based, validator,
-                                   db_file, tasks_dir)
+                                   db_file, tasks_dir, unproven_reason=_unproven_reason(opts, doc))
             if result is None:
                 number -= 1  # the id was not used
                 continue
@@ -572,9 +621,23 @@ def _generate(opts, ui, project, discovery, chosen, survey, ade, validator, repo
     ui.say()
     ui.say(f"Wrote {len(written)} task(s) to {tasks_dir}:")
     for t in report.tasks:
-        status = "proven" if t.get("proven") else f"status: dev ({t.get('proof_detail')})"
+        status = t.get("proof_label", "proven") if t.get("proven") else f"status: dev ({t.get('proof_detail')})"
         ui.say(f"  {t['task_id']}: {t['model']} / {t['pattern_id']} ({t['difficulty']}) - {status}")
     ui.say()
+    if project.adapter_type == "snowflake":
+        note = _snowflake_proof_note(report.tasks, _unproven_reason(opts, doc), validator is not None)
+        doc["validation"]["snowflake_note"] = note
+        ui.say(note)
+        ui.say()
+    if opts.run_harness:
+        from . import ade_run
+
+        ui.say("Phase 5 (--run-harness): ade-bench's harness")
+        doc["harness_run"] = ade_run.run_tasks(written, project.adapter_type, tasks_dir, say=ui.say)
+        for r in doc["harness_run"]["results"]:
+            if r["verdict"] != "PASS":
+                report.warnings.append(f"{r['task_id']}: harness {r['line']}")
+        ui.say()
     ui.say("Next steps:")
     for s in steps:
         ui.say(f"  {s}")
@@ -586,6 +649,22 @@ def _generate(opts, ui, project, discovery, chosen, survey, ade, validator, repo
         return 1, doc
     doc["exit_code"] = 0
     return 0, doc
+
+
+def _snowflake_proof_note(tasks: list[dict], reason: str, validating: bool) -> str:
+    """The summary's word on Snowflake tasks: proven on the emulator (never "on Snowflake"), or
+    unproven and why (the validator factory's reason)."""
+    proven = [t["task_id"] for t in tasks if t.get("proven")]
+    unproven = [t["task_id"] for t in tasks if not t.get("proven")]
+    parts = []
+    if proven:
+        parts.append(f"{len(proven)} Snowflake task(s) {EMULATOR_LABEL} (fakesnow, not a Snowflake account): "
+                     f"{', '.join(proven)}; re-check them with `ade run --db snowflake` before relying on them.")
+    if unproven:
+        why = f"Snowflake tasks are unproven: {reason}" if not validating else "see each task's status line above"
+        parts.append(f"{len(unproven)} Snowflake task(s) written with status: dev and UNPROVEN "
+                     f"({', '.join(unproven)}): {why}.")
+    return " ".join(parts)
 
 
 def _looks_seed_based(project, discovery) -> bool:
@@ -602,8 +681,18 @@ def _looks_seed_based(project, discovery) -> bool:
                for s in discovery.get("sources", []))
 
 
+def _unproven_reason(opts, doc: dict) -> str:
+    """Why tasks of this run cannot be proven (the validator factory's reason), for status: dev."""
+    if not opts.validate:
+        return "--no-validate"
+    why = str((doc.get("validation") or {}).get("reason") or "execution validation unavailable")
+    prefix = "Snowflake tasks are unproven: "
+    return why[len(prefix):] if why.startswith(prefix) else why
+
+
 def _generate_one(opts, ui, project, p, task_id, tests, project_dir_field, project_root, known_models,
-                  seed_based, validator, db_file, tasks_dir) -> dict | None:
+                  seed_based, validator, db_file, tasks_dir, unproven_reason: str = "--no-validate"
+                  ) -> dict | None:
     from . import output as out
     from .patchcheck import check_task
     from .taskgen import TaskSpec, build_task_files, unified_diff
@@ -630,9 +719,9 @@ def _generate_one(opts, ui, project, p, task_id, tests, project_dir_field, proje
             ui.warn(f"{task_id} dropped: {check.line()}")
             writer.discard()
             return None
-        proven, detail, proof_json = False, "unproven: --no-validate", None
+        proven, detail, proof_json = False, f"unproven: {unproven_reason}", None
         if validator is not None:
-            if db_file is None:
+            if db_file is None and project.adapter_type == "duckdb":
                 detail = "unproven: no database file to prove against"
             else:
                 ui.say(f"Proving {task_id} (broken must fail, solved must pass)...")
@@ -642,7 +731,14 @@ def _generate_one(opts, ui, project, p, task_id, tests, project_dir_field, proje
                                   "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
                                   "expected_tests": int(proof.expected_tests), "detail": str(proof.detail)}
                     proven = bool(proof.ok)
-                    detail = "proven" if proven else f"unproven: {proof.detail}"
+                    if not proven:
+                        detail = f"unproven: {proof.detail}"
+                    elif project.adapter_type == "snowflake":
+                        detail = EMULATOR_LABEL  # fakesnow, never "proven on Snowflake"
+                    else:
+                        detail = "proven"
+                    if project.adapter_type == "snowflake":
+                        proof_json["on"] = "emulator"
                 except AdegenError as exc:
                     detail = f"unproven: {exc}"
         if not proven:
@@ -655,6 +751,7 @@ def _generate_one(opts, ui, project, p, task_id, tests, project_dir_field, proje
         "task_id": task_id, "path": str(final), "model": p.model, "pattern_id": p.pattern_id,
         "family": p.family, "difficulty": p.difficulty, "proposal": p.number,
         "status": "ready" if proven else "dev", "proven": proven, "proof_detail": detail, "proof": proof_json,
+        "proof_label": (detail if proven else "unproven"),
         "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
                         "models": check.models_ok, "line": check.line()},
         "files": sorted(str(Path(final, k).relative_to(final)) for k in files.files),
@@ -676,32 +773,55 @@ def _set_status_dev(task_yaml: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The one error boundary of the command: a problem the user can fix ends with one message
+    (`adegen: error: ...`, exit 2 for bad input), Ctrl-C with exit 130 (unfinished task dirs are
+    removed on the way out), anything unexpected with one line and exit 1 (`ADEGEN_DEBUG=1` adds
+    the traceback). No traceback otherwise."""
+    import os
+
     json_mode = "--json" in (argv if argv is not None else sys.argv[1:])
     try:
         opts = parse_args(argv)
-    except AdegenError as exc:
-        print(f"adegen: error: {exc.render()}", file=sys.stderr)
-        if json_mode:
-            print(json.dumps({"adegen_version": __version__, "error": exc.render(), "exit_code": exc.exit_code}))
-        return exc.exit_code
+        interactive = sys.stdin.isatty() and opts.pick is None
+        code, doc = run(opts, UI(opts.json, interactive))
     except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    interactive = sys.stdin.isatty() and opts.pick is None
-    ui = UI(opts.json, interactive)
-    try:
-        code, doc = run(opts, ui)
-    except AdegenError as exc:
-        print(f"adegen: error: {exc.render()}", file=sys.stderr)
-        if opts.json:
-            print(json.dumps({"adegen_version": __version__, "error": exc.render(), "exit_code": exc.exit_code}))
-        return exc.exit_code
+        return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         print("adegen: interrupted; nothing half-written was left behind", file=sys.stderr)
         return 130
-    if opts.json:
-        print(json.dumps(doc, indent=2, default=str))
+    except AdegenError as exc:
+        error, code = exc.render(), exc.exit_code
+    except OSError as exc:  # e.g. a disk that fills up or a directory that turns read-only mid-run
+        where = f"{exc.filename}: " if exc.filename else ""
+        error, code = f"{where}{exc.strerror or exc}", 1
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+        if os.environ.get("ADEGEN_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        error, code = (f"internal error: {type(exc).__name__}: {exc} (re-run with ADEGEN_DEBUG=1 for the "
+                       "traceback)"), 1
+    else:
+        if opts.json:
+            print(json.dumps(doc, indent=2, default=str))
+        return code
+    print(f"adegen: error: {error}", file=sys.stderr)
+    if json_mode:
+        print(json.dumps({"adegen_version": __version__, "error": error, "exit_code": code}))
     return code
 
 
+def exit_with(code: int) -> None:
+    """sys.exit(code), except after a handled Ctrl-C: exit 130 at once, so a KeyboardInterrupt that
+    dbt or Jinja saw first cannot make the interpreter re-kill itself with SIGINT on the way out."""
+    if code == 130:
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

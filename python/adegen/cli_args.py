@@ -4,6 +4,7 @@ Parsing never writes anything; every problem is an `InputError` naming the argum
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class Options:
     validate: bool = True
     profiles_dir: Path | None = None
     target: str | None = None
+    emulate_snowflake: bool = False
+    run_harness: bool = False
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,13 +68,20 @@ def make_parser() -> argparse.ArgumentParser:
                    help="print one JSON document (proposals, tasks, validation) instead of text")
     p.add_argument("--no-validate", action="store_true",
                    help="skip execution validation (patch round-trip validation still runs)")
+    p.add_argument("--emulate-snowflake", action="store_true",
+                   help="Snowflake projects: prove the tasks on the local fakesnow emulator (needs the "
+                        "snowflake-emulator extra); results are labelled 'proven on emulator'")
+    p.add_argument("--run-harness", action="store_true",
+                   help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
+                        "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
     p.add_argument("--profiles-dir", metavar="DIR", help="directory holding profiles.yml (default: dbt's lookup)")
     p.add_argument("--target", metavar="NAME", help="profile target (default: the profile's target)")
     return p
 
 
-def parse_pick(pick: str, n: int) -> list[int]:
-    """`all` or a comma list of 1-based numbers -> 0-based indexes (validated against n)."""
+def parse_pick(pick: str, n: int, *, at_most: bool = False) -> list[int]:
+    """`all` or a comma list of 1-based numbers -> 0-based indexes (validated against n; `at_most`:
+    n is only the upper bound --count sets, checked before the proposals exist)."""
     text = pick.strip().lower()
     if text in ("all", "a", "*"):
         return list(range(n))
@@ -90,7 +100,8 @@ def parse_pick(pick: str, n: int) -> list[int]:
             raise InputError(f"expected 'all' or numbers like 1,3 - got {pick!r}", field="--pick")
         for k in rng:
             if not 1 <= k <= n:
-                raise InputError(f"proposal {k} does not exist (there are {n})", field="--pick")
+                there = f"--count {n} proposes at most {n}" if at_most else f"there are {n}"
+                raise InputError(f"proposal {k} does not exist ({there})", field="--pick")
             if k - 1 not in out:
                 out.append(k - 1)
     if not out:
@@ -98,9 +109,26 @@ def parse_pick(pick: str, n: int) -> list[int]:
     return out
 
 
+def _check_writable(output_dir: Path) -> None:
+    """The output directory, or the nearest existing directory it would be created in, must be
+    writable (checked before any work; nothing is created here)."""
+    probe = output_dir
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe != output_dir and not probe.is_dir():
+        raise InputError(f"cannot be created: {probe} is not a directory", file=output_dir, field="--output-dir")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        what = "is not writable" if probe == output_dir else f"cannot be created: {probe} is not writable"
+        raise InputError(what, file=output_dir, field="--output-dir")
+
+
 def parse_args(argv: list[str] | None = None) -> Options:
     ns = make_parser().parse_args(argv)
     project_dir = Path(ns.project_dir).expanduser()
+    if not project_dir.exists():
+        raise InputError("does not exist", file=project_dir, field="PROJECT_DIR")
     if not project_dir.is_dir():
         raise InputError("not a directory", file=project_dir, field="PROJECT_DIR")
     if not (project_dir / "dbt_project.yml").is_file():
@@ -123,10 +151,12 @@ def parse_args(argv: list[str] | None = None) -> Options:
         pass
     if output_dir.exists() and not output_dir.is_dir():
         raise InputError("exists and is not a directory", file=output_dir, field="--output-dir")
+    _check_writable(output_dir)
     db_path = None
     if ns.db_path:
         if ns.db_type == "snowflake":
-            raise InputError("--db-path is for DuckDB only (Snowflake variants have no db_dir)", field="--db-path")
+            raise InputError("--db-path is for DuckDB only: Snowflake variants have no db_dir (ade-bench reaches "
+                             "the database with the SNOWFLAKE_* credentials); drop --db-path", field="--db-path")
         db_path = Path(ns.db_path).expanduser()
         if not db_path.is_dir():
             raise InputError("directory does not exist", file=db_path, field="--db-path")
@@ -144,7 +174,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
             raise InputError("directory does not exist", file=pd, field="--patterns-dir")
         patterns_dirs.append(pd.resolve())
     if ns.pick is not None:
-        parse_pick(ns.pick, 99)  # syntax check now; range check once proposals exist
+        parse_pick(ns.pick, count, at_most=True)  # syntax and --count now; the exact range once proposals exist
     if ns.db_name is not None and not ns.db_name.strip():
         raise InputError("must not be empty", field="--db-name")
     profiles_dir = None
@@ -156,5 +186,6 @@ def parse_args(argv: list[str] | None = None) -> Options:
         project_dir=project_dir, output_dir=output_dir, no_copy=ns.no_copy, db_type=ns.db_type,
         db_name=ns.db_name, db_path=db_path, ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs,
         count=count, pick=ns.pick, yes=ns.yes, json=ns.json, validate=not ns.no_validate,
-        profiles_dir=profiles_dir, target=ns.target,
+        profiles_dir=profiles_dir, target=ns.target, emulate_snowflake=ns.emulate_snowflake,
+        run_harness=ns.run_harness,
     )

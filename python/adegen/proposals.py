@@ -22,16 +22,62 @@ MAX_SITES_PER_PAIR = 3
 MAX_MUTANTS = 240
 
 
-@dataclass
+class _LazySites:
+    """Rewrite sites of one model for its matched patterns, computed on first use.
+
+    Performance: `ModelContext.from_discovery` + `sites_for_model` cost O(models) each (sibling
+    ranking over every model), so computing them for every model of a 5,000-model project is
+    quadratic. Ranking needs no sites, and only the candidates a selection actually reaches are
+    realised, so sites are computed for those models only. By the rewrite contract (find_sites is
+    non-empty exactly when the macro matched the pattern) this gives the same candidates."""
+
+    __slots__ = ("raw", "model", "discovery", "patterns", "db_type", "warn", "_sites")
+
+    def __init__(self, raw, model, discovery, patterns, db_type, warn):
+        self.raw, self.model, self.discovery = raw, model, discovery
+        self.patterns, self.db_type, self.warn = patterns, db_type, warn
+        self._sites: dict[str, list] | None = None
+
+    def get(self, pattern_id: str) -> list:
+        if self._sites is None:
+            try:
+                self._sites = sites_for(self.raw, self.model, self.discovery, self.patterns, self.db_type)
+            except Exception as exc:  # noqa: BLE001 - one model's rewrite problem must not end the run
+                self.warn(f"{self.model['name']}: could not compute rewrite sites "
+                          f"({exc.__class__.__name__}: {exc})")
+                self._sites = {}
+        return (self._sites.get(pattern_id) or [])[:MAX_SITES_PER_PAIR]
+
+
 class Candidate:
-    model: dict  # discovery model entry
-    pattern: Any  # adegen.patterns.Pattern
-    sites: list  # [Site]
-    raw: str  # model file text (utf-8, surrogateescape)
-    raw_bytes: bytes
-    score: float = 0.0
-    covered_by: str | None = None  # an existing task touching the same model (other family)
-    compile_results: dict = field(default_factory=dict)  # site index -> CompileResult
+    """model x pattern, with the rewrite sites (up to MAX_SITES_PER_PAIR); `sites` may be given
+    as None with a `lazy` (_LazySites) that computes them on first access."""
+
+    def __init__(self, model: dict, pattern: Any, sites: list | None, raw: str, raw_bytes: bytes,
+                 score: float = 0.0, covered_by: str | None = None, compile_results: dict | None = None,
+                 lazy: Any = None):
+        self.model = model  # discovery model entry
+        self.pattern = pattern  # adegen.patterns.Pattern
+        self._sites = sites  # [Site]
+        self.raw = raw  # model file text (utf-8, surrogateescape)
+        self.raw_bytes = raw_bytes
+        self.score = score
+        self.covered_by = covered_by  # an existing task touching the same model (other family)
+        self.compile_results = {} if compile_results is None else compile_results  # site index -> CompileResult
+        self.lazy = lazy
+
+    @property
+    def sites(self) -> list:
+        if self._sites is None:
+            self._sites = self.lazy.get(self.pattern.id) if self.lazy is not None else []
+        return self._sites
+
+    @sites.setter
+    def sites(self, value: list) -> None:
+        self._sites = value
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.name!r}, {getattr(self.pattern, 'id', self.pattern)!r}, score={self.score})"
 
     @property
     def name(self) -> str:
@@ -181,21 +227,21 @@ def enumerate_candidates(project_dir: Path, discovery: dict, catalog, survey: Su
             warn(f"cannot read {path}: {exc}")
             continue
         raw = decode(raw_bytes)
-        try:
-            sites = sites_for(raw, m, discovery, pats, db_type)
-        except Exception as exc:  # noqa: BLE001 - one model's rewrite problem must not end the run
-            warn(f"{m['name']}: could not compute rewrite sites ({exc.__class__.__name__}: {exc})")
-            continue
-        for p in pats:
-            s = sites.get(p.id) or []
-            if not s:
+        lazy = _LazySites(raw, m, discovery, pats, db_type, warn)
+        fams = [str(getattr(p, "family", "") or p.id) for p in pats]
+        if any((m["name"], fam) in covered_pairs for fam in fams):
+            # an existing task covers this model: decide now (as before) which pairs have sites
+            lazy.get("")
+            if not lazy._sites:
                 continue
-            fam = str(getattr(p, "family", "") or p.id)
+        for p, fam in zip(pats, fams):
+            if lazy._sites is not None and not lazy.get(p.id):
+                continue
             if (m["name"], fam) in covered_pairs:
                 excluded.append((m["name"], p.id, covered_pairs[(m["name"], fam)]))
                 continue
-            cands.append(Candidate(m, p, s[:MAX_SITES_PER_PAIR], raw, raw_bytes,
-                                   covered_by=covered_models.get(m["name"])))
+            cands.append(Candidate(m, p, None, raw, raw_bytes, covered_by=covered_models.get(m["name"]),
+                                   lazy=lazy))
     return cands, excluded
 
 
@@ -208,7 +254,7 @@ def _has_join(m: dict) -> bool:
     return any("join" in f for f in m.get("features", []))
 
 
-def score(c: Candidate, survey: Survey) -> float:
+def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> float:
     m = c.model
     s = 0.0
     s += 4 if _has_join(m) else 0
@@ -218,14 +264,19 @@ def score(c: Candidate, survey: Survey) -> float:
     s += min(len(m.get("refs", [])) + len(m.get("sources", [])), 4) / 2
     if c.covered_by:
         s -= 8  # an existing task already touches this model: ranked lower, not excluded
-    fams = Counter(ch.family for t in survey.tasks for ch in t.changes if ch.family)
+    fams = _fams if _fams is not None else _survey_families(survey)
     s -= 2 * fams.get(c.family, 0)
     return s
 
 
+def _survey_families(survey: Survey) -> Counter:
+    return Counter(ch.family for t in survey.tasks for ch in t.changes if ch.family)
+
+
 def rank(cands: list[Candidate], survey: Survey) -> list[Candidate]:
+    fams = _survey_families(survey)  # once, not once per candidate
     for c in cands:
-        c.score = score(c, survey)
+        c.score = score(c, survey, fams)
     return sorted(cands, key=lambda c: (-c.score, c.name, str(c.pattern.id)))
 
 
@@ -423,11 +474,20 @@ class _Result:
     reason: str = ""
 
 
-def pool(cands: list[Candidate], survey: Survey, discovery: dict, *, size: int, project_name: str
-         ) -> list[Candidate]:
+def pool(cands: list[Candidate], survey: Survey, discovery: dict, *, size: int, project_name: str,
+         prefer_db_specific: bool = False) -> list[Candidate]:
     """The `size` candidates a selection would try first (greedy spread, no compile/screen yet)."""
-    dry = select(cands, survey, discovery, count=size, project_name=project_name)
+    dry = select(cands, survey, discovery, count=size, project_name=project_name,
+                 prefer_db_specific=prefer_db_specific)
     return [p.candidate for p in dry.proposals]
+
+
+def is_db_specific(pattern) -> bool:
+    """A pattern limited to some database types (e.g. `db_types: [snowflake]`), not ANSI (`all`)."""
+    dbt = getattr(pattern, "db_types", "all")
+    if dbt in (None, "all"):
+        return False
+    return list(dbt) != ["all"]
 
 
 ScreenFn = Callable[[Candidate, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
@@ -435,8 +495,14 @@ ScreenFn = Callable[[Candidate, Any, str], Any]  # (candidate, site, mutant text
 
 def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: int, project_name: str,
            screen: ScreenFn | None = None, excluded: list | None = None,
-           progress: Callable[[str], None] = lambda s: None, taken: list | None = None) -> ProposalSet:
-    """Greedy picks for spread; `taken` = proposals already chosen in an earlier round."""
+           progress: Callable[[str], None] = lambda s: None, taken: list | None = None,
+           prefer_db_specific: bool = False) -> ProposalSet:
+    """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
+
+    `prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
+    SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
+    (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
+    picks alternate specific / ANSI so the set mixes both."""
     chosen: list[Proposal] = []
     dropped: list[tuple[str, str, str]] = []
     used_models: Counter = Counter()
@@ -454,10 +520,22 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
         used_layers[p.layer] += 1
     remaining = list(cands)
     tried: set[int] = set()
+    total = len(taken or []) + count
+    want_specific = (total + 1) // 2 if prefer_db_specific else 0
     while len(chosen) < count:
+        only_specific = False
+        if want_specific:
+            have = sum(1 for p in list(taken or []) + chosen
+                       if is_db_specific(getattr(p.candidate, "pattern", None) if p.candidate else None))
+            need = want_specific - have
+            slots = count - len(chosen)
+            if need > 0 and (need >= slots or (len(taken or []) + len(chosen)) % 2 == 0):
+                only_specific = any(is_db_specific(c.pattern) for i, c in enumerate(remaining) if i not in tried)
         best, best_s = None, None
         for i, c in enumerate(remaining):
             if i in tried:
+                continue
+            if only_specific and not is_db_specific(c.pattern):
                 continue
             s = c.score - 6 * used_models[c.name] - 4 * used_fams[c.family] \
                 - 1.5 * used_layers[c.model.get("layer", "other")] - 1 * existing_layers[c.model.get("layer", "other")]
@@ -528,8 +606,7 @@ def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, s
         for entry in getattr(c.pattern, "assertion_tests", None) or []:
             e = dict(entry) if isinstance(entry, dict) else {"type": getattr(entry, "type"), "args": getattr(entry, "args")}
             tests.append({"type": e.get("type"), "args": e.get("args") or {}, "context": ctx})
-        realistic = " ".join(str(getattr(c.pattern, "guidance", "") or getattr(c.pattern, "mutation", "") or "")
-                             .split())
+        realistic = " ".join(c.pattern.realistic.split())  # how an engineer ships this bug (never guidance)
         return Proposal(
             number=0, model=c.name, model_unique_id=c.model["unique_id"], model_path=c.model["path"],
             layer=c.model.get("layer", "other"), pattern_id=c.pattern.id,

@@ -1,0 +1,59 @@
+"""`python -m adegen.build integration_tests_snowflake --emulate-snowflake --pick all --yes`: every
+generated Snowflake task is proven on the fakesnow emulator (broken fails, solved passes), labelled
+"proven on emulator" (never "proven on Snowflake"), in under 5 minutes. Runs only when the
+snowflake-emulator extra (fakesnow[server]) is importable."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from test_build import clean_env, load_json, run_build  # noqa: F401 (fixture re-export)
+from test_build_snowflake import SF_PROJECT, SF_VARS, sf_env, snowflake_pattern_ids  # noqa: F401
+
+pytestmark = pytest.mark.skipif(
+    __import__("adegen.validate.factory", fromlist=["emulator_missing"]).emulator_missing() is not None,
+    reason="the snowflake-emulator extra (fakesnow[server]) is not installed")
+
+import os
+
+# the issue's bound for CI (2 dedicated cores); a shared, overloaded machine may set a larger one
+BUDGET_SEC = float(os.environ.get("ADEGEN_SF_EMULATOR_BUDGET_SEC", "300"))
+
+
+@pytest.fixture(scope="module")
+def emu_run(sf_env, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sfemu") / "ade-bench-tasks"
+    t0 = time.monotonic()
+    r = run_build([SF_PROJECT, "--output-dir", out, "--emulate-snowflake", "--pick", "all", "--yes", "--json"],
+                  sf_env, timeout=max(900, 3 * BUDGET_SEC))
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-4000:]
+    return out, load_json(r), r, elapsed
+
+
+def test_every_task_proven_on_emulator(emu_run):
+    out, doc, r, elapsed = emu_run
+    assert elapsed < BUDGET_SEC, f"took {elapsed:.0f}s"
+    assert doc["validation"]["usable"] is True and doc["validation"]["emulate_snowflake"] is True
+    assert 3 <= len(doc["tasks"]) <= 5
+    for t in doc["tasks"]:
+        assert t["proven"] and t["status"] == "ready", t["proof_detail"][:2000]
+        assert t["proof"]["broken_fails"] and t["proof"]["solved_passes"]
+        assert t["proof"]["on"] == "emulator" and t["proof_label"] == "proven on emulator"
+        assert f"{t['task_id']}: {t['model']} / {t['pattern_id']} ({t['difficulty']}) - proven on emulator" in r.stderr
+        d = out / "tasks" / t["task_id"]
+        data = yaml.safe_load((d / "task.yaml").read_text())
+        assert data["status"] == "ready"
+        assert data["variants"][0]["db_type"] == "snowflake" and "db_dir" not in data["variants"][0]
+        assert (d / "seeds" / "_no-op.txt").is_file()
+        assert all((d / "seeds" / f"solution__{s['table_name']}.csv").is_file() for s in data["solution_seeds"])
+    assert "proven on Snowflake" not in r.stderr + r.stdout
+    assert "proven on emulator" in doc["validation"]["snowflake_note"]
+
+
+def test_emulator_run_keeps_snowflake_share(emu_run):
+    _, doc, _, _ = emu_run
+    ids = [p["pattern_id"] for p in doc["proposals"]]
+    assert 2 * sum(1 for i in ids if i in snowflake_pattern_ids()) >= len(ids), ids
