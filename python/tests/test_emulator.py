@@ -79,7 +79,7 @@ def test_fixed_port_already_taken_fails_fast(tmp_path):
         t0 = time.monotonic()
         with pytest.raises(EmulatorStartError, match="already in use"):
             FakesnowServer(tmp_path / "fs", port=port).start()
-        assert time.monotonic() - t0 < 2
+        assert time.monotonic() - t0 < 10
 
 
 def test_real_launcher_that_cannot_bind_is_reported(tmp_path, monkeypatch):
