@@ -1,6 +1,6 @@
 """`python -m adegen` = `python -m adegen.build`."""
 import sys
 
-from .build import main
+from .build import exit_with, main
 
-sys.exit(main())
+exit_with(main())

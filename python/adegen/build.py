@@ -780,6 +780,18 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     json_mode = "--json" in (argv if argv is not None else sys.argv[1:])
+    previous_hook = sys.unraisablehook
+
+    def unraisable(args):  # a Ctrl-C that landed in a finalizer: no "Exception ignored" traceback,
+        if isinstance(args.exc_value, KeyboardInterrupt):  # and not lost either: re-delivered to the
+            import _thread  # main thread once this hook has returned
+            import threading
+
+            threading.Timer(0.05, _thread.interrupt_main).start()
+            return
+        previous_hook(args)
+
+    sys.unraisablehook = unraisable
     try:
         opts = parse_args(argv)
         interactive = sys.stdin.isatty() and opts.pick is None
@@ -812,16 +824,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def exit_with(code: int) -> None:
-    """sys.exit(code), except after a handled Ctrl-C: exit 130 at once, so a KeyboardInterrupt that
-    dbt or Jinja saw first cannot make the interpreter re-kill itself with SIGINT on the way out."""
-    if code == 130:
-        import os
+    """sys.exit(code) once main() has returned: the outcome is final, so a Ctrl-C during interpreter
+    teardown is ignored (it would end the process by SIGINT, without a message); after a handled
+    Ctrl-C exit 130 at once, so an interrupt dbt or Jinja saw first cannot re-kill the process."""
+    import os
+    import signal
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == 130:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
     sys.exit(code)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The `adegen` console script: the same command and exit guarantees as `python -m adegen.build`."""
     exit_with(main())
+
+
+if __name__ == "__main__":
+    cli()

@@ -8,6 +8,7 @@ import re
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -15,6 +16,7 @@ import yaml
 from .errors import InputError
 
 LOCK_NAME = ".adegen.lock"
+EMPTY_LOCK_GRACE_SEC = 5
 TMP_PREFIX = ".adegen-tmp-"
 IGNORED_DIRS = {"target", "logs", "dbt_packages", ".git", "__pycache__", ".venv", "venv", ".user.yml",
                 ".pytest_cache", "dbt_modules"}
@@ -55,8 +57,15 @@ class RunLock:
         try:
             pid_s, _, host = self.path.read_text().strip().partition(" ")
             pid = int(pid_s)
-        except (OSError, ValueError):
+        except OSError:
             return False
+        except ValueError:
+            # no owner written: the owner writes its pid right after creating the file, so an
+            # empty lock that is more than a few seconds old was left by a run killed in between
+            try:
+                return time.time() - self.path.stat().st_mtime > EMPTY_LOCK_GRACE_SEC
+            except OSError:
+                return False
         if host and host != socket.gethostname():
             return False
         try:
@@ -140,11 +149,13 @@ class TaskWriter:
 
 
 def clean_stale_temp(tasks_dir: Path) -> None:
-    """Temp dirs of interrupted runs (only called while holding the lock)."""
-    if tasks_dir.is_dir():
-        for d in tasks_dir.iterdir():
-            if d.name.startswith(TMP_PREFIX) and d.is_dir():
-                shutil.rmtree(d, ignore_errors=True)
+    """Temp dirs of interrupted runs in `tasks/` and the sibling `projects/` (half-copied projects);
+    only called while holding the lock, so no live run owns them."""
+    for d in (tasks_dir, tasks_dir.parent / "projects"):
+        if d.is_dir():
+            for x in d.iterdir():
+                if x.name.startswith(TMP_PREFIX) and x.is_dir() and not x.is_symlink():
+                    shutil.rmtree(x, ignore_errors=True)
 
 
 def remove_task(path: Path) -> None:

@@ -101,6 +101,10 @@ def _load_yaml(path: Path) -> Any:
         raise InputError(f"cannot read: {e.strerror}", file=path) from None
     try:
         return yaml.safe_load(text)
+    except yaml.constructor.ConstructorError as e:  # safe_load refuses code-running tags
+        line = f"line {e.problem_mark.line + 1}" if e.problem_mark else None
+        raise InputError(f"unsupported YAML tag ({e.problem}); only plain data is read, tags such as "
+                         "!!python/object are refused", file=path, field=line) from None
     except yaml.YAMLError as e:
         raise InputError(f"invalid YAML: {e}", file=path) from None
 
@@ -232,3 +236,97 @@ def load_project(
         macro_paths=_str_list(proj.get("macro-paths"), ["macros"], pfile, "macro-paths"),
         test_paths=_str_list(proj.get("test-paths"), ["tests"], pfile, "test-paths"),
     )
+
+
+# --- read-only sanity checks (before dbt runs) -----------------------------------------------
+
+TEXT_SUFFIXES = (".sql", ".py", ".yml", ".yaml", ".md")
+
+
+def check_project_files(info: ProjectInfo) -> int:
+    """What dbt would otherwise die on with a traceback, or silently produce nothing from: every
+    text file dbt parses (models, macros, tests, snapshots, analyses; seeds' YAML) must be UTF-8,
+    and model-paths must hold at least one model. Returns the number of model files. Read-only."""
+    pfile = info.project_dir / "dbt_project.yml"
+    dirs = [*info.model_paths, *info.macro_paths, *info.test_paths, *info.seed_paths, "snapshots", "analyses"]
+    models = 0
+    seen: set[Path] = set()
+    for rel in dirs:
+        top = (info.project_dir / rel).resolve()
+        if top in seen or not top.is_dir():
+            continue
+        seen.add(top)
+        for root, dirnames, files in os.walk(top):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("target", "dbt_packages")]
+            for f in files:
+                p = Path(root) / f
+                if not f.lower().endswith(TEXT_SUFFIXES):
+                    continue
+                if p.is_symlink() and not p.resolve().is_relative_to(info.project_dir):
+                    continue  # never read outside the project (the copy leaves such links out too)
+                if rel in info.model_paths and f.lower().endswith((".sql", ".py")):
+                    models += 1
+                try:
+                    data = p.read_bytes()
+                    data.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    line = data[: e.start].count(b"\n") + 1
+                    raise InputError(f"not UTF-8 (byte 0x{data[e.start]:02x} on line {line}); dbt reads "
+                                     "project files as UTF-8: re-save the file as UTF-8",
+                                     file=p, field="encoding") from None
+                except OSError as e:
+                    raise InputError(f"cannot read: {e.strerror}", file=p) from None
+    if models == 0:
+        where = ", ".join(info.model_paths)
+        raise InputError(f"the project has no models: no .sql or .py file under {where}", file=pfile,
+                         field="model-paths")
+    return models
+
+
+def check_duckdb_database(info: ProjectInfo, db_dir: Path | None = None) -> Path | None:
+    """The DuckDB file execution validation would read (`db_dir/<db_name>.duckdb`, else the
+    profile's path), opened read-only once: a file that is not a DuckDB database or is locked by
+    another process is an InputError naming it. A missing file is one too, unless the project has
+    seeds (validation then seeds a fresh database) or ade-bench's databases directory has it.
+    Returns the file (None when there is none to check). Nothing is written."""
+    if info.adapter_type != "duckdb":
+        return None
+    tfield = f"{info.profile_name}.outputs.{info.target_name}.path"
+    db_file, file, fld = info.db_path, info.profiles_path, tfield
+    if db_dir is not None and (Path(db_dir) / f"{info.db_name}.duckdb").is_file():
+        db_file, file, fld = Path(db_dir) / f"{info.db_name}.duckdb", Path(db_dir), "--db-path"
+    if db_file is None:  # :memory: / MotherDuck: nothing on disk to check
+        return None
+    if not db_file.is_file():
+        if _has_seed_files(info) or _in_ade_bench_databases(info.db_name):
+            return None
+        raise InputError(f"the DuckDB database {db_file} does not exist and the project has no seeds, so "
+                         "there is no data to validate the tasks against: build it (dbt build), pass "
+                         "--db-path DIR (a directory holding "
+                         f"{info.db_name}.duckdb) or --no-validate", file=file, field=fld)
+    import duckdb
+
+    try:
+        duckdb.connect(str(db_file), read_only=True).close()
+    except duckdb.Error as e:
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "lock" in text.lower():
+            raise InputError(f"the DuckDB database {db_file} is locked by another process ({text}); close that "
+                             "connection (a running dbt, a notebook, the DuckDB CLI) and re-run",
+                             file=file, field=fld) from None
+        raise InputError(f"{db_file} cannot be opened as a DuckDB database ({text})", file=file,
+                         field=fld) from None
+    return db_file
+
+
+def _has_seed_files(info: ProjectInfo) -> bool:
+    return any((info.project_dir / sp).is_dir() and any((info.project_dir / sp).rglob("*.csv"))
+               for sp in info.seed_paths or ["seeds"])
+
+
+def _in_ade_bench_databases(db_name: str) -> bool:
+    try:
+        from .validate import ade_bench_database_dirs
+    except Exception:  # noqa: BLE001 - the validator is optional here
+        return False
+    return any((d / f"{db_name}.duckdb").is_file() for d in ade_bench_database_dirs())

@@ -199,6 +199,13 @@ def unsafe_patch_path(path: str) -> bool:
 
 
 def _strip_prefix(path: str) -> str:
+    if len(path) >= 2 and path[0] == path[-1] == '"':  # a C-quoted name (spaces etc., as GNU diff writes)
+        import ast
+
+        try:
+            path = ast.literal_eval(path)
+        except (ValueError, SyntaxError):
+            path = path[1:-1]
     for pre in ("a/", "b/"):
         if path.startswith(pre):
             return path[len(pre):]

@@ -33,7 +33,7 @@ def unified_diff(old: bytes, new: bytes, rel_path: str, context: int = 3) -> byt
         return b""
     # compare without the final-newline difference being hidden: lines are compared as bytes
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    out = [f"--- a/{rel_path}\n".encode(), f"+++ b/{rel_path}\n".encode()]
+    out = [b"--- " + _header_name("a/" + rel_path) + b"\n", b"+++ " + _header_name("b/" + rel_path) + b"\n"]
     for group in sm.get_grouped_opcodes(context):
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
@@ -48,6 +48,18 @@ def unified_diff(old: bytes, new: bytes, rel_path: str, context: int = 3) -> byt
             for line in b[bj1:bj2]:
                 out.append(_emit(b"+", line))
     return b"".join(out)
+
+
+def _header_name(name: str) -> bytes:
+    """A file name for a `---`/`+++` header. GNU patch cuts an unquoted name at whitespace, so a
+    name holding whitespace, a double quote, a backslash or a control character is written the way
+    GNU diff does: C-quoted (`"a/models/my dir/x.sql"`), which GNU patch reads back exactly."""
+    raw = name.encode("utf-8", errors="surrogateescape")
+    if not re.search(rb'[\s"\\\x00-\x1f\x7f]', raw):
+        return raw
+    esc = {0x5C: b"\\\\", 0x22: b'\\"', 0x09: b"\\t", 0x0A: b"\\n", 0x0D: b"\\r"}
+    body = b"".join(esc.get(c) or (b"\\%03o" % c if c < 0x20 or c == 0x7F else bytes([c])) for c in raw)
+    return b'"' + body + b'"'
 
 
 def _range(start: int, stop: int) -> str:

@@ -1,0 +1,168 @@
+"""Reliability suite, part 3: faults and concurrency (real dbt + DuckDB, `--no-validate` runs on a
+tiny project).
+
+* SIGKILL at seeded random points spread over a whole run (>= 10 trials, one output directory): no
+  partial task directory is ever visible (temp dirs are `.adegen-tmp-*` and never count), ids stay
+  `<name>001..N` without gaps or duplicates, the project is untouched, and a rerun - after stale temp
+  dirs and a stale lock of a dead pid are planted - succeeds and continues the sequence.
+* SIGINT (Ctrl-C) exits with 130 (or 1) and one message, no traceback, with the same guarantees and
+  nothing left behind (no temp dir, no lock).
+* Two builds started at once on one output directory never share a task id nor corrupt each
+  other's output; a run that finds the directory locked says "another run is writing to DIR".
+* A dbt failure in the middle of validation (a mutant that crashes the build) is reported for that
+  candidate only: proven in tests/test_validate_e2e.py::test_build_error_only_when_intended (one
+  crashing mutant screened in the same batch as healthy ones), not duplicated here."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from reliability_kit import (REPO, assert_complete_tasks, build_cmd, make_project, rel_env,  # noqa: F401
+                             run_build, task_dirs, temp_leftovers, tree_state)
+
+ARGS = ["--no-validate", "--pick", "all", "--yes", "--count", "3"]
+TRIALS = 10
+SEED = 20261129
+
+
+@pytest.fixture(scope="session")
+def fault_project(tmp_path_factory, rel_env):
+    """The tiny project, its tree state, and the duration of one complete run (warm cache)."""
+    root = tmp_path_factory.mktemp("faults")
+    project = make_project(root)
+    before = tree_state(project)
+    ref = root / "reference-out"
+    t0 = time.monotonic()
+    r = run_build([project, "--output-dir", ref, *ARGS], rel_env)
+    duration = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(assert_complete_tasks(ref, "tiny")) == 3
+    return project, before, duration
+
+
+def _start(args, env) -> subprocess.Popen:
+    return subprocess.Popen(build_cmd(args), env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+
+
+def _reap(p: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+    out, err = p.communicate(timeout=timeout)
+    try:  # orphaned children (a dbt compile) of a killed run: end them too
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return out, err
+
+
+def test_sigkill_at_random_points_then_rerun(fault_project, rel_env, tmp_path):
+    project, before, duration = fault_project
+    out = tmp_path / "out"
+    rng = random.Random(SEED)
+    seen_ids: list[str] = []
+    for i in range(TRIALS):
+        # stratified over the run's duration: every part of the run gets a kill
+        delay = duration * (i + rng.random()) / TRIALS
+        p = _start([project, "--output-dir", out, *ARGS], rel_env)
+        time.sleep(delay)
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+        _reap(p)
+        ids = assert_complete_tasks(out, "tiny")  # never a partial task dir; contiguous ids
+        assert ids[:len(seen_ids)] == seen_ids  # committed tasks never disappear
+        seen_ids = ids
+        assert tree_state(project) == before, f"trial {i}: the project changed"
+    # plant the debris of a run killed mid-write: a temp task dir with a higher id and a stale lock
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    tasks = out / "tasks"
+    tasks.mkdir(parents=True, exist_ok=True)
+    (tasks / ".adegen-tmp-tiny099-abcd" / "tiny099").mkdir(parents=True)
+    (tasks / ".adegen-tmp-tiny099-abcd" / "tiny099" / "task.yaml").write_text("task_id: tiny099\n")
+    (out / ".adegen.lock").write_text(f"{dead.pid} {socket.gethostname()}\n")
+    n0 = len(seen_ids)
+    r = run_build([project, "--output-dir", out, *ARGS], rel_env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ids = assert_complete_tasks(out, "tiny")
+    assert len(ids) == n0 + 3 and ids[:n0] == seen_ids  # continues without gaps or duplicates
+    assert temp_leftovers(out) == [] and not (out / ".adegen.lock").exists()
+    assert tree_state(project) == before
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_sigint_exits_cleanly(fault_project, rel_env, tmp_path, trial):
+    project, before, duration = fault_project
+    out = tmp_path / "out"
+    delay = duration * random.Random(SEED + trial).uniform(0.15, 0.9)
+    p = _start([project, "--output-dir", out, *ARGS], rel_env)
+    time.sleep(delay)
+    sent = p.poll() is None
+    if sent:
+        p.send_signal(signal.SIGINT)
+    stdout, err = _reap(p, timeout=300)
+    assert "Traceback" not in err, err[-3000:]
+    if sent and p.returncode != 0:
+        assert p.returncode in (130, 1), (p.returncode, err[-3000:])
+        assert "interrupted" in err, err[-2000:]
+    assert_complete_tasks(out, "tiny")
+    assert temp_leftovers(out) == [] and not (out / ".adegen.lock").exists()
+    assert tree_state(project) == before
+
+
+def test_two_builds_at_once_never_share_ids(fault_project, rel_env, tmp_path):
+    project, before, _ = fault_project
+    out = tmp_path / "out"
+    procs = [_start([project, "--output-dir", out, *ARGS], rel_env) for _ in range(2)]
+    results = [(p, *_reap(p, timeout=600)) for p in procs]
+    ok = [p for p, _, _ in results if p.returncode == 0]
+    assert ok, [e[-2000:] for _, _, e in results]
+    for p, _, err in results:
+        assert "Traceback" not in err, err[-3000:]
+        if p.returncode != 0:  # the loser says why, and wrote nothing of its own
+            assert p.returncode == 2 and f"another run is writing to {out}" in err, err[-3000:]
+    ids = assert_complete_tasks(out, "tiny")  # unique, contiguous, complete
+    assert len(ids) == 3 * len(ok)
+    assert temp_leftovers(out) == [] and not (out / ".adegen.lock").exists()
+    assert tree_state(project) == before
+
+
+def test_locked_output_dir_is_refused_clearly(fault_project, rel_env, tmp_path):
+    """Deterministic half of the race: while a live run holds the lock, a build says so (exit 2)."""
+    from adegen.output import RunLock
+
+    project, before, _ = fault_project
+    out = tmp_path / "out"
+    lock = RunLock(out)
+    lock.acquire()
+    try:
+        r = run_build([project, "--output-dir", out, *ARGS], rel_env)
+    finally:
+        lock.release()
+    assert r.returncode == 2 and f"another run is writing to {out}" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == []  # nothing of its own was written
+    assert tree_state(project) == before
+
+
+def test_empty_lock_left_by_a_kill_between_create_and_write(tmp_path):
+    """O_EXCL creates the lock before the pid is written: a kill in between leaves an empty lock,
+    which must not block every later run forever (taken over once it is a few seconds old)."""
+    from adegen import output as out
+    from adegen.errors import InputError
+
+    lock = tmp_path / out.LOCK_NAME
+    lock.write_text("")
+    with pytest.raises(InputError, match="another run is writing"):
+        out.RunLock(tmp_path).acquire()  # fresh: its owner may be writing the pid right now
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    lk = out.RunLock(tmp_path)
+    lk.acquire()
+    assert lk.held and lock.read_text().split()[0] == str(os.getpid())
+    lk.release()
