@@ -93,6 +93,7 @@ def measure(cmd: list[str], cwd: Path, *, timeout: float = 3600, env: dict | Non
     """Run `cmd`; wall time, peak RSS (largest single process of the tree, from wait4 rusage),
     peak tree RSS (sum over live descendants, sampled from /proc), and every output line with the
     second it appeared at (`lines`: [(t, "out"|"err", text)], for progress milestones)."""
+    load = _load1()
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=cwd, env=env or bench_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -136,10 +137,20 @@ def measure(cmd: list[str], cwd: Path, *, timeout: float = 3600, env: dict | Non
     for t in helpers:
         t.join(1)
     return {"rc": p.returncode, "wall_s": round(wall, 3),
+            # CPU seconds (user+sys) of the command and every descendant it waited for: less
+            # sensitive than wall time to other jobs on a shared machine
+            "cpu_s": round(ru.ru_utime + ru.ru_stime, 3), "load_1m": load,
             "peak_rss_mb": round(ru.ru_maxrss / 1024, 1),  # Linux: KiB
             "peak_tree_rss_mb": round(peak_tree / 2**20, 1),
             "stdout": "".join(chunks["out"]), "stderr": "".join(chunks["err"]),
             "lines": lines, "timed_out": p.returncode == -signal.SIGKILL}
+
+
+def _load1() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        return None
 
 
 def _reason(m: dict) -> str:
@@ -244,6 +255,11 @@ def _combine(runs: list[dict]) -> dict:
         return runs[-1]
     best = dict(ok[0])
     best["wall_s"] = round(statistics.median(r["wall_s"] for r in ok), 3)
+    if all(r.get("cpu_s") is not None for r in ok):
+        best["cpu_s"] = round(statistics.median(r["cpu_s"] for r in ok), 3)
+    best["all_wall_s"] = [r["wall_s"] for r in ok]
+    best["all_cpu_s"] = [r.get("cpu_s") for r in ok]
+    best["load_1m"] = [r.get("load_1m") for r in ok]
     best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in ok)
     best["peak_tree_rss_mb"] = max(r["peak_tree_rss_mb"] for r in ok)
     best["runs"] = len(ok)
@@ -265,8 +281,6 @@ def bench_discover(sizes, seed, work, *, repeat=1, with_adegen=False, timeout=36
             r["status"] = "ok" if m["rc"] == 0 else "failed: " + _reason(m)
             shutil.rmtree(proj.parent, ignore_errors=True)
             return r
-
-        row["parse_cold"] = _combine([parse() for _ in range(max(1, repeat))])
 
         def discover_pair() -> tuple[dict, dict]:
             proj = fresh_copy(tpl, work, f"disc{n}")
@@ -292,10 +306,16 @@ def bench_discover(sizes, seed, work, *, repeat=1, with_adegen=False, timeout=36
             shutil.rmtree(cache, ignore_errors=True)
             return out[0], (out[1] if len(out) > 1 else {"status": out[0]["status"]})
 
+        # parse and discovery alternate, so a change in the machine's load hits both alike
+        parses, pairs = [], []
+        for _ in range(max(1, repeat)):
+            parses.append(parse())
+            if not missing:
+                pairs.append(discover_pair())
+        row["parse_cold"] = _combine(parses)
         if missing:
             row["discover_cold"] = row["discover_warm"] = {"status": f"unavailable: {missing}"}
         else:
-            pairs = [discover_pair() for _ in range(max(1, repeat))]
             row["discover_cold"] = _combine([p[0] for p in pairs])
             row["discover_warm"] = _combine([p[1] for p in pairs])
         pc = row["parse_cold"]
@@ -303,29 +323,37 @@ def bench_discover(sizes, seed, work, *, repeat=1, with_adegen=False, timeout=36
             d = row[f"discover_{k}"]
             if d.get("status") == "ok" and pc.get("status") == "ok" and pc["wall_s"] > 0:
                 row[f"ratio_{k}"] = round(d["wall_s"] / pc["wall_s"], 2)
+                if d.get("cpu_s") and pc.get("cpu_s"):
+                    row[f"ratio_{k}_cpu"] = round(d["cpu_s"] / pc["cpu_s"], 2)
+                if pc.get("peak_rss_mb"):
+                    row[f"mem_ratio_{k}"] = round(d["peak_rss_mb"] / pc["peak_rss_mb"], 2)
         rows.append(row)
         _print_discover([row], header=len(rows) == 1)
     exps = {}
     for key in ("parse_cold", "discover_cold", "discover_warm"):
-        pts = [(r["n"], r[key]["wall_s"]) for r in rows if r[key].get("status") == "ok"]
-        exps[key] = fit_exponent([p[0] for p in pts], [p[1] for p in pts])
-    print("time ~ N^k  (log-log least squares):  "
-          + "  ".join(f"{k}: {'n/a' if v is None else v}" for k, v in exps.items()))
+        for metric, suffix in (("wall_s", ""), ("cpu_s", "_cpu")):
+            pts = [(r["n"], r[key].get(metric)) for r in rows if r[key].get("status") == "ok"]
+            exps[key + suffix] = fit_exponent([p[0] for p in pts], [p[1] for p in pts])
+    print("time ~ N^k  (log-log least squares; wall / cpu):  "
+          + "  ".join(f"{k}: {'n/a' if exps[k] is None else exps[k]} / "
+                      f"{'n/a' if exps[k + '_cpu'] is None else exps[k + '_cpu']}"
+                      for k in ("parse_cold", "discover_cold", "discover_warm")))
     return {"rows": rows, "exponents": exps}
 
 
-def _find_timings(obj, prefix="") -> dict[str, float]:
-    """Numeric fields of the CLI JSON whose key looks like a timing."""
+def _find_timings(obj, prefix="", inside=False) -> dict[str, float]:
+    """Numeric fields of the CLI JSON whose key (or parent key, e.g. `timings_sec.proposals`)
+    looks like a timing."""
     found: dict[str, float] = {}
     words = ("time", "seconds", "duration", "elapsed", "timing", "_s")
     if isinstance(obj, dict):
         for k, v in obj.items():
             key = f"{prefix}{k}"
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and any(
-                    w in str(k).lower() for w in words):
+            timing_key = inside or any(w in str(k).lower() for w in words)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and timing_key:
                 found[key] = float(v)
             elif isinstance(v, dict):
-                found.update(_find_timings(v, f"{key}."))
+                found.update(_find_timings(v, f"{key}.", timing_key))
     return found
 
 
@@ -370,9 +398,15 @@ def _run_build(proj: Path, out_dir: Path, extra: list[str], timeout: float, work
     r["tasks_written"] = len(_tasks_in(out_dir))
     r["milestones"] = milestones(m["lines"])
     # Prefer timings the CLI reports; else the moment its progress line appeared; else wall time.
+    # Time to proposals counts from process start (interpreter start-up and discovery included):
+    # the moment the `Proposed tasks (N):` line appeared; else the CLI's own phase timings summed
+    # up to and including the proposals phase.
     prop_t = [v for k, v in r["cli_timings"].items() if "propos" in k.lower()]
-    r["time_to_proposals_s"] = (round(prop_t[0], 3) if prop_t
-                                else r["milestones"].get("proposals"))
+    r["proposals_phase_s"] = round(prop_t[0], 3) if prop_t else None
+    before = [v for k, v in r["cli_timings"].items()
+              if k.lower().split(".")[-1] in ("discovery", "baseline_wait")]
+    r["time_to_proposals_s"] = (r["milestones"].get("proposals")
+                                or (round(prop_t[0] + sum(before), 3) if prop_t else None))
     tot_t = [v for k, v in r["cli_timings"].items()
              if re.fullmatch(r"(total|elapsed|wall)(_s|_sec|_seconds)?", k.lower().split(".")[-1])]
     r["time_to_tasks_s"] = (round(tot_t[0], 3) if tot_t
@@ -508,18 +542,30 @@ def _cell(d: dict, key: str, fmt: str = "{:.2f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
+def _load_cell(*ds) -> str:
+    loads = [x for d in ds if isinstance(d, dict) for x in (d.get("load_1m") or [])
+             if isinstance(x, (int, float))] if ds else []
+    return f"{max(loads):.1f}" if loads else "-"
+
+
 def _print_discover(rows, header=True):
     if header:
         print("\n== discovery (cold = fresh copy, no partial parse; warm = 2nd discover run) ==")
-        print(f"{'N':>6} | {'parse s':>8} {'MB':>7} | {'disc cold s':>11} {'MB':>7} {'tree MB':>8}"
-              f" | {'disc warm s':>11} {'MB':>7} | {'cold/parse':>10} {'warm/parse':>10}")
+        print("   wall s / cpu s (user+sys of the process tree) / MB (peak RSS of the largest process);"
+              " ratios = discovery / dbt parse")
+        print(f"{'N':>6} | {'parse s':>8} {'cpu':>7} {'MB':>5} | {'cold s':>8} {'cpu':>7} {'MB':>5}"
+              f" {'tree':>5} | {'warm s':>7} {'cpu':>7} {'MB':>5} | {'cold/parse':>10} {'cpu':>5}"
+              f" {'mem':>5} | {'warm/parse':>10} {'cpu':>5} | {'load':>5}")
     for r in rows:
         pc, dc, dw = r["parse_cold"], r["discover_cold"], r["discover_warm"]
-        print(f"{r['n']:>6} | {_cell(pc, 'wall_s'):>8} {_cell(pc, 'peak_rss_mb', '{:.0f}'):>7} | "
-              f"{_cell(dc, 'wall_s'):>11} {_cell(dc, 'peak_rss_mb', '{:.0f}'):>7} "
-              f"{_cell(dc, 'peak_tree_rss_mb', '{:.0f}'):>8} | {_cell(dw, 'wall_s'):>11} "
-              f"{_cell(dw, 'peak_rss_mb', '{:.0f}'):>7} | "
-              f"{_cell(r, 'ratio_cold'):>10} {_cell(r, 'ratio_warm'):>10}")
+        print(f"{r['n']:>6} | {_cell(pc, 'wall_s'):>8} {_cell(pc, 'cpu_s'):>7} "
+              f"{_cell(pc, 'peak_rss_mb', '{:.0f}'):>5} | {_cell(dc, 'wall_s'):>8} "
+              f"{_cell(dc, 'cpu_s'):>7} {_cell(dc, 'peak_rss_mb', '{:.0f}'):>5} "
+              f"{_cell(dc, 'peak_tree_rss_mb', '{:.0f}'):>5} | {_cell(dw, 'wall_s'):>7} "
+              f"{_cell(dw, 'cpu_s'):>7} {_cell(dw, 'peak_rss_mb', '{:.0f}'):>5} | "
+              f"{_cell(r, 'ratio_cold'):>10} {_cell(r, 'ratio_cold_cpu'):>5} "
+              f"{_cell(r, 'mem_ratio_cold'):>5} | {_cell(r, 'ratio_warm'):>10} "
+              f"{_cell(r, 'ratio_warm_cpu'):>5} | {_load_cell(pc, dc, dw):>5}")
         for k in ("parse_cold", "discover_cold", "discover_warm"):
             st = r[k].get("status", "ok")
             if st != "ok":
@@ -529,15 +575,19 @@ def _print_discover(rows, header=True):
 def _print_generate(rows, header=True):
     if header:
         print("\n== generation without execution (adegen.build --no-validate --pick all --yes) ==")
-        print(f"{'N':>6} | {'to proposals s':>14} {'to tasks s':>10} {'wall s':>8} {'MB':>7} "
-              f"{'proposals':>9} {'tasks':>6}")
+        print("   to proposals = from process start (discovery included); proposals phase = the CLI's"
+              " own timing after discovery")
+        print(f"{'N':>6} | {'to proposals s':>14} {'phase s':>8} {'to tasks s':>10} {'wall s':>8} "
+              f"{'cpu s':>7} {'MB':>6} {'proposals':>9} {'tasks':>6} | {'load':>5}")
     for r in rows:
         if r.get("status") != "ok":
             print(f"{r['n']:>6} | {r.get('status')}")
             continue
-        print(f"{r['n']:>6} | {_cell(r, 'time_to_proposals_s'):>14} {_cell(r, 'time_to_tasks_s'):>10}"
-              f" {_cell(r, 'wall_s'):>8} {_cell(r, 'peak_rss_mb', '{:.0f}'):>7} "
-              f"{_cell(r, 'proposals', '{}'):>9} {_cell(r, 'tasks_written', '{}'):>6}")
+        load = r.get("load_1m")
+        print(f"{r['n']:>6} | {_cell(r, 'time_to_proposals_s'):>14} {_cell(r, 'proposals_phase_s'):>8} "
+              f"{_cell(r, 'time_to_tasks_s'):>10} {_cell(r, 'wall_s'):>8} {_cell(r, 'cpu_s'):>7} "
+              f"{_cell(r, 'peak_rss_mb', '{:.0f}'):>6} {_cell(r, 'proposals', '{}'):>9} "
+              f"{_cell(r, 'tasks_written', '{}'):>6} | {'-' if load is None else f'{load:.1f}':>5}")
 
 
 def _print_validate(res):
@@ -557,6 +607,26 @@ def _print_validate(res):
     print(f"ratio adegen/naive: {res['ratio'] if res['ratio'] is not None else 'n/a'}")
 
 
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _ram_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _meta(args) -> dict:
     def cmd_out(cmd):
         try:
@@ -570,6 +640,7 @@ def _meta(args) -> dict:
             "git_commit": cmd_out(["git", "rev-parse", "HEAD"]),
             "python": platform.python_version(), "platform": platform.platform(),
             "cpus": os.cpu_count(), "load_avg": os.getloadavg() if hasattr(os, "getloadavg") else None,
+            "cpu_model": _cpu_model(), "ram_gib": _ram_gib(),
             "dbt": next((ln.split(":")[-1].strip() for ln in dbt_v.splitlines()
                          if "installed" in ln), None),
             "sizes": args.sizes, "seed": args.seed, "repeat": args.repeat,
@@ -586,6 +657,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (median wall)")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile run_discovery in-process on the smallest size (top 5 cumulative)")
+    ap.add_argument("--profile-size", type=int, default=None,
+                    help="N for --profile (default: the smallest of --sizes)")
     ap.add_argument("--with-adegen", action="store_true",
                     help="generate projects with packages.yml pointing at this repo (dbt deps once)")
     ap.add_argument("--validate-project", default=str(REPO / "integration_tests"),
@@ -598,6 +671,9 @@ def main(argv: list[str] | None = None) -> int:
     work_root = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="adegen-bench-"))
     work_root.mkdir(parents=True, exist_ok=True)
     results: dict = {"meta": _meta(args)}
+    mt = results["meta"]
+    print(f"machine: {mt['cpus']} CPUs ({mt['cpu_model']}), {mt['ram_gib']} GiB RAM; load average "
+          f"{' '.join(f'{x:.2f}' for x in mt['load_avg'] or ())}; dbt {mt['dbt']}; {mt['date']}")
     try:
         if args.only in (None, "discover"):
             results["discover"] = bench_discover(args.sizes, args.seed, work_root,
@@ -610,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
             results["validate"] = bench_validate(Path(args.validate_project).resolve(), work_root,
                                                  naive_max=args.naive_max, timeout=args.timeout)
         if args.profile:
-            results["profile"] = bench_profile(min(args.sizes), args.seed, work_root,
+            results["profile"] = bench_profile(args.profile_size or min(args.sizes), args.seed, work_root,
                                                with_adegen=args.with_adegen)
     finally:
         if not args.workdir:

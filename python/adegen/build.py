@@ -176,7 +176,7 @@ def _next_steps(opts: Options, project, ade, task_ids: list[str], db_note: str |
     steps.append("2. Review the generated tests/ directories (custom assertions must name real models and "
                  "columns; names never start with AUTO_).")
     if db == "duckdb":
-        steps.append("3. Generate seeds (DuckDB only):")
+        steps.append("3. Generate seeds (DuckDB only; tasks proven by adegen already carry seeds/ exported from the same database, and --seed re-exports them inside ade-bench):")
         steps += [f"   ade run {t} --db duckdb --project-type dbt --agent sage --seed --tasks-dir {tasks_dir}"
                   for t in task_ids]
     else:

@@ -56,9 +56,12 @@ class RawRun:
     backend: str = "inprocess"
     tail: list[str] = field(default_factory=list)  # the last event texts, for diagnostics
     result: object = None  # in-process only: dbtRunnerResult.result (e.g. `dbt ls` lines)
+    log_lines: list[str] = field(default_factory=list)  # info/warn/error event texts (what dbt prints)
 
     def error_text(self) -> str:
-        parts = [e.strip() for e in self.errors if e and e.strip()]
+        # dbt's own Python tracebacks (MainStackTrace) are left out: the message above them says it all
+        parts = [e.strip() for e in self.errors
+                 if e and e.strip() and not e.lstrip().startswith("Traceback (most recent call last)")]
         # "Encountered an error..." + the same text again as MainEncounteredError: keep unique.
         seen: list[str] = []
         for p in parts:
@@ -109,6 +112,8 @@ def _run_inprocess(args: list[str], *, env: dict[str, str] | None) -> RawRun:
             run.messages.append(msg)
         elif info.level == "error" or info.name in ERROR_EVENTS:
             run.errors.append(msg)
+        if info.level in ("info", "warn", "error"):
+            run.log_lines.append(msg)
         run.tail.append(msg)
         if len(run.tail) > 50:
             del run.tail[:25]
@@ -122,16 +127,41 @@ def _run_inprocess(args: list[str], *, env: dict[str, str] | None) -> RawRun:
                 os.environ[k] = v
             res = dbtRunner(callbacks=[callback]).invoke(argv)
         finally:
+            _release_connections()
             for k, v in saved.items():
                 if v is None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+    if isinstance(res.exception, KeyboardInterrupt):  # dbtRunner swallows Ctrl-C: hand it back
+        raise KeyboardInterrupt
     run.success = bool(res.success)
     run.result = res.result
     if res.exception is not None:
         run.exception = f"{type(res.exception).__name__}: {res.exception}"
     return run
+
+
+def _release_connections() -> None:
+    """Close what an in-process invocation left open. dbt-duckdb keeps its database handle in a
+    process-wide environment; on a file path (the discovery scratch profile) that would hold
+    DuckDB's file lock after the call and block another process using the same scratch copy."""
+    try:
+        from dbt.adapters.factory import cleanup_connections
+
+        cleanup_connections()
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    mod = sys.modules.get("dbt.adapters.duckdb.connections")
+    mgr = getattr(mod, "DuckDBConnectionManager", None) if mod else None
+    if mgr is not None:
+        try:
+            env = getattr(mgr, "_ENV", None)
+            mgr.close_all_connections()
+            if env is not None and hasattr(env, "close"):
+                env.close()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def dbt_executable() -> list[str]:
@@ -171,6 +201,8 @@ def _run_subprocess(args: list[str], *, env: dict[str, str] | None, timeout: flo
             run.messages.append(msg)
         elif info.get("level") == "error" or name in ERROR_EVENTS:
             run.errors.append(msg)
+        if info.get("level") in ("info", "warn", "error"):
+            run.log_lines.append(msg)
         run.tail.append(msg)
     if proc.stderr.strip():
         run.tail.extend(proc.stderr.strip().splitlines()[-20:])

@@ -1,0 +1,40 @@
+"""The mutant compile in discovery's scratch copy (partial parse reused) decides exactly like the
+fresh-copy compile, and leaves the scratch copy clean."""
+from __future__ import annotations
+
+import shutil
+
+from adegen.discover import Scratch, run_discovery
+from adegen.mutant_compile import compile_mutants
+from adegen.project import load_project
+
+
+def _mutants(proj):
+    out = []
+    for i, rel in enumerate(["models/staging/stg_orders.sql", "models/marts/customer_summary.sql"]):
+        text = (proj / rel).read_text(encoding="utf-8")
+        out.append((f"ok{i}", rel, text))
+        out.append((f"noparse{i}", rel, text.replace("select", "selec t from from", 1)))
+    out.append(("bad", "models/staging/stg_orders.sql",
+                (proj / "models/staging/stg_orders.sql").read_text() + "\n{{ adegen_no_such_macro() }}\n"))
+    return out
+
+
+def test_scratch_compile_matches_fresh_copy(fixtures_dir, tmp_path, monkeypatch):
+    proj = tmp_path / "tiny"
+    shutil.copytree(fixtures_dir / "tiny_duckdb", proj)
+    info = load_project(proj)
+    run_discovery(proj)  # the scratch copy and its partial-parse state
+    muts = _mutants(proj)
+    fast = compile_mutants(info, muts)
+    monkeypatch.setenv("ADEGEN_COMPILE_FRESH_COPY", "1")
+    slow = compile_mutants(info, muts, workdir=tmp_path)
+    assert {k: v.ok for k, v in fast.items()} == {k: v.ok for k, v in slow.items()}
+    assert fast["ok0"].ok and fast["ok1"].ok and fast["noparse0"].ok is False
+    assert fast["ok0"].compiled == slow["ok0"].compiled
+    scratch = Scratch(info)
+    assert not list(scratch.project.rglob("*__adegen_m*"))
+    assert not scratch.compile_db.exists()
+    # discovery afterwards still sees only the project's own models
+    again = run_discovery(proj)
+    assert not [m for m in again["models"] if "__adegen_m" in m["name"]]
