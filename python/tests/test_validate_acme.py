@@ -1,10 +1,8 @@
 """A hand-made task on the integration project (integration_tests/, `acme`) proven end to end.
 
-Slow (a 33-model project, 4 harness trials): runs only with ADEGEN_SLOW=1 so the default suite
-stays within its time budget; the same flow runs by default on the small shopfix fixture."""
+About 15 s on an idle 2-core machine (a 33-model project, broken and solved trials)."""
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -22,8 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "integration_tests"
 TASK = Path(__file__).resolve().parent / "fixtures" / "tasks" / "acme900"
 
-pytestmark = pytest.mark.skipif(not os.environ.get("ADEGEN_SLOW") or not (ACME / "dbt_project.yml").exists(),
-                                reason="slow end-to-end run on integration_tests: set ADEGEN_SLOW=1")
+pytestmark = pytest.mark.skipif(not (ACME / "dbt_project.yml").exists(),
+                                reason="integration_tests/ (the example project) is missing")
 
 
 def shipped_copy(dest: Path) -> Path:
