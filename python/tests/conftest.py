@@ -21,6 +21,8 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "python"))
 
+import adegen  # noqa: E402,F401  (importing it puts the interpreter's scripts dir, where dbt is, on PATH)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def adegen_cache(tmp_path_factory) -> Path:
