@@ -89,17 +89,15 @@ def _discovery_summary(d: dict) -> str:
 
 
 def _render_tests(project, proposals: list, ui: UI) -> dict[int, list[tuple[str, str]]]:
-    """Assertion SQL for every selected proposal, in one renderer call."""
-    from . import assertions_fallback as fb
+    """Assertion SQL for every selected proposal, in one renderer call (the package's macros).
+    A renderer failure is dbt's error on a project discovery already parsed: it ends the run
+    (exit 2) rather than writing tasks whose pattern needs an assertion without it."""
+    from .assertions import render_assertions, resolve_placeholders
 
     entries, owners = [], []
     for p in proposals:
         for t in p.assertion_tests:
             try:
-                try:
-                    from .assertions import resolve_placeholders
-                except ImportError:
-                    resolve_placeholders = fb.resolve
                 args = resolve_placeholders(t["args"], t["context"])
             except AdegenError as exc:
                 ui.warn(f"{p.pattern_id}: assertion {t['type']} skipped ({exc})")
@@ -109,18 +107,7 @@ def _render_tests(project, proposals: list, ui: UI) -> dict[int, list[tuple[str,
     out: dict[int, list[tuple[str, str]]] = {p.number: [] for p in proposals}
     if not entries:
         return out
-    rendered = None
-    try:
-        from .assertions import render_assertions
-
-        rendered = render_assertions(project.project_dir, project.name, entries)
-    except ImportError:
-        rendered = None
-    except AdegenError as exc:
-        ui.warn(f"assertion renderer failed ({exc}); using the built-in templates")
-        rendered = None
-    if rendered is None:
-        rendered = fb.render_assertions(project.project_dir, project.name, entries)
+    rendered = render_assertions(project.project_dir, project.name, entries)
     for owner, item in zip(owners, rendered):
         out[owner].append(item)
     return out

@@ -137,23 +137,27 @@ def compile_mutants(project, mutants: list[tuple[str, str, str]], *, workdir: Pa
             log = (r.stdout or "") + (r.stderr or "")
         except subprocess.TimeoutExpired:
             log = "dbt compile timed out"
-        compiled_root = work / "target" / "compiled"
-        found = {p.stem: p for p in compiled_root.rglob("*__adegen_m*.sql")} if compiled_root.is_dir() else {}
-        for key, name in names.items():
-            p = found.get(name)
-            if p is None:
-                err = _error_for(name, log)
-                if err:
-                    results[key] = CompileResult(False, f"dbt could not compile the mutant: {err}")
-                else:
-                    results[key] = CompileResult(None, "dbt compile did not run: " + _last_error(log))
-                continue
-            sql = p.read_text(encoding="utf-8", errors="replace")
-            ok, why = _check_parses(sql, dialect)
-            results[key] = CompileResult(ok, why if not ok else "", sql)
+        results.update(_collect(names, work / "target" / "compiled", log, dialect))
         return results
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _collect(names: dict, compiled_root: Path, log: str, dialect: str) -> dict:
+    """CompileResult per mutant key from dbt's compiled files (None = dbt did not get that far)."""
+    found = {p.stem: p for p in compiled_root.rglob("*__adegen_m*.sql")} if compiled_root.is_dir() else {}
+    results = {}
+    for key, name in names.items():
+        p = found.get(name)
+        if p is None:
+            err = _error_for(name, log)
+            results[key] = (CompileResult(False, f"dbt could not compile the mutant: {err}") if err
+                            else CompileResult(None, "dbt compile did not run: " + _last_error(log)))
+            continue
+        sql = p.read_text(encoding="utf-8", errors="replace")
+        ok, why = _check_parses(sql, dialect)
+        results[key] = CompileResult(ok, why if not ok else "", sql)
+    return results
 
 
 def _mutant_name(i: int, rel: str) -> str:
@@ -209,20 +213,7 @@ def _compile_in_scratch(project, mutants: list[tuple[str, str, str]], dialect: s
                 env={"DBT_TARGET_PATH": str(scratch.target_path), "DBT_LOG_PATH": str(scratch.log_path)})
             # what `dbt compile` prints (info/warn/error events), as the subprocess compile parsed
             log = "\n".join(run.log_lines + ([run.exception] if run.exception else []))
-            found = ({p.stem: p for p in compiled_root.rglob("*__adegen_m*.sql")}
-                     if compiled_root.is_dir() else {})
-            for key, name in names.items():
-                p = found.get(name)
-                if p is None:
-                    err = _error_for(name, log)
-                    if err:
-                        results[key] = CompileResult(False, f"dbt could not compile the mutant: {err}")
-                    else:
-                        results[key] = CompileResult(None, "dbt compile did not run: " + _last_error(log))
-                    continue
-                sql = p.read_text(encoding="utf-8", errors="replace")
-                ok, why = _check_parses(sql, dialect)
-                results[key] = CompileResult(ok, why if not ok else "", sql)
+            results.update(_collect(names, compiled_root, log, dialect))
             return results
         finally:
             for f in written:
