@@ -75,6 +75,27 @@ def ade_bench_database_dirs() -> list[Path]:
     return dirs
 
 
+
+def _check_seed_tables(db: Path, tables: list[str], other_db: Path | None = None
+                       ) -> tuple[list[str], dict[str, list[str]]]:
+    """Problems that stop the solved-state tables becoming seeds, and the columns to exclude
+    (empty strings, out-of-range hugeints, values differing from `other_db`'s build)."""
+    problems: list[str] = []
+    excludes: dict[str, list[str]] = {}
+    present = dbfiles.list_relations(db)
+    for t in tables:
+        if ("main", t.lower()) not in present:
+            problems.append(f"the solved state has no table main.{t}")
+            continue
+        chk = check_table(db, t, other_db=other_db)
+        if chk.rows == 0:
+            problems.append(f"{t} is empty in the solved state")
+        if chk.rejected:
+            problems.extend(chk.problems or [f"{t}: every column would be excluded"])
+        elif chk.exclude_columns:
+            excludes[t] = chk.exclude_columns
+    return problems, excludes
+
 class Validator:
     """One per build run; owns scratch dirs under `workdir`. dbt runs in a pool of `jobs` worker
     processes (in-process dbtRunner there), never in the caller's process."""
@@ -285,20 +306,7 @@ class Validator:
         solved = [f.result() for f in futs]
         seconds["solved_state"] = time.monotonic() - t0
         dbs = [Path(s["root"]) / "app" / f"{spec.db_name}.duckdb" for s in solved]
-        problems: list[str] = []
-        excludes: dict[str, list[str]] = {}
-        present = dbfiles.list_relations(dbs[0])
-        for t in tables:
-            if ("main", t.lower()) not in present:
-                problems.append(f"the solved state has no table main.{t}")
-                continue
-            chk = check_table(dbs[0], t, other_db=dbs[1])
-            if chk.rows == 0:
-                problems.append(f"{t} is empty in the solved state")
-            if chk.rejected:
-                problems.extend(chk.problems or [f"{t}: every column would be excluded"])
-            elif chk.exclude_columns:
-                excludes[t] = chk.exclude_columns
+        problems, excludes = _check_seed_tables(dbs[0], tables, other_db=dbs[1])
         if problems:
             for s in solved:
                 shutil.rmtree(s["root"], ignore_errors=True)
@@ -446,20 +454,7 @@ class Validator:
                         pool.submit(worker.prove_state_job, cfg, base, dict(job, kind="broken")))
             # the solved state = the intact build: checks without the second build, seeds, _no-op
             solved = Path(base["baseline_db"])
-            problems: list[str] = []
-            excludes: dict[str, list[str]] = {}
-            present = dbfiles.list_relations(solved)
-            for t in tables:
-                if ("main", t.lower()) not in present:
-                    problems.append(f"the solved state has no table main.{t}")
-                    continue
-                chk = check_table(solved, t)
-                if chk.rows == 0:
-                    problems.append(f"{t} is empty in the solved state")
-                if chk.rejected:
-                    problems.extend(chk.problems or [f"{t}: every column would be excluded"])
-                elif chk.exclude_columns:
-                    excludes[t] = chk.exclude_columns
+            problems, excludes = _check_seed_tables(solved, tables)
             if problems:
                 return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds), ""
             export_solution_seeds(solved, tables, spec.project_name, task_dir / "seeds")
