@@ -15,8 +15,10 @@ Two backends return the same `RawRun`:
 from __future__ import annotations
 
 import json
+import contextlib
 import os
 import re
+import signal
 import shutil
 import subprocess
 import sys
@@ -74,6 +76,27 @@ class RawRun:
         return "\n".join(seen) or "dbt failed without an error message"
 
 
+
+@contextlib.contextmanager
+def _noting_interrupts():
+    """Record SIGINTs delivered during the block (main thread only), keeping the usual handler."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def note(signum, frame):
+        seen.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
 def backend_name() -> str:
     wanted = os.environ.get("ADEGEN_DBT_RUNNER", "").strip().lower()
     if wanted in ("subprocess", "inprocess"):
@@ -125,7 +148,8 @@ def _run_inprocess(args: list[str], *, env: dict[str, str] | None) -> RawRun:
             for k, v in (env or {}).items():
                 saved[k] = os.environ.get(k)
                 os.environ[k] = v
-            res = dbtRunner(callbacks=[callback]).invoke(argv)
+            with _noting_interrupts() as interrupted:
+                res = dbtRunner(callbacks=[callback]).invoke(argv)
         finally:
             _release_connections()
             for k, v in saved.items():
@@ -133,7 +157,9 @@ def _run_inprocess(args: list[str], *, env: dict[str, str] | None) -> RawRun:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    if isinstance(res.exception, KeyboardInterrupt):  # dbtRunner swallows Ctrl-C: hand it back
+    # dbtRunner swallows Ctrl-C, and one landing deep in dbt can surface as an unrelated error:
+    # any interrupt during the call is handed back as one.
+    if interrupted or isinstance(res.exception, KeyboardInterrupt):
         raise KeyboardInterrupt
     run.success = bool(res.success)
     run.result = res.result
