@@ -1,8 +1,9 @@
 {#- The discovery payload (pure: walks `graph`, runs no query, logs nothing). See ade_discover
     for the arguments and docs/architecture.md ("Discovery payload") for the fields:
-      {project, database, models, sources, packages, macros, candidates}
-    Models are the root project's models (sorted by unique_id). DAG statistics count models,
-    seeds, snapshots and sources of every package (ade_dag_stats). -#}
+      {project, database, models, package_models, sources, packages, macros, candidates}
+    Models are the root project's models (sorted by unique_id); package_models the layers of
+    the other packages' models. DAG statistics count models, seeds, snapshots and sources of
+    every package (ade_dag_stats); layers look at every package's models (ade_model_layers). -#}
 {% macro ade_collect_discovery(top_n=10, catalog=none, target_facts=none, hide_packages=none) %}
   {%- set facts = target_facts or {} -%}
   {%- set hide = hide_packages or [] -%}
@@ -16,9 +17,14 @@
   {#- the DAG: models, seeds, snapshots (graph.nodes) and sources -#}
   {%- set parents = {} -%}
   {%- set tests_by_node = {} -%}
+  {%- set layer_facts = {} -%}
   {%- for uid, n in graph.nodes.items() -%}
     {%- if n.resource_type in ('model', 'seed', 'snapshot') -%}
       {%- do parents.update({uid: (n.depends_on or {}).get('nodes') or []}) -%}
+      {%- if n.resource_type == 'model' -%}
+        {%- do layer_facts.update({uid: {'name': n.name, 'package_name': n.package_name, 'path': n.path,
+                                         'parents': parents[uid]}}) -%}
+      {%- endif -%}
     {%- elif n.resource_type == 'test' -%}
       {%- set attached = n.get('attached_node') -%}
       {%- for target_uid in ([attached] if attached else (n.depends_on or {}).get('nodes') or []) -%}
@@ -29,6 +35,7 @@
   {%- endfor -%}
   {%- for uid in graph.sources -%}{%- do parents.update({uid: []}) -%}{%- endfor -%}
   {%- set dag = adegen.ade_dag_stats(parents) -%}
+  {%- set layers = adegen.ade_model_layers(layer_facts, dag) -%}
 
   {#- models of the root project -#}
   {%- set models = [] -%}
@@ -58,7 +65,8 @@
           'name': n.name,
           'package_name': n.package_name,
           'path': n.original_file_path.replace('\\', '/'),
-          'layer': adegen.ade_model_layer(n.original_file_path, n.name),
+          'layer': layers[uid].layer,
+          'layer_rule': layers[uid].rule,
           'materialized': n.config.materialized,
           'enabled': n.config.enabled,
           'version': n.version,
@@ -80,6 +88,17 @@
       {%- do model.update({'matched_patterns': adegen.ade_match_patterns(model, prof.present, matcher)
                             if prof.present is not none else []}) -%}
       {%- do models.append(model) -%}
+    {%- endif -%}
+  {%- endfor -%}
+
+  {#- the layers of the other packages' models -#}
+  {%- set package_models = [] -%}
+  {%- for uid in layer_facts|sort -%}
+    {%- set n = graph.nodes[uid] -%}
+    {%- if n.package_name != root and n.package_name not in hide -%}
+      {%- do package_models.append({'unique_id': uid, 'name': n.name, 'package_name': n.package_name,
+                                    'path': n.original_file_path.replace('\\', '/'),
+                                    'layer': layers[uid].layer, 'layer_rule': layers[uid].rule}) -%}
     {%- endif -%}
   {%- endfor -%}
 
@@ -130,6 +149,7 @@
       'project': project,
       'database': db,
       'models': models,
+      'package_models': package_models,
       'sources': sources,
       'packages': pkgs.keys()|sort,
       'macros': macros|unique|sort,

@@ -1,4 +1,5 @@
-"""Generate the dbt macros that carry the pattern catalog, the lexer and the feature table.
+"""Generate the dbt macros that carry the pattern catalog, the lexer, the feature table and the
+layer rules.
 
     python -m adegen.catalog_macro          # (re)write the generated macro files
     python -m adegen.catalog_macro --check  # exit 1 when a generated file is out of date
@@ -12,6 +13,8 @@ Generated files (never edit by hand):
 * `macros/catalog/ade_lexer.sql`: `ade_lexer()` returns `MASK_RE`, `MASK_REPL`, `TOKEN_RE`
   (verbatim from `adegen.lexer`), the feature table and the complexity constants from
   `adegen.features`.
+* `macros/catalog/ade_layer_rules.sql`: `ade_layer_rules()` returns the layer rule tables of
+  `adegen.layers` (precedence order, prefixes, folders, source-package suffixes).
 
 Values are written as Jinja literals. Inside string literals only backslash, quote and newline
 are escaped, plus a `{`/`}` that would form a Jinja delimiter (`{{`, `{%`, `{#`, `}}`, `%}`, `#}`)
@@ -23,7 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, features, lexer, paths
+from . import __version__, features, layers, lexer, paths
 from .errors import AdegenError
 
 HEADER = (
@@ -129,6 +132,26 @@ def render_lexer_macro() -> str:
     )
 
 
+def render_layer_rules_macro() -> str:
+    body = jinja_literal(layers.to_macro_dict(), indent=2)
+    return (
+        HEADER % "python/adegen/layers.py"
+        + "{#- Returns the layer rule tables (adegen/layers.py, the reference implementation;\n"
+        "    docs/architecture.md \"Model layers\" gives the reason for each rule):\n"
+        "      order                    rule ids in precedence order (first that says something wins)\n"
+        "      prefix_re                matches the first prefix (in table order) starting a name\n"
+        "      prefixes                 {name prefix: layer}\n"
+        "      folders / weak_folders   {folder name or word of a folder name: layer}\n"
+        "      source_package_suffixes  a package named ...<suffix> is a source package (staging)\n"
+        "      word_split_re            splits a lower-cased folder name into words\n"
+        "      dag_rule_layers          {structural rule id: the layer it gives} -#}\n"
+        "{% macro ade_layer_rules() %}\n"
+        "  {%- set rules = " + body + " -%}\n"
+        "  {{- return(rules) -}}\n"
+        "{% endmacro %}\n"
+    )
+
+
 def shipped_pattern_dicts(extra_dirs=()) -> list[dict]:
     from .patterns import load_catalog  # owned by the catalog module
 
@@ -142,6 +165,7 @@ def generated_files(package_root: Path | None = None) -> dict[Path, str]:
             shipped_pattern_dicts()
         ),
         root / "macros" / "catalog" / "ade_lexer.sql": render_lexer_macro(),
+        root / "macros" / "catalog" / "ade_layer_rules.sql": render_layer_rules_macro(),
     }
 
 

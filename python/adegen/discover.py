@@ -39,7 +39,8 @@ from .errors import AdegenError, DbtError, InputError
 from .project import ProjectInfo, load_project
 
 OPERATION = "adegen.ade_discover"
-TOP_LEVEL_KEYS = ("project", "database", "models", "sources", "packages", "macros", "candidates")
+TOP_LEVEL_KEYS = ("project", "database", "models", "package_models", "sources", "packages", "macros",
+                  "candidates")
 
 # Never copied into the scratch project (names anywhere in the tree / top-level only).
 SKIP_NAMES = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", "node_modules", ".DS_Store",

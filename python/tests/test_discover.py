@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen import dbt_runner, features
+from adegen import dbt_runner, features, layers
 from adegen.discover import TOP_LEVEL_KEYS, Scratch, run_discovery, summary_lines, validate_payload
 from adegen.errors import DbtError
 from adegen.project import load_project
@@ -169,6 +169,16 @@ def test_features_and_complexity_match_python_reference(acme_discovery, example_
         st = features.stats(raw, text, len(m["refs"]))
         assert (m["complexity"], m["line_count"], m["join_count"]) == (
             st["complexity"], st["line_count"], st["join_count"]), m["name"]
+
+
+def test_layers_match_python_reference(acme_discovery, acme_manifest):
+    ref = layers.assign_layers(layers.nodes_from_manifest(acme_manifest["manifest"]))
+    got = {m["unique_id"]: layers.LayerLabel(m["layer"], m["layer_rule"]) for m in acme_discovery["models"]}
+    assert got == {u: lab for u, lab in ref.items() if u in got} and len(got) == 33
+    # the example project names every layer by prefix, and its folders agree with the prefixes
+    assert all(m["layer_rule"].startswith("prefix:") for m in acme_discovery["models"])
+    folder_layer = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
+    assert all(m["layer"] == folder_layer[m["path"].split("/")[1]] for m in acme_discovery["models"])
 
 
 def test_discovery_does_not_touch_project(example_project, acme_discovery):
