@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 
+from ..dbt.runner import TIMEOUT_MARK, write_dbt_shim
 from ..errors import AdegenError, InputError
 from ..harness.seeds import check_table, export_solution_seeds, no_op_text
-from ..harness.testgen import TaskSpec, check_test_names
+from ..harness.testgen import GradingSpec, check_test_names
 from . import oracle
 from .taskyaml import update_task_yaml
 from .validator import DEFAULT_TEST_TIMEOUT, Observation, Proof, _existing_excludes, _ordered_union
@@ -46,7 +47,6 @@ from .worker import choose_compared, descendants, manifest_facts
 
 EMULATOR_LABEL = "proven on emulator"
 DEFAULT_DBT_TIMEOUT = 600.0
-_TIMEOUT_MARK = "[adegen] dbt timed out"
 _SEMI_STRUCTURED = ("VARIANT", "OBJECT", "ARRAY")
 
 
@@ -85,23 +85,6 @@ def _sf_type(field) -> str:
     if logical == "BINARY" or pa.types.is_binary(t):
         return "binary"
     return "varchar"
-
-
-def _dbt_shim(bin_dir: Path) -> Path:
-    """A `dbt` executable that runs this python's dbt under a hard `timeout` (ADEGEN_DBT_TIMEOUT)."""
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    shim = bin_dir / "dbt"
-    py = sys.executable
-    shim.write_text(
-        "#!/bin/bash\n"
-        "# adegen: dbt with a hard timeout for emulator proofs\n"
-        "T=\"${ADEGEN_DBT_TIMEOUT:-600}\"\n"
-        f"timeout -k 10 \"$T\" '{py}' -c 'import sys; from dbt.cli.main import cli; sys.exit(cli())' \"$@\"\n"
-        "rc=$?\n"
-        f"if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo \"{_TIMEOUT_MARK} after ${{T}}s: dbt $*\"; fi\n"
-        "exit $rc\n")
-    shim.chmod(0o755)
-    return shim
 
 
 def _drop_adegen_package(app: Path) -> None:
@@ -281,12 +264,22 @@ class EmulatorValidator:
             return "the emulator cannot run it: " + "; ".join(u.render() for u in r.unsupported)
         if r.status == "timeout":
             return "timed out on the emulator"
-        first = next((b for b in r.errors), None)
+        first = next((b for b in r.error_blocks), None)
         msg = f"{first.kind} in {first.resource_type} {first.name}: {first.message}" if first else r.tail(8)
         return " ".join(msg.split())[:400]
 
-    def _build_baseline(self) -> dict:
+    def _app(self, dest: Path) -> Path:
+        """A scratch copy for the emulator (compat macros), adegen left out as the shipped copy
+        does, packages installed offline as the user has them (no `dbt deps`)."""
+        from ..dbt import ScratchProject
         from ..emulator import copy_project
+
+        app = copy_project(self.project.project_dir, dest)
+        _drop_adegen_package(app)
+        ScratchProject(self.project.project_dir, app).install_packages()
+        return app
+
+    def _build_baseline(self) -> dict:
 
         t0 = time.monotonic()
         info: dict = {"ok": False, "reason": "", "seconds": {}}
@@ -298,16 +291,10 @@ class EmulatorValidator:
         try:
             base = self.root / "baseline"
             shutil.rmtree(base, ignore_errors=True)
-            app = copy_project(self.project.project_dir, base / "app")
-            _drop_adegen_package(app)      # as the shipped copy does; saves a dbt deps + parse time
+            app = self._app(base / "app")
             srv = self._base_srv = self._start_server("baseline")
             profiles = self._profiles(base / "profiles", port=srv.port)
             info["app"], info["profiles"] = str(app), str(profiles)
-            if (app / "packages.yml").exists() or (app / "dependencies.yml").exists():
-                r = self._run(srv, ["deps"], app, profiles)
-                if not r.ok:
-                    info["reason"] = "dbt deps failed on the emulator: " + self._why(r)
-                    return info
             if self.data_file is not None:
                 self._load_data(srv, self.database)
             # `dbt seed` writes the manifest too: no separate parse when the project has seeds
@@ -445,8 +432,7 @@ class EmulatorValidator:
         work = self.root / "screen" / f"s{slot}"
         app = work / "app"
         if not app.exists():
-            shutil.copytree(base["app"], app, symlinks=True,
-                            ignore=shutil.ignore_patterns("target", "logs"))
+            self._app(app)
         with self._servers_lock:
             self._n += 1
             db = f"{self.database}__ADEGEN_S{self._n}"     # fakesnow has no DROP DATABASE: never reused
@@ -583,7 +569,7 @@ class EmulatorValidator:
         task_dir = Path(task_dir).resolve()
         t0 = time.monotonic()
         seconds: dict[str, float] = {}
-        spec = TaskSpec.load(task_dir, db_type="snowflake")
+        spec = GradingSpec.load(task_dir, db_type="snowflake")
         names = [n for s in spec.solution_seeds for n in s.test_names()]
         check_test_names(names, where=str(task_dir))
         data_file = Path(db_file).resolve() if db_file else self.data_file
@@ -659,7 +645,7 @@ class EmulatorValidator:
         emu_project = copy_project(project_copy, work / "project")
         self._profiles(emu_project, port="{{ env_var('FAKESNOW_PORT') | int }}")
         shim_dir = work / "bin"
-        _dbt_shim(shim_dir)
+        write_dbt_shim(shim_dir, deps_store=self.project.project_dir, timeout_var="ADEGEN_DBT_TIMEOUT")
         t1 = time.monotonic()
         futs = {a: self.pool().submit(self._trial, task_dir, emu_project, data_file, a, work, shim_dir,
                                       tables if a == "sage" else [], mode or self.prove_mode)
@@ -767,7 +753,7 @@ class EmulatorValidator:
                    "ADEGEN_DBT_TIMEOUT": str(int(self.dbt_timeout)), "DBT_PRINTER_WIDTH": "120"}
             job = {"task_dir": str(task_dir), "project": str(project), "agent": agent,
                    "workdir": str(work / "trials"), "env": env, "dbt_timeout": self.dbt_timeout,
-                   "mode": mode}
+                   "mode": mode, "packages_from": str(self.project.project_dir)}
             if mode == "script":
                 out.update(run_trial(job))
             else:
@@ -794,9 +780,9 @@ class EmulatorValidator:
         job_file.write_text(json.dumps(job))
         result_file.unlink(missing_ok=True)
         pkg_parent = str(Path(__file__).resolve().parents[2])
-        from ..harness.dbtrun import _DROP_ENV
+        from ..dbt.runner import PROJECT_ENV_DROP
 
-        env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}   # see _run
+        env = {k: v for k, v in os.environ.items() if k not in PROJECT_ENV_DROP}   # see _run
         env.update(job["env"])
         env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         cmd = [sys.executable, "-c", "import sys; from adegen.validate.snowflake import _trial_main; "
@@ -824,14 +810,17 @@ class EmulatorValidator:
 def run_trial(job: dict) -> dict:
     """Run one trial (harness emulation, --db-type=snowflake) and summarise it (plain data)."""
     from ..emulator import unsupported_matches
-    from ..harness.emulate import TrialRunner
+    from ..harness.emulate import TrialConfig, TrialRunner
     from ..harness.parser import parse_dbt_output
 
     out: dict = {"resolved": False, "unsupported": [], "timeouts": [], "seconds": {}, "expected": None,
                  "summary": "", "tail": ""}
     agent = job["agent"]
-    runner = TrialRunner(Path(job["task_dir"]), Path(job["project"]), None, agent, workdir=Path(job["workdir"]),
-                         mode=job["mode"], timeout=job["dbt_timeout"] * 4, db_type="snowflake", env=job["env"])
+    runner = TrialRunner(Path(job["task_dir"]), Path(job["project"]), None, agent, TrialConfig(
+        workdir=Path(job["workdir"]), mode=job["mode"], timeout=job["dbt_timeout"] * 4, db_type="snowflake",
+        env=job["env"], packages_from=Path(job["packages_from"]) if job.get("packages_from") else None))
+    if job.get("hard_timeout"):
+        runner.dbt = _HardTimeoutRunner(job, job["hard_timeout"])
     try:
         runner.prepare()
         runner.setup()
@@ -851,9 +840,38 @@ def run_trial(job: dict) -> dict:
             r = f"{u.id}: {u.reason} ({u.excerpt})"
             if r not in out["unsupported"]:
                 out["unsupported"].append(r)
-        if _TIMEOUT_MARK in step.output or "[adegen] TIMEOUT after" in step.output:
+        if TIMEOUT_MARK in step.output or "[adegen] TIMEOUT after" in step.output:
             out["timeouts"].append(step.name)
     return out
+
+
+class _HardTimeoutRunner:
+    """In the trial's child process: dbt in-process, and when one call exceeds the timeout the
+    process ends (exit 124) after writing a result that names the call."""
+
+    def __init__(self, job: dict, limit: float):
+        from ..dbt import InProcessRunner
+
+        self.job, self.limit, self.inner = job, float(limit), InProcessRunner()
+        self.result_file = job["result_file"]
+
+    def run(self, call):
+        import os
+
+        def expire():
+            Path(self.result_file).write_text(json.dumps({
+                "resolved": False, "unsupported": [], "seconds": {}, "expected": None,
+                "summary": f"{self.job['agent']}: dbt {' '.join(call.args)} timed out", "tail": "",
+                "timeouts": [f"dbt {' '.join(call.args)} exceeded {self.limit:.0f}s"]}))
+            os._exit(124)
+
+        timer = threading.Timer(self.limit, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            return self.inner.run(call)
+        finally:
+            timer.cancel()
 
 
 def _trial_main(job_file: str, result_file: str) -> int:
@@ -861,30 +879,9 @@ def _trial_main(job_file: str, result_file: str) -> int:
     (exit 124, result with the timeout) when one dbt call exceeds the timeout."""
     import os
 
-    from ..harness import dbtrun
-
     job = json.loads(Path(job_file).read_text())
     os.environ.update(job["env"])
-    limit = float(job["dbt_timeout"])
-    original = dbtrun.run_inprocess
-
-    def guarded(args, cwd, *, env=None):
-        def expire():
-            Path(result_file).write_text(json.dumps({
-                "resolved": False, "unsupported": [], "seconds": {}, "expected": None,
-                "summary": f"{job['agent']}: dbt {' '.join(args)} timed out", "tail": "",
-                "timeouts": [f"dbt {' '.join(args)} exceeded {limit:.0f}s"]}))
-            os._exit(124)
-
-        timer = threading.Timer(limit, expire)
-        timer.daemon = True
-        timer.start()
-        try:
-            return original(args, cwd, env={**job["env"], **(env or {})})
-        finally:
-            timer.cancel()
-
-    dbtrun.run_inprocess = guarded
+    job.update(result_file=result_file, hard_timeout=float(job["dbt_timeout"]))
     try:
         res = run_trial(job)
     except Exception as exc:  # noqa: BLE001

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..dbt.scratch import tree_stats
 from ..errors import InputError
 from ..harness import dbfiles
 from ..harness.emulate import plan_script
 from ..harness.seeds import check_table, export_solution_seeds
-from ..harness.testgen import TaskSpec, check_test_names
+from ..harness.testgen import GradingSpec, check_test_names
 from . import worker
 from .taskyaml import update_task_yaml
 
@@ -278,7 +279,7 @@ class Validator:
         mode = mode or self.prove_mode
         task_dir = Path(task_dir).resolve()
         t0 = time.monotonic()
-        spec = TaskSpec.load(task_dir)
+        spec = GradingSpec.load(task_dir)
         names = [n for s in spec.solution_seeds for n in s.test_names()]
         check_test_names(names, where=str(task_dir))
         tables = [s.table_name for s in spec.solution_seeds]
@@ -330,7 +331,7 @@ class Validator:
         extra = 0.0 if mode != "inprocess" else DBT_CLI_STARTUP * res["sage"]["test_dbt_calls"]
         return self._finish(task_dir, spec, res, seeds, merged, note, fallback_note, extra, seconds, t0)
 
-    def _finish(self, task_dir: Path, spec: TaskSpec, res: dict, seeds: list[str], merged: dict,
+    def _finish(self, task_dir: Path, spec: GradingSpec, res: dict, seeds: list[str], merged: dict,
                 note: str | None, extra_note: str | None, extra_test_secs: float,
                 seconds: dict, t0: float) -> Proof:
         broken_fails = not res["none"]["resolved"]
@@ -358,7 +359,7 @@ class Validator:
                      exclude_columns=merged, max_test_timeout_sec=timeout, seconds=seconds)
 
     # ------------------------------------------------------------------ proving, fast path
-    def _fast_eligible(self, task_dir: Path, spec: TaskSpec, project_copy: Path, db_file: Path
+    def _fast_eligible(self, task_dir: Path, spec: GradingSpec, project_copy: Path, db_file: Path
                        ) -> tuple[list[str] | None, str]:
         """The touched model paths when the fast path's assumptions hold, else (None, why)."""
         base = self._base or {}
@@ -419,7 +420,7 @@ class Validator:
         self._copy_ok[str(copy)] = sig
         return True
 
-    def _prove_fast(self, task_dir: Path, spec: TaskSpec, tables: list[str], project_copy: Path,
+    def _prove_fast(self, task_dir: Path, spec: GradingSpec, tables: list[str], project_copy: Path,
                     db_file: Path, touched: list[str], t0: float) -> tuple[Proof | None, str]:
         """Returns (Proof, "") or (None, why) when the caller must use the full emulation.
 
@@ -569,7 +570,6 @@ _PATCH_LINE = {
 }
 # files a project copy may legitimately have different from the project
 _PROJECT_LOCAL = {"profiles.yml", "packages.yml", "package-lock.yml", "dependencies.yml"}
-_TREE_SKIP = {"target", "logs", "dbt_packages", ".git", "__pycache__", ".user.yml"}
 
 
 def _read(path: Path) -> str:
@@ -596,15 +596,7 @@ def _patched_paths(patch: Path) -> set[str]:
 
 
 def _tree(root: Path) -> dict[str, os.stat_result]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _TREE_SKIP and not d.startswith(".adegen")]
-        for f in filenames:
-            if f in _TREE_SKIP or f.endswith((".duckdb", ".duckdb.wal")):
-                continue
-            p = Path(dirpath) / f
-            out[p.relative_to(root).as_posix()] = p.lstat()
-    return out
+    return tree_stats(root)
 
 
 def _packages_subset(copy: Path, orig: Path) -> bool:
@@ -652,7 +644,7 @@ def _mutant_key(rel_path: str, data: bytes) -> str:
     return hashlib.sha1(rel_path.encode() + b"\0" + data).hexdigest()[:24]
 
 
-def _existing_excludes(spec: TaskSpec, table: str) -> list[str]:
+def _existing_excludes(spec: GradingSpec, table: str) -> list[str]:
     for s in spec.solution_seeds:
         if s.table_name == table:
             return list(s.exclude_columns or [])

@@ -12,35 +12,24 @@ import traceback
 from pathlib import Path
 
 import duckdb
-import yaml
 
-from ..harness import dbfiles, dbtrun
+from ..dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output, sync_tree
+from ..dbt import packages as pk
+from ..dbt.profiles import write_profiles as _write_profiles
+from ..harness import dbfiles
 from . import oracle
 
-_COPY_IGNORE = shutil.ignore_patterns("target", "logs", ".user.yml", "*.duckdb", "*.duckdb.wal",
-                                      "__pycache__", ".git", "dbt_packages")
 _STATE: dict = {}
+_RUNNER = InProcessRunner()
+
+
+def _dbt(args: list[str], app: Path, env: dict | None = None) -> DbtResult:
+    """dbt in this worker, run the way a user in the project directory `app` would."""
+    return _RUNNER.run(DbtCall(list(args), cwd=app, env=dict(env or {}), project_env=True))
 
 
 def _tail(text: str, n: int = 3000) -> str:
     return text[-n:]
-
-
-# in-process calls whose artifacts nobody reads: dbt skips writing manifest.json and
-# run_results.json (about 40% of a small call); partial parsing is unaffected
-NO_ARTIFACTS = {"DBT_WRITE_JSON": "False"}
-
-
-def _statuses(result) -> dict[str, dict]:
-    """{unique_id: {status, message}} from a dbtRunner result (what run_results.json holds)."""
-    out: dict[str, dict] = {}
-    for r in getattr(getattr(result, "result", None), "results", None) or []:
-        try:
-            st = getattr(r.status, "value", r.status)
-            out[r.node.unique_id] = {"status": str(st), "message": r.message}
-        except AttributeError:
-            continue
-    return out
 
 
 def warm(seconds: float = 0.3) -> int:
@@ -49,7 +38,7 @@ def warm(seconds: float = 0.3) -> int:
     t0 = time.monotonic()
     try:
         import dbt.adapters.duckdb  # noqa: F401
-        from dbt.cli.main import dbtRunner  # noqa: F401
+        import dbt.cli.main  # noqa: F401
     except Exception:  # noqa: BLE001
         pass
     time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
@@ -61,21 +50,11 @@ def warm_app(cfg: dict, seconds: float = 0.5) -> int:
     on); lingers so that each worker takes one of these jobs."""
     t0 = time.monotonic()
     try:
-        dbtrun.run_inprocess(["parse"], _worker_app(cfg), env=NO_ARTIFACTS)
+        _dbt(["parse"], _worker_app(cfg), env=NO_ARTIFACTS)
     except Exception:  # noqa: BLE001 - the first screen will report problems
         pass
     time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
     return os.getpid()
-
-
-def _first_error(output: str) -> str:
-    lines = [ln.split("  ", 1)[-1].strip() for ln in output.splitlines()]
-    for i, ln in enumerate(lines):
-        if ("Error" in ln and ("Compilation" in ln or "Database" in ln or "Runtime" in ln
-                               or "Parsing" in ln)) or ln.startswith("Failure in"):
-            rest = [x for x in lines[i:i + 4] if x]
-            return " ".join(rest)[:400]
-    return next((ln for ln in lines if "ERROR" in ln), "dbt failed")[:400]
 
 
 # --------------------------------------------------------------------------- baseline
@@ -89,21 +68,14 @@ def baseline_job(cfg: dict) -> dict:
     db_name = cfg["db_name"]
     info: dict = {"ok": False, "reason": "", "seconds": {}}
     try:
-        if app.exists():
-            shutil.rmtree(app)
-        shutil.copytree(cfg["project_dir"], app, ignore=_COPY_IGNORE, symlinks=True)
+        scratch = ScratchProject(Path(cfg["project_dir"]), app).copy()
         write_profiles(app, cfg)
         outputs = []
-        if prepare_packages(Path(cfg["project_dir"]), app):
-            ok, out, _, _ = dbtrun.run_inprocess(["deps"], app)
-            outputs.append(out)
-            if not ok:
-                info["reason"] = "dbt deps failed (packages cannot be installed offline?): " + _first_error(out)
-                return info
-        ok, out, secs, _ = dbtrun.run_inprocess(["parse"], app)
-        info["seconds"]["parse"] = secs
-        if not ok:
-            info["reason"] = "dbt parse failed: " + _first_error(out)
+        scratch.install_packages()  # what `dbt deps` would install, offline
+        r = _dbt(["parse"], app)
+        info["seconds"]["parse"] = r.seconds
+        if not r.success:
+            info["reason"] = "dbt parse failed: " + r.first_error()
             return info
         manifest = json.loads((app / "target" / "manifest.json").read_text())
         facts = manifest_facts(manifest)
@@ -119,21 +91,21 @@ def baseline_job(cfg: dict) -> dict:
         info["raw_db"] = str(raw)
         dbfiles.copy_file(raw, app / f"{db_name}.duckdb")
         if facts["seed_based"]:
-            ok, out, secs, _ = dbtrun.run_inprocess(["seed"], app)
-            info["seconds"]["seed"] = secs
-            outputs.append(out)
-            if not ok:
-                info["reason"] = "dbt seed failed: " + _first_error(out)
+            r = _dbt(["seed"], app)
+            info["seconds"]["seed"] = r.seconds
+            outputs.append(r.console)
+            if not r.success:
+                info["reason"] = "dbt seed failed: " + r.first_error()
                 return info
             seeded = root / "raw_seeded" / f"{db_name}.duckdb"
             dbfiles.copy_file(app / f"{db_name}.duckdb", seeded)
             info["raw_db"] = str(seeded)
-        ok, out, secs, _ = dbtrun.run_inprocess(["run"], app)
-        info["seconds"]["run"] = secs
-        outputs.append(out)
-        if not ok:
-            info["reason"] = "dbt run of the intact project failed: " + _first_error(out)
-            info["output"] = _tail(out)
+        r = _dbt(["run"], app)
+        info["seconds"]["run"] = r.seconds
+        outputs.append(r.console)
+        if not r.success:
+            info["reason"] = "dbt run of the intact project failed: " + r.first_error()
+            info["output"] = _tail(r.console)
             return info
         info["baseline_db"] = str(app / f"{db_name}.duckdb")
         snap = root / "baseline" / "snapshot.duckdb"
@@ -149,46 +121,17 @@ def baseline_job(cfg: dict) -> dict:
     return info
 
 
-def prepare_packages(project_dir: Path, app: Path) -> bool:
-    """Make the scratch copy's packages installable: relative `local:` paths are made absolute
-    (they pointed next to the original project); installed hub packages are copied over.
-    Returns True when `dbt deps` must run."""
-    has_local = has_remote = False
-    for fname in ("packages.yml", "dependencies.yml"):
-        f = app / fname
-        if not f.exists():
-            continue
-        data = yaml.safe_load(f.read_text()) or {}
-        pkgs = data.get("packages") or []
-        changed = False
-        for p in pkgs:
-            if isinstance(p, dict) and "local" in p:
-                has_local = True
-                if not Path(str(p["local"])).is_absolute():
-                    p["local"] = str((project_dir / str(p["local"])).resolve())
-                    changed = True
-            else:
-                has_remote = True
-        if changed:
-            f.write_text(yaml.safe_dump(data, sort_keys=False))
-    installed = project_dir / "dbt_packages"
-    if has_remote and installed.is_dir():
-        # hub/git packages cannot be fetched offline: reuse the installed ones
-        shutil.copytree(installed, app / "dbt_packages", symlinks=True)
-        return False
-    return has_local or has_remote
-
-
 def write_profiles(app: Path, cfg: dict) -> None:
-    target = dict(cfg.get("target_config") or {})
-    target.pop("database", None)
-    target["type"] = "duckdb"
-    target["path"] = f"./{cfg['db_name']}.duckdb"
-    target.setdefault("schema", cfg.get("schema") or "main")
-    target.setdefault("threads", 1)
-    prof = {cfg["profile_name"]: {"target": cfg["target_name"],
-                                  "outputs": {cfg["target_name"]: target}}}
-    (app / "profiles.yml").write_text(yaml.safe_dump(prof, sort_keys=False))
+    """The app's profiles.yml: the project's target on ./<db_name>.duckdb (+ `settings`)."""
+    info = _ProfileFacts(cfg.get("target_config") or {}, cfg.get("schema") or "main")
+    out = duckdb_output(info, f"./{cfg['db_name']}.duckdb", full_target=True,
+                        settings=cfg.get("duckdb_settings"))
+    _write_profiles(app, cfg["profile_name"], cfg["target_name"], out)
+
+
+class _ProfileFacts:
+    def __init__(self, target_config: dict, schema: str):
+        self.target_config, self.schema = target_config, schema
 
 
 def manifest_facts(manifest: dict) -> dict:
@@ -255,8 +198,8 @@ def _worker_app(cfg: dict) -> Path:
         if app.exists():
             shutil.rmtree(app)
         # the baseline copy already has its packages installed (dbt_packages kept, links as links)
-        shutil.copytree(Path(cfg["root"]) / "baseline" / "app", app, symlinks=True,
-                        ignore=shutil.ignore_patterns("target", "logs", "*.duckdb", "*.duckdb.wal"))
+        ScratchProject(Path(cfg["project_dir"]), app).copy().install_packages()
+        write_profiles(app, cfg)
         _STATE.update(app=app, root=cfg["root"])
     return app
 
@@ -320,13 +263,11 @@ def _screen(cfg: dict, base: dict, job: dict) -> dict:
         rr_path.unlink()
     try:
         model_file.write_bytes(job["text"].encode("utf-8") if isinstance(job["text"], str) else job["text"])
-        ok, out, secs, result = dbtrun.run_inprocess(args, app, env=NO_ARTIFACTS)
+        run = _dbt(args, app, env=NO_ARTIFACTS)
     finally:
         model_file.write_bytes(original)
-    statuses: dict[str, dict] = _statuses(result)
-    if not statuses and rr_path.exists():
-        for r in json.loads(rr_path.read_text()).get("results", []):
-            statuses[r["unique_id"]] = {"status": r.get("status"), "message": r.get("message")}
+    ok, out, secs = run.success, run.console, run.seconds
+    statuses = {u: {"status": n.status, "message": n.message} for u, n in run.nodes.items()}
     errored = [u for u, s in statuses.items() if s["status"] in ("error", "fail")]
     obs = {"observable": False, "reason": "", "build_error": False, "compared_table": None,
            "rows_differing": 0, "rows_total": 0, "columns_differ": [], "changed_tables": {},
@@ -335,7 +276,7 @@ def _screen(cfg: dict, base: dict, job: dict) -> dict:
     if not ok or errored:
         obs["build_error"] = True
         msg = (statuses.get(uid) or {}).get("message") or (
-            statuses[errored[0]]["message"] if errored else None) or _first_error(out)
+            statuses[errored[0]]["message"] if errored else None) or run.first_error()
         msg = " ".join(str(msg).split())[:400]
         obs["example"] = msg
         obs["compared_table"] = m["alias"] if m["materialized"] != "ephemeral" else None
@@ -411,10 +352,11 @@ def choose_compared(uid: str, visible: dict, dist: dict, models: dict, difficult
 
 def solved_state_job(cfg: dict, job: dict) -> dict:
     """Run sage up to and including test_setup; leave the scratch root for seed export."""
-    from ..harness.emulate import TrialRunner
+    from ..harness.emulate import TrialConfig, TrialRunner
 
     r = TrialRunner(Path(job["task_dir"]), Path(job["project_copy"]), Path(job["db_file"]), "sage",
-                    workdir=Path(job["workdir"]), mode=job["mode"])
+                    TrialConfig(workdir=Path(job["workdir"]), mode=job["mode"],
+                                packages_from=Path(cfg["project_dir"])))
     res = r.run(stop_before_tests=True)
     return {"root": str(r.root), "seconds": res.seconds,
             "steps": [(s.name, s.ok, _tail(s.output, 800)) for s in r.steps]}
@@ -424,7 +366,8 @@ def harness_job(cfg: dict, job: dict) -> dict:
     from ..harness.emulate import run_harness
 
     res = run_harness(Path(job["task_dir"]), Path(job["project_copy"]), Path(job["db_file"]),
-                      job["agent"], workdir=Path(job["workdir"]), mode=job["mode"])
+                      job["agent"], workdir=Path(job["workdir"]), mode=job["mode"],
+                      packages_from=Path(cfg["project_dir"]))
     n_dbt_tests = sum(1 for s in res.steps if s.name.startswith(("tests", "test_setup")))
     return {"agent": res.agent, "resolved": res.resolved, "reason": res.reason, "tests": res.tests,
             "expected": res.expected_test_count, "seconds": res.seconds,
@@ -450,32 +393,11 @@ def _prove_root(cfg: dict, project_copy: str, flavor: str) -> Path:
 
 
 def _prove_app(cfg: dict, project_copy: str, flavor: str) -> Path:
-    from ..harness.prepared import sync_tree
-
     app = _prove_root(cfg, project_copy, flavor) / "app"
     sync_tree(Path(project_copy), app)
-    _ensure_packages(Path(project_copy), app)
+    # what the task's `dbt deps` installs, offline (hub/git packages from the user's installed ones)
+    pk.install_offline(app, Path(cfg["project_dir"]))
     return app
-
-
-def _ensure_packages(project_copy: Path, app: Path) -> None:
-    """`dbt deps` once per persistent app (and again only when packages.yml changes)."""
-    texts = [(project_copy / f).read_text() for f in ("packages.yml", "dependencies.yml")
-             if (project_copy / f).is_file()]
-    if not texts:
-        return
-    import hashlib
-
-    key = hashlib.sha1("\0".join(texts).encode()).hexdigest()
-    marker = app / "dbt_packages" / ".adegen-deps"
-    if marker.is_file() and marker.read_text() == key:
-        return
-    if prepare_packages(project_copy, app):
-        ok, out, _, _ = dbtrun.run_inprocess(["deps"], app)
-        if not ok:
-            raise RuntimeError("dbt deps failed: " + _first_error(out))
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(key)
 
 
 def _patch(app: Path, patch_file: Path) -> tuple[bool, str]:
@@ -524,7 +446,8 @@ def prove_state_job(cfg: dict, base: dict, job: dict) -> dict:
 def _dbt_into(app: Path, db_name: str, start_db: Path, out_db: Path, args: list[str]) -> tuple[bool, str]:
     live = app / f"{db_name}.duckdb"
     dbfiles.copy_file(start_db, live)
-    ok, out, _, _ = dbtrun.run_inprocess(args, app, env=NO_ARTIFACTS)
+    r = _dbt(args, app, env=NO_ARTIFACTS)
+    ok, out = r.success, r.console
     out_db.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", ".wal"):
         src = Path(str(live) + suffix)
@@ -539,11 +462,11 @@ def _dbt_into(app: Path, db_name: str, start_db: Path, out_db: Path, args: list[
 def _state_app(cfg: dict, base: dict, job: dict) -> Path:
     """The worker's prove app (shared with grading), dbt_project.yml pre-merged like grading
     does it, so dbt keeps partial-parsing across jobs."""
-    from ..harness.prepared import _merge_from
+    from ..harness.prepared import merge_no_op_file
 
     app = _prove_app(cfg, job["project_copy"], "grade")
     if job.get("project_name"):
-        _merge_from(app, _all_solution_seeds_no_op(app.parent, {
+        merge_no_op_file(app, _all_solution_seeds_no_op(app.parent, {
             "baseline_db": base["baseline_db"], "project_name": job["project_name"],
             "tables_all": job["tables_all"]}))
     return app
@@ -572,7 +495,7 @@ def _solved_again(cfg: dict, base: dict, job: dict) -> dict:
     out_db = Path(job["workdir"]) / "solved-again" / f"{cfg['db_name']}.duckdb"
     ok, out = _dbt_into(app, cfg["db_name"], Path(base["raw_db"]), out_db, args)
     if not ok:
-        return {"ok": False, "reason": "second build of the solved state failed: " + _first_error(out),
+        return {"ok": False, "reason": "second build of the solved state failed: " + _first_line(out),
                 "output": _tail(out, 1500)}
     return {"ok": True, "db": str(out_db)}
 
@@ -676,3 +599,8 @@ def _all_solution_seeds_no_op(root: Path, job: dict) -> Path:
         con.close()
     out.write_text(no_op_text(job["project_name"], schemas))
     return out
+
+
+def _first_line(output: str) -> str:
+    return DbtResult(args=[], console=output).first_error()
+
