@@ -32,7 +32,7 @@ from pathlib import Path
 
 from . import paths
 from .dbt import (ScratchProject, capture_payload, duckdb_output, run_operation, snowflake_offline_output,
-                  sync_tree, write_profiles)
+                  write_profiles)
 from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
 from .project import ProjectInfo, load_project
@@ -107,8 +107,9 @@ class Scratch:
 
     def prepare(self, backend: str | None = None) -> None:
         info = self.info
-        sync_tree(info.project_dir, self.project)
-        self.packages = ScratchProject(info.project_dir, self.project).install_packages(
+        scratch = ScratchProject(info.project_dir, self.project)
+        scratch.sync()
+        self.packages = scratch.install_packages(
             extra={"adegen": paths.package_root()})
         self.injected = not _lists_adegen(info.project_dir)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from .dbt import copy_tree, duckdb_output, ignore_for, snowflake_env_output
+from .dbt.gradable import make_copy_gradable
 from .dbt.profiles import profiles_text
 from .errors import InputError
 
@@ -270,6 +271,8 @@ def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_roo
         work = tmp / dest.name
         copy_tree(project_dir, work)
         notes = rewrite_packages(project_dir, work, adegen_root)
+        gradable = make_copy_gradable(work)  # tests/, seeds/, macros/ where ade-bench's scripts put them
+        notes += gradable.changes + [f"ade-bench cannot grade this copy until: {x}" for x in gradable.problems]
         (work / "profiles.yml").write_text(profiles_yml, encoding="utf-8")
         if dest.exists():
             return False, [f"kept the existing project copy {dest}"]

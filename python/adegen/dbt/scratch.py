@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 from . import packages as pk
+from .gradable import make_copy_gradable
 from .packages import PackagePlan
 from .profiles import write_profiles
 
@@ -209,14 +210,18 @@ class ScratchProject:
         self.dir = Path(dest)
 
     def copy(self) -> "ScratchProject":
-        """A fresh copy (an existing `dir` is replaced)."""
+        """A fresh copy (an existing `dir` is replaced), made gradable like the task's project copy."""
         if self.dir.exists():
             shutil.rmtree(self.dir)
         copy_tree(self.source, self.dir)
+        make_copy_gradable(self.dir)
         return self
 
     def sync(self) -> int:
-        return sync_tree(self.source, self.dir)
+        """Sync with the source (only changed files are written), made gradable like `copy()`."""
+        n = sync_tree(self.source, self.dir)
+        make_copy_gradable(self.dir)
+        return n
 
     def install_packages(self, *, store: Path | None = None, extra: dict[str, Path] | None = None
                          ) -> PackagePlan:
