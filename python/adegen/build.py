@@ -722,10 +722,11 @@ def _generate_one(opts, ui, project, p, task_id, tests, project_dir_field, proje
                     proof = validator.prove(writer.dir, project_root, db_file)
                     proof_json = {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
                                   "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
-                                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail)}
+                                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail),
+                                  "seconds": {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()}}
                     proven = bool(proof.ok)
                     if not proven:
-                        detail = f"unproven: {proof.detail}"
+                        detail = proof.detail if proof.detail.startswith("unproven") else f"unproven: {proof.detail}"
                     elif project.adapter_type == "snowflake":
                         detail = EMULATOR_LABEL  # fakesnow, never "proven on Snowflake"
                     else:

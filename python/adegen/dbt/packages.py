@@ -55,22 +55,21 @@ def package_entries(project_dir: Path) -> list:
     return entries
 
 
-def project_name(package_dir: Path) -> str | None:
+def _project_field(package_dir: Path, key: str) -> str | None:
     try:
         data = yaml.safe_load((Path(package_dir) / "dbt_project.yml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
-    name = data.get("name") if isinstance(data, dict) else None
-    return str(name) if name else None
+    value = data.get(key) if isinstance(data, dict) else None
+    return str(value) if value not in (None, "") else None
+
+
+def project_name(package_dir: Path) -> str | None:
+    return _project_field(package_dir, "name")
 
 
 def package_version(package_dir: Path) -> str | None:
-    try:
-        data = yaml.safe_load((Path(package_dir) / "dbt_project.yml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    v = data.get("version") if isinstance(data, dict) else None
-    return str(v) if v is not None else None
+    return _project_field(package_dir, "version")
 
 
 def is_adegen(package_dir: Path) -> bool:
