@@ -47,6 +47,8 @@ class _Place:
     target_path: Path
     log_path: Path
     db: Path
+    backend: str | None = None         # None: the default runner (in-process)
+    timeout: float | None = None
 
 
 def compile_mutants(project, mutants: list[tuple[str, str, str]], *, workdir: Path | None = None,
@@ -81,8 +83,7 @@ def _remove_db(db: Path) -> None:
         f.unlink(missing_ok=True)
 
 
-def _compile(project, place: _Place, mutants, dialect: str, *, backend: str | None = None,
-             timeout: float | None = None) -> dict[str, CompileResult]:
+def _compile(project, place: _Place, mutants, dialect: str) -> dict[str, CompileResult]:
     """Write the mutants into `place.project`, compile them in one call, collect, clean up."""
     names: dict[str, str] = {}
     written: list[Path] = []
@@ -96,7 +97,7 @@ def _compile(project, place: _Place, mutants, dialect: str, *, backend: str | No
         _remove_db(place.db)
         if project.db_path and Path(project.db_path).is_file():
             shutil.copy2(project.db_path, place.db)  # models may run introspective queries
-        run = make_runner(backend).run(DbtCall(
+        run = make_runner(place.backend).run(DbtCall(
             ["compile", "--project-dir", str(place.project), "--profiles-dir", str(place.profiles),
              "--target", project.target_name, "--target-path", str(place.target_path),
              "--log-path", str(place.log_path), "--no-write-json",
@@ -104,7 +105,7 @@ def _compile(project, place: _Place, mutants, dialect: str, *, backend: str | No
              # mutant, each a scan of every node
              "--select", "*__adegen_m*"],
             env={"DBT_TARGET_PATH": str(place.target_path), "DBT_LOG_PATH": str(place.log_path)},
-            timeout=timeout, console=False))
+            timeout=place.timeout, console=False))
         # what `dbt compile` prints (info/warn/error events)
         log = "\n".join(run.log_lines + ([run.exception] if run.exception else [])
                         + (["dbt compile timed out"] if run.timed_out else []))
@@ -141,8 +142,8 @@ def _compile_fresh(project, mutants, dialect: str, workdir: Path | None, timeout
         db = tmp / "compile.duckdb"
         out = duckdb_output(project, str(db)) if dialect == "duckdb" else snowflake_offline_output(project)
         write_profiles(tmp / "profiles", project.profile_name, project.target_name, out)
-        place = _Place(scratch.dir, tmp / "profiles", scratch.dir / "target", tmp / "logs", db)
-        return _compile(project, place, mutants, dialect, backend="subprocess", timeout=timeout)
+        place = _Place(scratch.dir, tmp / "profiles", scratch.dir / "target", tmp / "logs", db, "subprocess", timeout)
+        return _compile(project, place, mutants, dialect)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -77,9 +77,11 @@ def snowflake_env_output(db_name: str, schema: str | None) -> dict:
     return out
 
 
-def snowflake_emulator_output(cfg: dict, *, host: str, port, database: str | None = None,
-                              schema: str | None = None, threads: int | None = None) -> dict:
-    """A Snowflake target (`cfg`, rendered) pointed at a fakesnow server."""
+def snowflake_emulator_output(cfg: dict, *, host: str, port, overrides: dict | None = None) -> dict:
+    """A Snowflake target (`cfg`, rendered) pointed at a fakesnow server; `overrides` may set
+    database, schema and threads."""
+    o = overrides or {}
+    database, schema, threads = o.get("database"), o.get("schema"), o.get("threads")
     return {
         "type": "snowflake", **EMULATOR_CREDENTIALS,
         "role": cfg.get("role") or EMULATOR_ROLE,

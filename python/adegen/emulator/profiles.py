@@ -40,8 +40,8 @@ def emulator_profiles(project: Any, *, host: str, port: int, profiles_dir: str |
                       threads: int | None = None) -> dict:
     """The profiles.yml content (dict) for running `project` against fakesnow at host:port."""
     pname, tname, cfg = snowflake_target(project, profiles_dir=profiles_dir, target=target)
-    out = snowflake_emulator_output(cfg, host=host, port=port, database=database, schema=schema,
-                                    threads=threads)
+    out = snowflake_emulator_output(cfg, host=host, port=port,
+                                    overrides={"database": database, "schema": schema, "threads": threads})
     return profiles_doc(pname, tname, out)
 
 

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..dbt.gradable import make_gradable
@@ -99,8 +100,20 @@ def _database_ok(v, db_file: Path) -> str | None:
     return "the database file was neither written by prepare_database nor the project's own"
 
 
-def eligible(v, task_dir: Path, spec: GradingSpec, project_copy: Path, db_file: Path) -> tuple[list[str] | None, str]:
+@dataclass(frozen=True)
+class ProveRequest:
+    """One `Validator.prove` call."""
+
+    task_dir: Path
+    spec: GradingSpec
+    project_copy: Path
+    db_file: Path
+    mode: str = "inprocess"
+
+
+def eligible(v, req: ProveRequest) -> tuple[list[str] | None, str]:
     """The touched model paths when the fast path's assumptions hold, else (None, why)."""
+    task_dir, spec, project_copy, db_file = req.task_dir, req.spec, req.project_copy, req.db_file
     base = v._base
     if base is None or not base.ok:
         return None, "no baseline"
@@ -180,14 +193,14 @@ def apply_patches(task_dir: Path, project_copy: Path, touched: list[str], scratc
     return mutants, ""
 
 
-def prove_fast(v, task_dir: Path, spec: GradingSpec, project_copy: Path, db_file: Path,
-               touched: list[str]) -> tuple[Proof | None, str]:
+def prove_fast(v, req: ProveRequest, touched: list[str]) -> tuple[Proof | None, str]:
     """(Proof, "") or (None, why) when the caller must use the full emulation. The solved state
     is the intact build (seeds exported from it at once); the broken state is the screen's
     database of the same mutant when there is one, else rebuilt; unstable tables come from the
     determinism guard (validate.determinism)."""
     from . import proving
 
+    task_dir, spec, project_copy, db_file = req.task_dir, req.spec, req.project_copy, req.db_file
     t0 = time.monotonic()
     base = v._base
     tables = [s.table_name for s in spec.solution_seeds] + [a for s in spec.solution_seeds for a in s.alternates or []]

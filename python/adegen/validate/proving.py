@@ -89,9 +89,10 @@ def _patch(app: Path, patch_file: Path) -> tuple[bool, str]:
     return p.returncode == 0, p.stdout.decode("utf-8", "replace")
 
 
-def _dbt_into(app: Path, db_name: str, start_db: Path, out_db: Path, args: list[str],
-              timeout: float | None) -> tuple[bool, str]:
-    live = app / f"{db_name}.duckdb"
+def _dbt_into(app: Path, dbs: tuple[Path, Path], args: list[str], timeout: float | None) -> tuple[bool, str]:
+    """Run dbt on a copy of dbs[0] in `app`; the result database ends up in dbs[1]."""
+    start_db, out_db = dbs
+    live = app / out_db.name  # <db_name>.duckdb, where the app's profile points
     dbfiles.copy_file(start_db, live)
     r = dbt_in(app, args, env=NO_ARTIFACTS, timeout=timeout)
     out_db.parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +149,7 @@ def _solved_again(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
     if any(models[u]["materialized"] == "incremental" for u in uids):
         args.append("--full-refresh")
     out_db = Path(job.workdir) / "solved-again" / f"{cfg.db_name}.duckdb"
-    ok, out = _dbt_into(app, cfg.db_name, Path(base.raw_db), out_db, args, job.budget_seconds)
+    ok, out = _dbt_into(app, (Path(base.raw_db), out_db), args, job.budget_seconds)
     if not ok:
         return {"ok": False, "reason": "second build of the solved state failed: " + out[-300:]}
     return {"ok": True, "db": str(out_db)}
@@ -181,7 +182,7 @@ def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
                                if models[u]["materialized"] != "ephemeral"])
         out_db = Path(job.workdir) / "broken" / f"{cfg.db_name}.duckdb"
         args = ["run", "--select", *[models[r]["name"] + "+" for r in roots]]
-        ok, out = _dbt_into(app, cfg.db_name, start, out_db, args, job.budget_seconds)
+        ok, out = _dbt_into(app, (start, out_db), args, job.budget_seconds)
         for p in (start, Path(str(start) + ".wal")):
             p.unlink(missing_ok=True)
     finally:

@@ -321,19 +321,20 @@ class Validator:
         spec = GradingSpec.load(task_dir)
         check_test_names([n for s in spec.solution_seeds for n in s.test_names()], where=str(task_dir))
         self.baseline()
+        req = fastprove.ProveRequest(task_dir, spec, project_copy, db_file.resolve(), mode)
         fallback = None
         if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
-            touched, why = fastprove.eligible(self, task_dir, spec, project_copy, db_file)
+            touched, why = fastprove.eligible(self, req)
             if touched is not None:
-                proof, why = fastprove.prove_fast(self, task_dir, spec, project_copy, db_file.resolve(), touched)
+                proof, why = fastprove.prove_fast(self, req, touched)
                 if proof is not None:
                     return proof
             fallback = f"full emulation ({why})"
             self.progress(f"validate: {task_dir.name}: {fallback}")
-        return self._prove_full(task_dir, spec, project_copy, db_file.resolve(), mode, fallback)
+        return self._prove_full(req, fallback)
 
-    def _prove_full(self, task_dir: Path, spec: GradingSpec, project_copy: Path, db_file: Path, mode: str,
-                    fallback: str | None) -> Proof:
+    def _prove_full(self, req: "fastprove.ProveRequest", fallback: str | None) -> Proof:
+        task_dir, spec, project_copy, db_file, mode = req.task_dir, req.spec, req.project_copy, req.db_file, req.mode
         t0 = time.monotonic()
         tables = [s.table_name for s in spec.solution_seeds] + [a for s in spec.solution_seeds for a in s.alternates or []]
         work = self.root / "prove" / task_dir.name
