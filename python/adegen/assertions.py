@@ -6,18 +6,16 @@ runs `dbt run-operation adegen.ade_render_assertions` once for all of them and r
 `(purpose, sql)` pairs. The SQL is itself Jinja (`{{ ref(...) }}`, `graph.nodes` lookups) and is
 written as-is into the task's `tests/` directory (file names: `taskgen.test_file_name`).
 
-The run happens on a scratch copy of the project (the given project is never written to) with
-the adegen package linked in, scratch profiles (DuckDB `:memory:`) and target/log paths inside the
-scratch directory.
+The run happens on a scratch copy of the project (`adegen.dbt.ScratchProject`; the given project
+is never written to) with the adegen package linked in, scratch profiles (DuckDB `:memory:`) and
+target/log paths inside the scratch directory.
 
 Placeholders (`{model}`, `{column}`, `{original_refs}`, ...) in a pattern's args are resolved
 with `resolve_placeholders` before rendering; `render_assertions` expects concrete values.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,7 +23,9 @@ from typing import Any
 
 import yaml
 
-from adegen import dbt_runner, paths
+from adegen import paths
+from adegen.dbt import ScratchProject, capture_payload, run_operation, write_profiles
+from adegen.dbt.packages import localize_outside_paths
 from adegen.errors import DbtError, InputError
 
 OPERATION = "ade_render_assertions"
@@ -45,11 +45,6 @@ TYPES: dict[str, tuple[str, dict[str, str]]] = {
 _BAD_CHARS = re.compile(r"""['"\\{}%<>\r\n]""")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _WHOLE_PLACEHOLDER = re.compile(r"^\s*\{(\w+)\}\s*$")
-
-# Left out of the scratch copy: build output, installed packages, databases, VCS, caches.
-_IGNORE_DIRS = {"target", "dbt_packages", "dbt_modules", "logs", ".git", ".venv", "venv",
-                "node_modules", "__pycache__", ".pytest_cache"}
-_IGNORE_SUFFIXES = (".duckdb", ".duckdb.wal", ".db", ".db.wal")
 
 SCRATCH_PROFILE = "adegen_scratch"
 SCRATCH_TARGET = "scratch"
@@ -210,87 +205,20 @@ def run_render_operation(project_dir: Path, entries: list[dict]) -> Any:
 
 
 def prepare_scratch_project(project_dir: Path, dest: Path) -> Path:
-    """Copy the project to `dest` (without build output, installed packages or databases) and
-    link the adegen package in.
-
-    packages.yml (or dependencies.yml) gets a `local:` entry with the absolute path of
-    `paths.package_root()`, and relative `local:` paths are made absolute. `dbt deps` is not run
-    (it needs the network for hub/git packages): the packages the project already installed and
-    the local ones are linked into the scratch install directory, which is what deps does for
-    local packages."""
+    """Copy the project to `dest` (the shared copy policy of `adegen.dbt.scratch`) and install its
+    packages offline the way the user has them (`adegen.dbt.packages`: no `dbt deps`, no network),
+    with the adegen package linked in; `local:` paths outside the project are made absolute in the
+    copy's packages.yml."""
     project_dir = Path(project_dir).resolve()
-    root = paths.package_root()
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skip = set()
-        for n in names:
-            if n in _IGNORE_DIRS and Path(directory, n).is_dir():
-                skip.add(n)
-            elif n.endswith(_IGNORE_SUFFIXES):
-                skip.add(n)
-        return skip
-
-    shutil.copytree(project_dir, dest, ignore=ignore, symlinks=True)
-    cfg = _load_yaml(project_dir / "dbt_project.yml")
-    install = str(cfg.get("packages-install-path") or "dbt_packages")
-    src_install = (project_dir / install) if not os.path.isabs(install) else Path(install)
-    dst_install = dest / "dbt_packages"
-    if install != "dbt_packages":  # keep the copy's config pointing at the scratch install dir
-        cfg["packages-install-path"] = "dbt_packages"
-        (dest / "dbt_project.yml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    dst_install.mkdir(parents=True, exist_ok=True)
-
-    links: dict[str, Path] = {}
-    if src_install.is_dir():
-        for child in sorted(src_install.iterdir()):
-            if child.is_dir():
-                links[child.name] = child.resolve()
-
-    deps_file = None
-    for name in ("packages.yml", "dependencies.yml"):
-        if (dest / name).is_file():
-            deps_file = dest / name
-            break
-    data = _load_yaml(deps_file) if deps_file else {}
-    packages = data.get("packages") if isinstance(data.get("packages"), list) else []
-    new_packages: list[Any] = []
-    for pkg in packages:
-        if isinstance(pkg, Mapping) and isinstance(pkg.get("local"), str) and "{{" not in pkg["local"]:
-            target = (project_dir / pkg["local"]).resolve()
-            if target == root:
-                continue  # re-added below, once
-            pkg = {**pkg, "local": str(target)}
-            pname = _package_name(target)
-            if pname:
-                links[pname] = target
-        new_packages.append(pkg)
-    new_packages.append({"local": str(root)})
-    links["adegen"] = root
-    data["packages"] = new_packages
-    (deps_file or dest / "packages.yml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    for name, target in links.items():
-        link = dst_install / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(target, target_is_directory=True)
-    return dest
+    scratch = ScratchProject(project_dir, dest).copy()
+    localize_outside_paths(scratch.dir, project_dir)
+    scratch.install_packages(extra={"adegen": paths.package_root()})
+    return scratch.dir
 
 
 def write_scratch_profiles(profiles_dir: Path) -> Path:
-    profiles_dir.mkdir(parents=True, exist_ok=True)
-    profile = {SCRATCH_PROFILE: {"target": SCRATCH_TARGET, "outputs": {
-        SCRATCH_TARGET: {"type": "duckdb", "path": ":memory:", "schema": "main", "threads": 1}}}}
-    path = profiles_dir / "profiles.yml"
-    path.write_text(yaml.safe_dump(profile, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def _package_name(package_dir: Path) -> str | None:
-    try:
-        name = _load_yaml(package_dir / "dbt_project.yml").get("name")
-    except InputError:
-        return None
-    return str(name) if name else None
+    out = {"type": "duckdb", "path": ":memory:", "schema": "main", "threads": 1}
+    return write_profiles(profiles_dir, SCRATCH_PROFILE, SCRATCH_TARGET, out) / "profiles.yml"
 
 
 def _load_yaml(path: Path) -> dict:
@@ -303,8 +231,8 @@ def _load_yaml(path: Path) -> dict:
 
 def _run_operation(project: Path, profiles: Path, scratch: Path, macro: str, args: dict) -> Any:
     """`dbt run-operation` through the shared runner; the payload of the one marked line."""
-    run = dbt_runner.run_operation(
+    run = run_operation(
         macro, args, project_dir=project, profiles_dir=profiles, target=SCRATCH_TARGET,
-        target_path=scratch / "target", log_path=scratch / "logs",
+        paths=(scratch / "target", scratch / "logs"),
         extra_flags=["--profile", SCRATCH_PROFILE, "--no-partial-parse"])
-    return dbt_runner.capture_payload(run, macro)
+    return capture_payload(run, macro)

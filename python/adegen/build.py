@@ -189,7 +189,7 @@ def _next_steps(opts: Options, project, ade, task_ids: list[str], db_note: str |
 def run(opts: Options, ui: UI) -> tuple[int, dict]:
     from . import survey as sv
     from .output import rewrite_packages
-    from .paths import package_root
+    from .paths import claim_run_dir, package_root
     from .project import check_duckdb_database, check_project_files, load_project
 
     t0 = time.monotonic()
@@ -221,6 +221,12 @@ def run(opts: Options, ui: UI) -> tuple[int, dict]:
     if opts.no_copy and notes:
         ui.warn("--no-copy: the project's packages.yml lists adegen itself; ade-bench runs `dbt deps` on the "
                 "project as it is, so remove that entry (or drop --no-copy) before running the tasks")
+    if opts.no_copy:
+        from .dbt.gradable import no_copy_changes
+
+        for change in no_copy_changes(project.project_dir):  # ade-bench's test script needs tests/, seeds/, macros/
+            ui.warn(f"--no-copy: ade-bench cannot grade the tasks until you change {change}")
+            report.warnings.append(f"--no-copy: change {change}")
     doc["validation"]["emulate_snowflake"] = bool(opts.emulate_snowflake)
     if project.adapter_type == "snowflake":
         doc["snowflake_env_unset"] = snowflake_env_unset()
@@ -255,7 +261,7 @@ def run(opts: Options, ui: UI) -> tuple[int, dict]:
 
     # --- validator: forked workers start before any in-process dbt run; the baseline build runs
     # in a worker while discovery runs here ---
-    workroot = Path(tempfile.mkdtemp(prefix="adegen-build-"))
+    workroot = claim_run_dir("adegen-build-")  # a killed run's work dir is removed by the next run
     pending = None
     if opts.validate:
         pending, why = _start_validator(project, opts, workroot, ui)
@@ -716,10 +722,11 @@ def _generate_one(opts, ui, project, p, task_id, tests, project_dir_field, proje
                     proof = validator.prove(writer.dir, project_root, db_file)
                     proof_json = {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
                                   "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
-                                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail)}
+                                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail),
+                                  "seconds": {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()}}
                     proven = bool(proof.ok)
                     if not proven:
-                        detail = f"unproven: {proof.detail}"
+                        detail = proof.detail if proof.detail.startswith("unproven") else f"unproven: {proof.detail}"
                     elif project.adapter_type == "snowflake":
                         detail = EMULATOR_LABEL  # fakesnow, never "proven on Snowflake"
                     else:

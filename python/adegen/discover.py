@@ -5,14 +5,12 @@
 
 Never writes into the user's project and never touches the warehouse:
 
-* dbt runs on a scratch copy of the project (only what dbt needs: target/, logs/, dbt_packages/,
-  *.duckdb*, .git, .venv, ... are skipped) kept in a cache keyed by the project path
-  and target (`$ADEGEN_CACHE_DIR`, default `~/.cache/adegen`), re-synced by content on every run so dbt's
-  partial parse stays warm;
-* the copy's packages.yml gets the adegen package as a `local:` absolute path (injected when the
-  user has not installed it; an existing `local:` entry pointing to adegen is replaced), other
-  `local:` entries are made absolute; with only local packages `dbt deps` runs offline in the
-  copy, otherwise the project's installed dbt_packages/ are linked in;
+* dbt runs on a scratch copy of the project (the shared copy policy of `adegen.dbt.scratch`)
+  kept in a cache keyed by the project path and target (`$ADEGEN_CACHE_DIR`, default
+  `~/.cache/adegen`), re-synced by content on every run so dbt's partial parse stays warm;
+* packages are installed in the copy offline, the way the user has them (`adegen.dbt.packages`:
+  local ones, nested included, resolved like `dbt deps` resolves them; hub/git ones from the
+  project's installed dbt_packages/), plus the adegen package itself;
 * dbt gets a scratch profiles.yml: DuckDB on a scratch file in the cache (`compile.duckdb`, never
   the user's database; the mutant compile reuses this profile and the partial-parse state),
   Snowflake dummy credentials (the macro runs no query, so no connection is opened). The real
@@ -28,13 +26,14 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
-import yaml
 
-from . import dbt_runner, paths
+from . import paths
+from .dbt import (ScratchProject, capture_payload, duckdb_output, run_operation, snowflake_offline_output,
+                  write_profiles)
+from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
 from .project import ProjectInfo, load_project
 
@@ -42,17 +41,7 @@ OPERATION = "adegen.ade_discover"
 TOP_LEVEL_KEYS = ("project", "database", "models", "package_models", "sources", "packages", "macros",
                   "candidates")
 
-# Never copied into the scratch project (names anywhere in the tree / top-level only).
-SKIP_NAMES = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", "node_modules", ".DS_Store",
-              ".user.yml"}
-SKIP_TOP = {"target", "logs", "dbt_packages", "dbt_modules", "package-lock.yml"}
-SKIP_SUFFIXES = (".duckdb", ".duckdb.wal", ".db", ".wal", ".tmp", ".pyc")
-# Kept in the scratch copy across runs (dbt's own state) - never deleted by the sync.
-MANAGED_TOP = {"target", "logs", "dbt_packages", "package-lock.yml", ".adegen-scratch.json"}
 PACKAGE_FILES = ("packages.yml", "dependencies.yml")
-# Present while files that are not the project's (compile mutants) sit in the scratch copy: the next
-# prepare() then re-syncs instead of trusting the content hash (a SIGKILL skips every cleanup).
-DIRTY_MARK = ".adegen-dirty"
 
 
 # --- scratch copy ----------------------------------------------------------------------------
@@ -65,85 +54,15 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "adegen"
 
 
-def _skip(rel: Path) -> bool:
-    parts = rel.parts
-    if parts and parts[0] in SKIP_TOP:
-        return True
-    if any(p in SKIP_NAMES for p in parts):
-        return True
-    return rel.name.endswith(SKIP_SUFFIXES)
-
-
-def project_files(project_dir: Path) -> dict[str, bytes]:
-    """The files dbt needs, relative path -> content. Symlinks that lead outside the project are
-    not followed (like the project copy: nothing outside the project is read)."""
-    out: dict[str, bytes] = {}
-    real_root = Path(project_dir).resolve()
-    for root, dirs, files in os.walk(project_dir):
-        rel_root = Path(root).relative_to(project_dir)
-        dirs[:] = sorted(d for d in dirs if not _skip(rel_root / d))
-        for f in sorted(files):
-            rel = rel_root / f
-            if _skip(rel):
-                continue
-            p = Path(root) / f
-            if not p.is_file():
-                continue
-            if p.is_symlink() and not p.resolve().is_relative_to(real_root):
-                continue
-            out[rel.as_posix()] = p.read_bytes()
-    return out
-
-
-def _is_adegen_package(path: Path) -> bool:
-    try:
-        data = yaml.safe_load((path / "dbt_project.yml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return False
-    return isinstance(data, dict) and data.get("name") == "adegen"
-
-
-def rewrite_packages(project_dir: Path, files: dict[str, bytes]) -> tuple[str, str, bool, bool]:
-    """(file name, new text, adegen injected?, only local packages?)."""
-    name = next((n for n in PACKAGE_FILES if n in files), "packages.yml")
-    data: dict = {}
-    if name in files:
-        try:
-            data = yaml.safe_load(files[name].decode("utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
-            raise InputError(f"invalid YAML: {e}", file=project_dir / name) from None
-        if not isinstance(data, dict):
-            raise InputError("must be a YAML mapping", file=project_dir / name)
-    entries = data.get("packages") or []
-    if not isinstance(entries, list):
-        raise InputError("must be a list", file=project_dir / name, field="packages")
-    pkg_root = str(paths.package_root())
-    new_entries, found, only_local = [], False, True
-    for e in entries:
-        if isinstance(e, dict) and "local" in e:
-            target = Path(str(e["local"])).expanduser()
-            target = (target if target.is_absolute() else project_dir / target).resolve()
-            if _is_adegen_package(target):
-                if found:
-                    continue
-                found = True
-                new_entries.append({**e, "local": pkg_root})
-            else:
-                new_entries.append({**e, "local": str(target)})
-        else:
-            only_local = False
-            new_entries.append(e)
-    if not found:
-        new_entries.append({"local": pkg_root})
-    data = {**data, "packages": new_entries}
-    return name, yaml.safe_dump(data, sort_keys=False), not found, only_local
-
-
-def _hash(files: dict[str, bytes], extra: str) -> str:
-    h = hashlib.sha256(extra.encode())
-    for rel in sorted(files):
-        h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
-    return h.hexdigest()
+def _lists_adegen(project_dir: Path) -> bool:
+    """Does the user's packages.yml already install adegen (then its macros are not hidden)?"""
+    for e in pk.package_entries(project_dir):
+        if isinstance(e, dict) and isinstance(e.get("local"), str):
+            if pk.is_adegen((project_dir / e["local"]).resolve()):
+                return True
+        elif isinstance(e, dict) and "adegen" in str(e.get("package") or e.get("git") or "").lower():
+            return True
+    return False
 
 
 @contextlib.contextmanager
@@ -157,40 +76,13 @@ def _locked(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _sync(files: dict[str, bytes], dst: Path) -> None:
-    """Make dst hold exactly `files` (plus dbt's managed state); unchanged files are untouched."""
-    dst.mkdir(parents=True, exist_ok=True)
-    for rel, content in files.items():
-        p = dst / rel
-        try:
-            if p.is_file() and p.read_bytes() == content:
-                continue
-        except OSError:
-            pass
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content)
-    for root, dirs, fnames in os.walk(dst, topdown=True):
-        rel_root = Path(root).relative_to(dst)
-        if rel_root == Path("."):
-            dirs[:] = [d for d in dirs if d not in MANAGED_TOP]
-        for f in fnames:
-            rel = (rel_root / f).as_posix()
-            if rel not in files and not (rel_root == Path(".") and f in MANAGED_TOP):
-                (Path(root) / f).unlink()
-
-
-def duckdb_scratch_output(info: ProjectInfo, db_file: Path) -> dict:
-    """The scratch profile output for DuckDB (shared by discovery and the mutant compile)."""
-    out = {"type": "duckdb", "path": str(db_file), "schema": info.schema, "threads": 1}
-    tc = getattr(info, "target_config", None) or {}
-    for k in ("extensions", "settings"):
-        if tc.get(k):
-            out[k] = tc[k]
-    return out
-
-
 class Scratch:
-    """The cached scratch copy of one project: <cache>/discover/<key>/{project,profiles,...}."""
+    """The cached scratch copy of one project: <cache>/discover/<key>/{project,profiles,...}.
+
+    `prepare()` syncs it with the project (the shared copy policy; files that are not the
+    project's, such as compile mutants a killed run left, are removed; dbt's target/ stays so
+    partial parsing stays warm) and installs the packages offline as the user has them, plus the
+    adegen package (`adegen.dbt.packages`): no `dbt deps`, no network."""
 
     def __init__(self, info: ProjectInfo):
         self.info = info
@@ -209,114 +101,24 @@ class Scratch:
         # and dbt's partial-parse state (a different profile would force a second full parse).
         self.compile_db = self.root / "compile.duckdb"
         self.injected = False
+        self.packages: pk.PackagePlan | None = None
 
     def lock(self):
         return _locked(self.root / ".lock")
 
     def prepare(self, backend: str | None = None) -> None:
         info = self.info
-        files = project_files(info.project_dir)
-        pkg_name, pkg_text, self.injected, only_local = rewrite_packages(info.project_dir, files)
-        for n in PACKAGE_FILES:
-            files.pop(n, None)
-        files[pkg_name] = pkg_text.encode()
-        state_file = self.project / ".adegen-scratch.json"
-        digest = _hash(files, f"{paths.package_root()}|{only_local}")
-        state = {}
-        if state_file.is_file():
-            try:
-                state = json.loads(state_file.read_text())
-            except ValueError:
-                state = {}
-        dirty = self.root / DIRTY_MARK  # left by a mutant compile that was killed before its cleanup
-        if state.get("hash") == digest and (self.project / "dbt_packages").is_dir() and not dirty.exists():
-            return
-        _sync(files, self.project)
-        dirty.unlink(missing_ok=True)
-        pk_dir = self.project / "dbt_packages"
-        if only_local:
-            if state.get("packages") != pkg_text or not pk_dir.is_dir():
-                shutil.rmtree(pk_dir, ignore_errors=True)
-                if not self._link_local_packages(pk_dir, pkg_text):
-                    self._deps(backend)
-        else:
-            self._link_installed_packages(pk_dir)
-        state_file.write_text(json.dumps({"hash": digest, "packages": pkg_text}))
-
-    def _link_local_packages(self, pk_dir: Path, pkg_text: str) -> bool:
-        """What `dbt deps` does for `local:` packages (a symlink per package named after its
-        dbt_project.yml `name`), without starting dbt: a cold discovery saves one dbt
-        invocation. Only when every package is a local directory with a dbt_project.yml and no
-        packages of its own, and the project keeps the default install path; False = run deps."""
-        try:
-            cfg = yaml.safe_load((self.project / "dbt_project.yml").read_text(encoding="utf-8")) or {}
-            entries = (yaml.safe_load(pkg_text) or {}).get("packages") or []
-        except (OSError, yaml.YAMLError, AttributeError):
-            return False
-        if not isinstance(cfg, dict) or "packages-install-path" in cfg:
-            return False
-        links: dict[str, Path] = {}
-        for e in entries:
-            if not isinstance(e, dict) or set(e) != {"local"}:
-                return False
-            target = Path(str(e["local"]))
-            if not target.is_absolute() or not target.is_dir():
-                return False
-            try:
-                pcfg = yaml.safe_load((target / "dbt_project.yml").read_text(encoding="utf-8"))
-            except (OSError, yaml.YAMLError):
-                return False
-            if not isinstance(pcfg, dict) or not isinstance(pcfg.get("name"), str) or pcfg["name"] in links:
-                return False
-            if any((target / f).exists() for f in PACKAGE_FILES):
-                return False  # nested packages: let dbt resolve them
-            links[pcfg["name"]] = target
-        pk_dir.mkdir(parents=True, exist_ok=True)
-        for name, target in links.items():
-            (pk_dir / name).symlink_to(target, target_is_directory=True)
-        return True
-
-    def _deps(self, backend: str | None) -> None:
-        self.profiles.mkdir(parents=True, exist_ok=True)
-        self.write_profiles()
-        run = dbt_runner.run_dbt(
-            ["deps", "--project-dir", str(self.project), "--profiles-dir", str(self.profiles),
-             "--log-path", str(self.log_path)],
-            backend=backend,
-        )
-        if not run.success:
-            raise DbtError(f"dbt deps failed in the scratch copy of {self.info.project_dir}:\n{run.error_text()}")
-
-    def _link_installed_packages(self, pk_dir: Path) -> None:
-        src = self.info.project_dir / "dbt_packages"
-        if not src.is_dir():
-            raise InputError(
-                "the project uses hub/git packages that are not installed: run `dbt deps` in the "
-                "project first (adegen works offline and only reads dbt_packages/)",
-                file=self.info.project_dir,
-            )
-        shutil.rmtree(pk_dir, ignore_errors=True)
-        pk_dir.mkdir(parents=True)
-        for d in sorted(src.iterdir()):
-            if d.is_dir() and not _is_adegen_package(d):
-                (pk_dir / d.name).symlink_to(d.resolve(), target_is_directory=True)
-        (pk_dir / "adegen").symlink_to(paths.package_root(), target_is_directory=True)
+        scratch = ScratchProject(info.project_dir, self.project)
+        scratch.sync()
+        self.packages = scratch.install_packages(
+            extra={"adegen": paths.package_root()})
+        self.injected = not _lists_adegen(info.project_dir)
 
     def write_profiles(self) -> None:
         info = self.info
-        if info.adapter_type == "duckdb":
-            out = duckdb_scratch_output(info, self.compile_db)
-        else:
-            # Dummy credentials: the macro runs no query, so dbt never logs in.
-            out = {"type": "snowflake", "account": "adegen-offline", "user": "adegen",
-                   "password": "adegen-offline", "database": info.db_name, "schema": info.schema,
-                   "warehouse": "ADEGEN_OFFLINE", "threads": 1}
-        prof = {info.profile_name: {"target": info.target_name, "outputs": {info.target_name: out}}}
-        self.profiles.mkdir(parents=True, exist_ok=True)
-        text = yaml.safe_dump(prof, sort_keys=True)
-        p = self.profiles / "profiles.yml"
-        if not p.is_file() or p.read_text() != text:
-            p.write_text(text)
+        out = (duckdb_output(info, str(self.compile_db)) if info.adapter_type == "duckdb"
+               else snowflake_offline_output(info))
+        write_profiles(self.profiles, info.profile_name, info.target_name, out)
 
 
 # --- discovery -------------------------------------------------------------------------------
@@ -491,12 +293,12 @@ def run_discovery(project_dir, *, patterns_dirs=(), top_n: int = 10, profiles_di
             "hide_packages": ["adegen"] if scratch.injected else [],
             "summary": False,
         }
-        run = dbt_runner.run_operation(
+        run = run_operation(
             OPERATION, macro_args, project_dir=scratch.project, profiles_dir=scratch.profiles,
-            target=info.target_name, target_path=scratch.target_path, log_path=scratch.log_path,
+            target=info.target_name, paths=(scratch.target_path, scratch.log_path),
             backend=backend, extra_flags=["--no-write-json"],  # manifest.json: seconds at 5,000 models
         )
-    payload = dbt_runner.capture_payload(run, OPERATION)
+    payload = capture_payload(run, OPERATION)
     validate_payload(payload)
     return payload
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import yaml
 
+from .dbt import copy_tree, duckdb_output, ignore_for, snowflake_env_output
+from .dbt.gradable import make_copy_gradable
+from .dbt.profiles import profiles_text
 from .errors import InputError
 
 LOCK_NAME = ".adegen.lock"
 EMPTY_LOCK_GRACE_SEC = 5
 TMP_PREFIX = ".adegen-tmp-"
-IGNORED_DIRS = {"target", "logs", "dbt_packages", ".git", "__pycache__", ".venv", "venv", ".user.yml",
-                ".pytest_cache", "dbt_modules"}
-DB_SUFFIXES = (".duckdb", ".duckdb.wal", ".duckdb.tmp", ".db", ".db.wal", ".sqlite", ".sqlite3")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,28 +166,7 @@ def remove_task(path: Path) -> None:
 # project copy
 
 
-def copy_ignore(root: Path):
-    """shutil.copytree ignore: build output, packages, logs, .git, database files, symlinks out."""
-    root = root.resolve()
-
-    def ignore(dirname: str, names: list[str]) -> set[str]:
-        out = set()
-        here = Path(dirname)
-        at_root = here.resolve() == root
-        for n in names:
-            p = here / n
-            if n in IGNORED_DIRS and (at_root or n in (".git", "__pycache__")):
-                out.add(n)
-            elif n.lower().endswith(DB_SUFFIXES):
-                out.add(n)
-            elif p.is_symlink():
-                try:
-                    p.resolve().relative_to(root)
-                except (ValueError, OSError):
-                    out.add(n)
-        return out
-
-    return ignore
+copy_ignore = ignore_for  # the shared copy policy (adegen.dbt.scratch)
 
 
 def _is_adegen_package(entry: dict, project_dir: Path, adegen_root: Path) -> bool:
@@ -270,17 +249,15 @@ def render_profiles(profile_name: str, target_name: str, db_type: str, db_name: 
     """The copy's profiles.yml: DuckDB at ./<db_name>.duckdb (cwd /app in ade-bench);
     Snowflake credentials from the SNOWFLAKE_* environment variables."""
     if db_type == "duckdb":
-        out = {"type": "duckdb", "path": f"./{db_name}.duckdb", "schema": schema or "main", "threads": 1}
-        for k in ("extensions", "settings"):
-            if target_config and target_config.get(k):
-                out[k] = target_config[k]
+        out = duckdb_output(_Target(target_config, schema), f"./{db_name}.duckdb", threads=1)
     else:
-        out = {"type": "snowflake"}
-        for key in ("account", "user", "password", "role", "warehouse"):
-            out[key] = "{{ env_var('SNOWFLAKE_%s') }}" % key.upper()
-        out.update({"database": db_name, "schema": schema or "public", "threads": 4})
-    doc = {profile_name: {"target": target_name, "outputs": {target_name: out}}}
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+        out = snowflake_env_output(db_name, schema)
+    return profiles_text(profile_name, target_name, out)
+
+
+class _Target:
+    def __init__(self, target_config: dict | None, schema: str | None):
+        self.target_config, self.schema = target_config or {}, schema or "main"
 
 
 def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_root: Path) -> tuple[bool, list[str]]:
@@ -292,8 +269,10 @@ def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_roo
     tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + dest.name + "-", dir=dest.parent))
     try:
         work = tmp / dest.name
-        shutil.copytree(project_dir, work, symlinks=True, ignore=copy_ignore(project_dir))
+        copy_tree(project_dir, work)
         notes = rewrite_packages(project_dir, work, adegen_root)
+        gradable = make_copy_gradable(work)  # tests/, seeds/, macros/ where ade-bench's scripts put them
+        notes += gradable.changes + [f"ade-bench cannot grade this copy until: {x}" for x in gradable.problems]
         (work / "profiles.yml").write_text(profiles_yml, encoding="utf-8")
         if dest.exists():
             return False, [f"kept the existing project copy {dest}"]

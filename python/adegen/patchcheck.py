@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .output import copy_ignore
+from .dbt import copy_tree
 
 PATCH_CMD = ["patch", "-p1", "--batch", "--no-backup-if-mismatch"]
 
@@ -60,7 +60,7 @@ def check_task(project_root: Path, task_dir: Path, task_id: str, rel_path: str, 
     tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task_id}-"))
     try:
         work = tmp / "project"
-        shutil.copytree(project_root, work, symlinks=True, ignore=copy_ignore(project_root))
+        copy_tree(project_root, work)
         before = _tree(work)
         target = work / rel_path
         if target.read_bytes() != original:

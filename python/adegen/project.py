@@ -1,7 +1,8 @@
 """Project facts: dbt_project.yml + profiles.yml + the chosen target -> ProjectInfo.
 
-Read-only: nothing is written and no database is opened. profiles.yml is looked up in the
-`profiles_dir` argument, `$DBT_PROFILES_DIR`, the project directory, then `~/.dbt`.
+Read-only: nothing is written and no database is opened. profiles.yml is found by
+`adegen.dbt.profiles.find_profiles` (the `profiles_dir` argument, else `$DBT_PROFILES_DIR`, else the
+project directory, then `~/.dbt`).
 `{{ env_var('X') }}` / `{{ env_var('X', 'default') }}` (and `var('x', default)`, which renders its
 default) are rendered in string values the way dbt does. Every problem is an `InputError` naming
 the file and the field.
@@ -16,6 +17,8 @@ from typing import Any
 import jinja2
 import yaml
 
+from .dbt.profiles import find_profiles
+from .dbt.scratch import is_skipped
 from .errors import InputError
 
 SUPPORTED_ADAPTERS = ("duckdb", "snowflake")
@@ -117,23 +120,6 @@ def _str_list(value: Any, default: list[str], file: Path, field_name: str) -> li
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
     raise InputError("must be a list of paths", file=file, field=field_name)
-
-
-def find_profiles(project_dir: Path, profiles_dir: str | Path | None = None) -> Path:
-    candidates: list[tuple[str, Path]] = []
-    if profiles_dir is not None:
-        candidates.append(("--profiles-dir", Path(profiles_dir).expanduser()))
-    elif os.environ.get("DBT_PROFILES_DIR"):
-        candidates.append(("$DBT_PROFILES_DIR", Path(os.environ["DBT_PROFILES_DIR"]).expanduser()))
-    else:
-        candidates.append(("project dir", project_dir))
-        candidates.append(("~/.dbt", Path.home() / ".dbt"))
-    for _, d in candidates:
-        p = d / "profiles.yml"
-        if p.is_file():
-            return p.resolve()
-    where = ", ".join(f"{label} ({d})" for label, d in candidates)
-    raise InputError(f"profiles.yml not found; looked in: {where}")
 
 
 def load_project(
@@ -257,7 +243,7 @@ def check_project_files(info: ProjectInfo) -> int:
             continue
         seen.add(top)
         for root, dirnames, files in os.walk(top):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("target", "dbt_packages")]
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and not is_skipped(d, True)]
             for f in files:
                 p = Path(root) / f
                 if not f.lower().endswith(TEXT_SUFFIXES):

@@ -316,12 +316,14 @@ def test_resolve_placeholders():
 def test_scratch_copy_leaves_project_untouched(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(PROJ, src)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "dbt_project.yml").write_text("name: elsewhere_pkg\nversion: '1.0'\n")
     (src / "packages.yml").write_text("packages:\n  - local: ../elsewhere\n")
     before = sorted((p.relative_to(src), p.read_bytes()) for p in src.rglob("*") if p.is_file())
     dest = assertions.prepare_scratch_project(src, tmp_path / "scratch")
     after = sorted((p.relative_to(src), p.read_bytes()) for p in src.rglob("*") if p.is_file())
     assert before == after
     pk = yaml.safe_load((dest / "packages.yml").read_text())["packages"]
-    assert pk == [{"local": str((tmp_path / "elsewhere").resolve())},
-                  {"local": str(assertions.paths.package_root())}]
+    assert pk == [{"local": str((tmp_path / "elsewhere").resolve())}]  # outside the project: absolute
     assert (dest / "dbt_packages" / "adegen").resolve() == assertions.paths.package_root()
+    assert (dest / "dbt_packages" / "elsewhere_pkg").resolve() == (tmp_path / "elsewhere").resolve()

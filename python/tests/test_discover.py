@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen import dbt_runner, features, layers
+from adegen import dbt as dbt_layer
+from adegen import features, layers
+from adegen.dbt.result import MARKER_RE, DbtResult
+from adegen.dbt.runner import dbt_command
 from adegen.discover import TOP_LEVEL_KEYS, Scratch, run_discovery, summary_lines, validate_payload
 from adegen.errors import DbtError
 from adegen.project import load_project
@@ -95,11 +98,11 @@ def acme_manifest(example_project, tmp_path_factory) -> dict:
     scratch = Scratch(info)
     assert scratch.project.is_dir(), "run after discovery"
     target = tmp_path_factory.mktemp("acme-parse-target")
-    run = dbt_runner.run_dbt(["parse", "--project-dir", str(scratch.project), "--profiles-dir",
+    run = dbt_layer.run_dbt(["parse", "--project-dir", str(scratch.project), "--profiles-dir",
                               str(scratch.profiles), "--target-path", str(target),
                               "--log-path", str(target / "logs")])
     assert run.success, run.error_text()
-    ls = dbt_runner.run_dbt(["ls", "--resource-type", "model", "--output", "json", "--output-keys",
+    ls = dbt_layer.run_dbt(["ls", "--resource-type", "model", "--output", "json", "--output-keys",
                              "unique_id", "--project-dir", str(scratch.project), "--profiles-dir",
                              str(scratch.profiles), "--target-path", str(target)], backend="inprocess")
     assert ls.success, ls.error_text()
@@ -278,18 +281,18 @@ def test_capture_failing_macro(fixtures_dir, tmp_path):
         scratch.write_profiles()
         scratch.prepare()
     for backend in ("inprocess", "subprocess"):
-        run = dbt_runner.run_operation("boom", {}, project_dir=scratch.project, profiles_dir=scratch.profiles,
-                                       target_path=scratch.target_path, backend=backend)
+        run = dbt_layer.run_operation("boom", {}, project_dir=scratch.project, profiles_dir=scratch.profiles,
+                                      paths=(scratch.target_path, scratch.log_path), backend=backend)
         with pytest.raises(DbtError, match="adegen test: boom happened"):
-            dbt_runner.capture_payload(run, "boom")
+            dbt_layer.capture_payload(run, "boom")
     # success without a payload is an error too (never "missing -> empty")
-    run = dbt_runner.run_operation("adegen.ade_discover_missing", {}, project_dir=scratch.project,
-                                   profiles_dir=scratch.profiles, target_path=scratch.target_path)
+    run = dbt_layer.run_operation("adegen.ade_discover_missing", {}, project_dir=scratch.project,
+                                  profiles_dir=scratch.profiles, paths=(scratch.target_path, scratch.log_path))
     with pytest.raises(DbtError, match="ade_discover_missing"):
-        dbt_runner.capture_payload(run, "adegen.ade_discover_missing")
-    empty = dbt_runner.RawRun(success=True, messages=["no payload here"])
+        dbt_layer.capture_payload(run, "adegen.ade_discover_missing")
+    empty = DbtResult(args=[], success=True, messages=["no payload here"])
     with pytest.raises(DbtError, match="exactly one adegen payload, got 0"):
-        dbt_runner.capture_payload(empty, "adegen.ade_discover")
+        dbt_layer.capture_payload(empty, "adegen.ade_discover")
 
 
 def test_subprocess_backend_same_payload(fixtures_dir, tiny):
@@ -330,7 +333,7 @@ def test_plain_dbt_run_operation_and_analysis(example_project, tmp_path, repo_ro
     pk["packages"] = [({"local": str(repo_root)} if "local" in e else e) for e in pk["packages"]]
     (proj / "packages.yml").write_text(yaml.safe_dump(pk))
     env = {**os.environ, "DO_NOT_TRACK": "1"}
-    dbt = dbt_runner.dbt_executable()
+    dbt = dbt_command()
     flags = ["--profiles-dir", str(proj), "--no-use-colors"]
     r = subprocess.run([*dbt, "deps", *flags], cwd=proj, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -342,7 +345,7 @@ def test_plain_dbt_run_operation_and_analysis(example_project, tmp_path, repo_ro
         for line in ("Found dbt project: acme", "Database: duckdb at ./acme.duckdb", "Models: ",
                      "Sources: ", "Packages: adegen", "Top task candidates: "):
             assert line in out
-        bodies = dbt_runner.MARKER_RE.findall(out)
+        bodies = MARKER_RE.findall(out)
         assert len(bodies) == 1
         env_json = json.loads(bodies[0])
         assert env_json["schema_version"] == 1 and env_json["operation"] == "ade_discover"

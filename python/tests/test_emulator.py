@@ -159,8 +159,8 @@ def built_project(sf_server):
 
 def test_seed_and_build_green(built_project):
     srv, proj, profiles, runs = built_project
-    assert "PASS=5 " in runs["seed"].stdout                          # five seeds
-    assert "ERROR=0" in runs["build"].stdout and "WARN=0" in runs["build"].stdout
+    assert "PASS=5 " in runs["seed"].console                          # five seeds
+    assert "ERROR=0" in runs["build"].console and "WARN=0" in runs["build"].console
     conn = srv.connect("ACME_SF", "PUBLIC")
     try:
         cur = conn.cursor()
@@ -190,7 +190,7 @@ def test_unsupported_feature_is_classified(built_project):
         assert r.duration < 60                                                   # no connector retry hang
         r = srv.run_dbt(["run", "-s", "zz_probe_keys", "zz_probe_typo"], proj, profiles, timeout=120)
         assert r.status == "failed" and [u.id for u in r.unsupported] == ["missing_function:current_session"], r.summary()
-        assert {b.name for b in r.errors} == {"zz_probe_keys", "zz_probe_typo"}
+        assert {b.name for b in r.error_blocks} == {"zz_probe_keys", "zz_probe_typo"}
     finally:
         for f in ("zz_probe_keys.sql", "zz_probe_typo.sql"):
             (proj / "models" / f).unlink()

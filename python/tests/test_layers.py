@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adegen import dbt_runner, layers
+from adegen import dbt as dbt_layer
+from adegen import layers
 from adegen.discover import Scratch, run_discovery
 from adegen.layers import LayerLabel, ModelNode, assign_layers
 from adegen.project import load_project
@@ -142,7 +143,7 @@ def layered(tmp_path_factory) -> dict:
     # the manifest of the same scratch copy, parsed into a separate target path
     scratch = Scratch(load_project(proj))
     target = tmp_path_factory.mktemp("layered-target")
-    run = dbt_runner.run_dbt(["parse", "--project-dir", str(scratch.project), "--profiles-dir",
+    run = dbt_layer.run_dbt(["parse", "--project-dir", str(scratch.project), "--profiles-dir",
                               str(scratch.profiles), "--target-path", str(target),
                               "--log-path", str(target / "logs")])
     assert run.success, run.error_text()

@@ -1,7 +1,7 @@
 """Grade one task locally like `ade run TASK --db duckdb --project-type dbt --agent none|sage`.
 
     python -m adegen.harness TASK_DIR --project PROJECT_DIR --db DB_FILE [--agent both]
-                             [--mode script|inprocess] [--keep] [--workdir DIR]
+                             [--mode script|inprocess] [--keep] [--workdir DIR] [--packages-from PROJECT]
 
 Exit code 0 when every requested agent behaves as ade-bench's CI expects (none fails, sage
 passes), 1 otherwise, 2 on bad input.
@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=["script", "inprocess"], default="script")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    ap.add_argument("--packages-from", type=Path, default=None, metavar="PROJECT",
+                    help="stand in for the task's `dbt deps` with this project's installed packages "
+                         "(offline; needed when the copy lists hub/git packages)")
     args = ap.parse_args(argv)
     agents = ["none", "sage"] if args.agent == "both" else [args.agent]
     ok = True
@@ -35,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         for agent in agents:
             try:
                 res = run_harness(args.task_dir, args.project, args.db, agent, workdir=work,
-                                  mode=args.mode, keep=args.keep)
+                                  mode=args.mode, keep=args.keep, packages_from=args.packages_from)
             except AdegenError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2

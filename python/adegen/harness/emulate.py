@@ -27,6 +27,7 @@ solutions, test-setup.sh; then run-tests.sh, whose console text is parsed by Dbt
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -38,16 +39,16 @@ from pathlib import Path
 
 import yaml
 
+from ..dbt import DbtCall, InProcessRunner, copy_tree, harness_env, run_process
+from ..dbt.runner import write_dbt_shim
+from ..dbt import packages as pk
 from ..errors import InputError
-from . import dbtrun
 from .parser import ParseResult, parse_dbt_output
-from .testgen import EQUALITY_MACRO_FILENAME, TaskSpec, check_test_names, generate_solution_tests
+from .testgen import EQUALITY_MACRO_FILENAME, GradingSpec, check_test_names, generate_solution_tests
 
 ARGS = ["--db-type=duckdb", "--project-type=dbt"]
 _MAPPED = ("app", "sage", "scripts", "tests", "seeds", "solutions", "logs")
 _PATH_RE = re.compile(r"(?<![\w./~$-])/(%s)(?=[/\s\"'`;|&)<>]|$)" % "|".join(_MAPPED), re.M)
-_COPY_IGNORE = shutil.ignore_patterns("target", "logs", ".user.yml", "*.duckdb", "*.duckdb.wal",
-                                      "__pycache__", ".git")
 SCRIPT_RESOURCES = ("run-dbt-test.sh", "seed-schema.sh", "merge_yaml.py", "setup-dbt-test.sh")
 
 
@@ -132,32 +133,47 @@ def plan_script(text: str) -> list[tuple] | None:
 
 # --------------------------------------------------------------------------- the runner
 
+@dataclass
+class TrialConfig:
+    """How a trial runs (everything but the task, project, database and agent)."""
+
+    workdir: Path
+    mode: str = "script"              # "script": bash + dbt subprocesses; "inprocess": dbtRunner
+    timeout: float = 900              # seconds per script / dbt call
+    db_type: str = "duckdb"           # "snowflake": no database file, the caller's profile points
+    env: dict = field(default_factory=dict)   # at a server; `env` goes to every script/dbt call
+    # the project whose installed packages stand in for `dbt deps` when the copy declares hub/git
+    # packages (offline; ade-bench's container downloads them)
+    packages_from: Path | None = None
+
+
 class TrialRunner:
     """One trial (one agent) of one task in one scratch root."""
 
-    def __init__(self, task_dir: Path, project_dir: Path, db_file: Path | None, agent: str, *,
-                 workdir: Path, mode: str = "script", timeout: float = 900, db_type: str = "duckdb",
-                 env: dict | None = None):
+    def __init__(self, task_dir: Path, project_dir: Path, db_file: Path | None, agent: str,
+                 config: TrialConfig):
         if agent not in ("none", "sage"):
             raise ValueError(f"agent must be 'none' or 'sage', not {agent!r}")
-        if mode not in ("script", "inprocess"):
-            raise ValueError(f"mode must be 'script' or 'inprocess', not {mode!r}")
+        if config.mode not in ("script", "inprocess"):
+            raise ValueError(f"mode must be 'script' or 'inprocess', not {config.mode!r}")
         self.task_dir = Path(task_dir).resolve()
         self.project_dir = Path(project_dir).resolve()
-        # db_type "snowflake": no database file (the caller points the project's profile at a
-        # server), scripts get --db-type=snowflake, `env` is added to every script/dbt subprocess
-        self.db_type = db_type
-        self.args = [f"--db-type={db_type}", "--project-type=dbt"]
-        self.env = dict(env or {})
+        self.config = config
+        self.db_type = config.db_type
+        self.args = [f"--db-type={config.db_type}", "--project-type=dbt"]
+        self.env = dict(config.env or {})
         self.db_file = Path(db_file).resolve() if db_file is not None else None
         self.agent = agent
-        self.mode = mode
-        self.timeout = timeout
-        self.spec = TaskSpec.load(self.task_dir, db_type=db_type)
-        self.root = Path(workdir).resolve() / f"{self.task_dir.name}-{agent}-{uuid.uuid4().hex[:8]}"
+        self.mode = config.mode
+        self.timeout = config.timeout
+        self.dbt = InProcessRunner()
+        self.spec = GradingSpec.load(self.task_dir, db_type=config.db_type)
+        self.root = Path(config.workdir).resolve() / f"{self.task_dir.name}-{agent}-{uuid.uuid4().hex[:8]}"
         self.app = self.root / "app"
         self.steps: list[StepLog] = []
         self.seconds: dict[str, float] = {}
+        self._phase = ""
+        self._script_env: dict | None = None
         # fail before any work when a test name is too long
         names = [n for s in self.spec.solution_seeds for n in s.test_names()]
         tests_dir = self.task_dir / "tests"
@@ -180,22 +196,46 @@ class TrialRunner:
         dst.write_text(text)
         return dst
 
+    def _env(self, extra: dict | None = None) -> dict:
+        env = harness_env({**self.env, **(extra or {})})
+        if self._deps_stand_in() and self.mode == "script":
+            shim = self.root / "bin"
+            env["PATH"] = str(shim) + os.pathsep + env["PATH"]
+        return env
+
     def _bash(self, script: Path, name: str, timeout: float | None = None) -> str:
-        rc, out, secs = dbtrun.run_subprocess(["bash", str(script), *self.args], self.app,
-                                              env=dbtrun.harness_env(self.env),
-                                              timeout=timeout or self.timeout)
+        rc, out, secs = run_process(["bash", str(script), *self.args], self.app, env=self._env(),
+                                    timeout=timeout or self.timeout)
         self._log(name, secs, out, rc == 0)
         return out
 
     def _dbt(self, args: list[str], name: str, env: dict | None = None) -> str:
-        if self.mode == "inprocess":
-            ok, out, secs, _ = dbtrun.run_inprocess(args, self.app, env=env)
-        else:
-            rc, out, secs = dbtrun.run_subprocess(["dbt", *args], self.app,
-                                                  env=dbtrun.harness_env({**self.env, **(env or {})}),
-                                                  timeout=self.timeout)
-            ok = rc == 0
-        self._log(name, secs, out, ok)
+        if args[:1] == ["deps"] and self._deps_stand_in():
+            return self._stand_in_deps(name)
+        # only in-process mode splits scripts into dbt steps; script mode runs them whole with bash
+        r = self.dbt.run(DbtCall(list(args), cwd=self.app, env={**self.env, **(env or {})},
+                                 timeout=self.timeout, project_env=True))
+        self._log(name, r.seconds, r.console, r.success)
+        return r.console
+
+    def _deps_stand_in(self) -> bool:
+        """`dbt deps` would need the network: the copy declares hub/git packages."""
+        if self.config.packages_from is None:
+            return False
+        try:
+            return any(pk.is_remote(e) for e in pk.package_entries(self.app))
+        except InputError:
+            return False
+
+    def _stand_in_deps(self, name: str) -> str:
+        """What `dbt deps` installs, from the packages the user has installed (offline)."""
+        t0 = time.monotonic()
+        try:
+            installed = pk.install_offline(self.app, self.config.packages_from)
+            out, ok = f"[adegen] dbt deps offline: installed {', '.join(installed)} as the user has them\n", True
+        except InputError as exc:
+            out, ok = f"[adegen] dbt deps offline failed: {exc}\n", False
+        self._log(f"{name} (offline stand-in)", time.monotonic() - t0, out, ok)
         return out
 
     def _run_script(self, script: Path, name: str) -> str:
@@ -208,8 +248,7 @@ class TrialRunner:
         outs = []
         for i, step in enumerate(plan):
             if step[0] == "dbt":
-                outs.append(self._dbt(step[1], f"{name}:dbt {' '.join(step[1])}",
-                                      env=getattr(self, "_script_env", None)))
+                outs.append(self._dbt(step[1], f"{name}:dbt {' '.join(step[1])}", env=self._script_env))
             else:
                 seg = script.with_name(f"{script.name}.part{i}.sh")
                 seg.write_text("#!/bin/bash\n" + step[1] + "\n")
@@ -220,13 +259,24 @@ class TrialRunner:
     # ---- phases
     def prepare(self) -> None:
         t0 = time.monotonic()
-        for d in ("sage/solutions", "scripts", "tests", "seeds", "solutions", "logs"):
-            (self.root / d).mkdir(parents=True, exist_ok=True)
-        shutil.copytree(self.project_dir, self.app, ignore=_COPY_IGNORE, symlinks=True)
+        self._make_dirs()
+        self._place_project()
         self._check_profile()
         if self.db_type == "duckdb":
-            shutil.copyfile(self.db_file, self.app / f"{self.spec.db_name}.duckdb")
+            self._place_database()
+        if self.mode == "script" and self._deps_stand_in():
+            write_dbt_shim(self.root / "bin", deps_store=self.config.packages_from)
         self.seconds["prepare"] = time.monotonic() - t0
+
+    def _make_dirs(self) -> None:
+        for d in ("sage/solutions", "scripts", "tests", "seeds", "solutions", "logs"):
+            (self.root / d).mkdir(parents=True, exist_ok=True)
+
+    def _place_project(self) -> None:
+        copy_tree(self.project_dir, self.app)
+
+    def _place_database(self) -> None:
+        shutil.copyfile(self.db_file, self.app / f"{self.spec.db_name}.duckdb")
 
     def _check_profile(self) -> None:
         """Refuse to run when the project's profile would not use /app/<db_name>.duckdb."""
@@ -256,7 +306,11 @@ class TrialRunner:
             shutil.copytree(self.task_dir / "setup", self.app / "setup", dirs_exist_ok=True)
         if setup_sh.exists():
             script = self._write_mapped(setup_sh.read_text(), self.app / "setup.sh")
-            self._run_script(script, "setup")
+            self._phase = "setup"
+            try:
+                self._run_script(script, "setup")
+            finally:
+                self._phase = ""
             script.unlink(missing_ok=True)
         shutil.rmtree(self.app / "setup", ignore_errors=True)
         self.seconds["setup"] = time.monotonic() - t0
@@ -314,9 +368,8 @@ class TrialRunner:
     def run_tests(self) -> str:
         t0 = time.monotonic()
         if self.mode == "script":
-            rc, out, secs = dbtrun.run_subprocess(
-                ["bash", str(self.root / "tests" / "run-tests.sh"), *self.args], self.app,
-                env=dbtrun.harness_env(self.env), timeout=self.timeout)
+            rc, out, secs = run_process(["bash", str(self.root / "tests" / "run-tests.sh"), *self.args],
+                                        self.app, env=self._env(), timeout=self.timeout)
             self._log("tests", secs, out, rc == 0)
         else:
             out = self._run_tests_inprocess()
@@ -415,14 +468,11 @@ def merge_no_op(app: Path) -> str:
     return "".join(out)
 
 
-def run_harness(task_dir: Path, project_dir: Path, db_file: Path | None, agent: str, *, workdir: Path,
-                mode: str = "script", keep: bool = False, timeout: float = 900, db_type: str = "duckdb",
-                env: dict | None = None) -> HarnessResult:
-    """Emulate `ade run <task> --db duckdb --project-type dbt --agent <none|sage>`.
-
-    The scratch root is removed afterwards unless `keep`."""
-    runner = TrialRunner(task_dir, project_dir, db_file, agent, workdir=workdir, mode=mode,
-                         timeout=timeout, db_type=db_type, env=env)
+def run_harness(task_dir: Path, project_dir: Path, db_file: Path | None, agent: str, *, keep: bool = False,
+                **config) -> HarnessResult:
+    """Emulate `ade run <task> --db duckdb --project-type dbt --agent <none|sage>`; `config` are
+    `TrialConfig` fields (workdir required). The scratch root is removed afterwards unless `keep`."""
+    runner = TrialRunner(task_dir, project_dir, db_file, agent, TrialConfig(**config))
     try:
         res = runner.run()
     finally:

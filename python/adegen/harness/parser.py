@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..dbt.result import strip_ansi
+
 TEST_RESULT_PATTERN = (
     r"\d+\s+of\s+\d+\s+(PASS|FAIL|ERROR)(?:\s+\d+)?\s+(\S+)\s+\.+\s+\[(PASS|FAIL|ERROR)"
 )
@@ -18,14 +20,9 @@ SUMMARY_PATTERN = (
 EXPECTED_TEST_COUNT_PATTERN = r"\[ade-bench\] expected_test_count=(\d+)"
 # only used to decide "has test results" (as upstream does, all shapes are checked)
 _FUSION_TEST_RESULT_PATTERN = r"(Passed|Failed)\s+(?:\[\s*(?:[\d.]+)s\]\s+)?test\s+(\S+)"
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 PASSED = "passed"
 FAILED = "failed"
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI_RE.sub("", text)
 
 
 @dataclass

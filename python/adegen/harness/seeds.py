@@ -129,7 +129,8 @@ def check_table(db_file: Path, table: str, *, other_db: Path | None = None) -> S
                 chk.problems.append(f"{table}: two builds of the solved state differ in rows/columns "
                                     f"({chk.rows} vs {other_rows})")
             else:
-                chk.nondeterministic_columns = _differing_columns(con, table, chk.columns)
+                chk.nondeterministic_columns = differing_columns(con, f"main.{_q(table)}",
+                                                               f"adegen_other.main.{_q(table)}", chk.columns)
                 if chk.nondeterministic_columns:
                     chk.problems.append(f"{table}: non-deterministic column(s) "
                                         + ", ".join(chk.nondeterministic_columns))
@@ -138,29 +139,21 @@ def check_table(db_file: Path, table: str, *, other_db: Path | None = None) -> S
     return chk
 
 
-def _differing_columns(con, table: str, columns: list[str]) -> list[str]:
-    """Columns whose value multiset differs between the two builds, found greedily: a column is
-    non-deterministic when the tables are not set-equal with it but become so without it."""
+def differing_columns(con, a: str, b: str, columns: list[str]) -> list[str]:
+    """Columns whose values differ between relations `a` and `b` (same rows and columns), found
+    greedily: a column is non-deterministic when the relations are not equal (as multisets) with
+    it but become so without it."""
     def diff(cols: list[str]) -> int:
         if not cols:
             return 0
         sel = ", ".join(f"cast({_q(c)} as varchar)" for c in cols)
-        a, b = f"main.{_q(table)}", f"adegen_other.main.{_q(table)}"
         return con.execute(
             f"select count(*) from ((select {sel} from {a} except all select {sel} from {b}) "
             f"union all (select {sel} from {b} except all select {sel} from {a}))").fetchone()[0]
 
     if diff(columns) == 0:
         return []
-    bad = []
-    for c in columns:
-        sel = f"cast({_q(c)} as varchar)"
-        a, b = f"main.{_q(table)}", f"adegen_other.main.{_q(table)}"
-        n = con.execute(
-            f"select count(*) from ((select {sel} from {a} except all select {sel} from {b}) "
-            f"union all (select {sel} from {b} except all select {sel} from {a}))").fetchone()[0]
-        if n:
-            bad.append(c)
+    bad = [c for c in columns if diff([c])]
     remaining = [c for c in columns if c not in bad]
     # ties (e.g. row_number over equal keys) keep each column's multiset but pair values
     # differently: drop columns one at a time until the rest agree

@@ -167,7 +167,7 @@ def generate_solution_tests(
 
 
 @dataclass
-class TaskSpec:
+class GradingSpec:
     """What the harness reads from task.yaml (the fields that matter for grading)."""
 
     path: Path
@@ -179,7 +179,7 @@ class TaskSpec:
     max_test_timeout_sec: float | None
 
     @classmethod
-    def load(cls, task_dir: Path, db_type: str = "duckdb", project_type: str = "dbt") -> "TaskSpec":
+    def load(cls, task_dir: Path, db_type: str = "duckdb", project_type: str = "dbt") -> "GradingSpec":
         import yaml
 
         path = Path(task_dir) / "task.yaml"

@@ -1,8 +1,15 @@
-"""Execution validation without Docker: baseline build, mutant screening with ade-bench's
-equality oracle, database preparation (STORAGE_VERSION v1.0.0), and proving tasks through the
-harness emulation in `adegen.harness`. Snowflake projects: `make_validator(...,
-emulate_snowflake=True)` gives the fakesnow-backed `snowflake.EmulatorValidator`."""
-from .factory import Unavailable, make_validator
-from .validator import Observation, Proof, Validator, ade_bench_database_dirs
+"""Execution validation without Docker (architecture.md, "Build <-> validation contract").
 
-__all__ = ["Observation", "Proof", "Unavailable", "Validator", "ade_bench_database_dirs", "make_validator"]
+Modules: `contract` (the Validator protocol, Observation, Proof, RunFacts), `verdict` (the
+screening verdict and proof finishing, once for every backend), `validator` (DuckDB backend;
+`intact`, `screening`, `proving`, `fastprove`, `determinism` are its parts, `jobs` the dataclasses
+its worker processes get, `pool` the worker pool that stops a job over budget, `budget` the
+budgets), `snowflake` (fakesnow emulator backend; `snowflake_io`, `snowflake_trial`), `factory`
+(`make_validator`, `Unavailable`), `oracle` (ade-bench's equality oracle + evidence), `taskyaml`.
+"""
+from .contract import Observation, Proof, RunFacts, StorageChoice, ValidatorProtocol
+from .factory import Unavailable, make_validator
+from .validator import Validator, ade_bench_database_dirs
+
+__all__ = ["Observation", "Proof", "RunFacts", "StorageChoice", "Unavailable", "Validator", "ValidatorProtocol",
+           "ade_bench_database_dirs", "make_validator"]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..errors import InputError
+from .contract import Observation, Proof, RunFacts
 
 NO_FLAG = ("Snowflake tasks are unproven: no Snowflake connection; pass --emulate-snowflake to prove "
            "them on the local fakesnow emulator")
@@ -23,13 +24,17 @@ _import = importlib.import_module   # tests monkeypatch this to simulate a missi
 
 
 class Unavailable:
-    """Stands in for a validator that cannot run: usable() says why; everything else raises."""
+    """Stands in for a validator that cannot run (implements the Validator protocol): usable()
+    says why; close() and facts() work; every method that needs a database raises InputError(reason)."""
 
     def __init__(self, reason: str):
         self.reason = reason
 
     def usable(self) -> tuple[bool, str]:
         return False, self.reason
+
+    def facts(self) -> RunFacts:
+        return RunFacts()
 
     def close(self) -> None:
         return None
@@ -40,10 +45,27 @@ class Unavailable:
     def __exit__(self, *exc):
         self.close()
 
-    def _refuse(self, *a, **kw):
+    def baseline(self) -> None:
         raise InputError(self.reason)
 
-    baseline = seed_based = baseline_info = screen = screen_many = prepare_database = prove = _refuse
+    def baseline_info(self) -> dict:
+        raise InputError(self.reason)
+
+    def seed_based(self) -> bool:
+        raise InputError(self.reason)
+
+    def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern) -> Observation:
+        raise InputError(self.reason)
+
+    def screen_many(self, items: Iterable[tuple], progress: Callable[[str], None] | None = None
+                    ) -> list[Observation]:
+        raise InputError(self.reason)
+
+    def prepare_database(self, out_dir: Path) -> Path | None:
+        raise InputError(self.reason)
+
+    def prove(self, task_dir: Path, project_copy: Path, db_file: Path | None, *, mode: str | None = None) -> Proof:
+        raise InputError(self.reason)
 
 
 def emulator_missing() -> str | None:

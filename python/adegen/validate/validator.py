@@ -1,61 +1,35 @@
-"""Execution validation without Docker (architecture.md, "Build <-> validation contract")."""
+"""Execution validation of DuckDB projects without Docker (architecture.md, "Build <-> validation
+contract"): the backend builds, exports and loads; the verdicts are validate.verdict's.
+
+dbt runs only in the worker processes of a validate.pool.WorkerPool (in-process dbtRunner there),
+never in the caller's process. Every screen and proof build has a budget (validate.budget); a job
+over it is stopped and its worker replaced, and the run goes on.
+"""
 from __future__ import annotations
 
-import math
-import re
-import multiprocessing as mp
 import os
+import re
 import shutil
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import InputError
 from ..harness import dbfiles
-from ..harness.emulate import plan_script
 from ..harness.seeds import check_table, export_solution_seeds
-from ..harness.testgen import TaskSpec, check_test_names
-from . import worker
+from ..harness.testgen import GradingSpec, check_test_names
+from . import fastprove, intact, proving, screening
+from .budget import TempMeter, build_budget, duckdb_settings
+from .contract import Observation, Proof, RunFacts
+from .determinism import unstable_tables
+from .jobs import Baseline, ScreenJob, TrialJob, WorkerConfig
+from .pool import BudgetExceeded, WorkerLost, WorkerPool
 from .taskyaml import update_task_yaml
+from .verdict import ProofInput, finish_proof
 
-DEFAULT_TEST_TIMEOUT = 30.0  # ade-bench's DEFAULT_TEST_TIMEOUT_SEC
-DBT_CLI_STARTUP = 3.0        # seconds a dbt subprocess costs over an in-process call
-
-
-@dataclass
-class Observation:
-    observable: bool
-    reason: str                    # why dropped, or a one-line summary
-    build_error: bool
-    compared_table: str | None     # the table solution_seeds should name
-    rows_differing: int
-    rows_total: int
-    columns_differ: list[str]
-    changed_tables: dict[str, int]  # table -> DAG distance from the mutated model
-    example: str | None            # a concrete observed symptom for the prompt (entity + value), no fix
-    details: dict = field(default_factory=dict)  # extra evidence (key, observed/expected, timings)
-
-
-@dataclass
-class Proof:
-    ok: bool
-    broken_fails: bool
-    solved_passes: bool
-    seeds: list[str]
-    expected_tests: int
-    detail: str
-    exclude_columns: dict[str, list[str]] = field(default_factory=dict)
-    max_test_timeout_sec: int | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
-def _pattern_facts(pattern) -> dict:
-    return {"pattern_id": getattr(pattern, "id", None),
-            "symptom": getattr(pattern, "symptom", None),
-            "difficulty": getattr(pattern, "difficulty", None)}
+_VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(\)|"
+                       r"get_current_time\w*\s*\(|random\s*\(\)|uuid\s*\(\)|gen_random_uuid)", re.I)
 
 
 def ade_bench_database_dirs() -> list[Path]:
@@ -75,30 +49,8 @@ def ade_bench_database_dirs() -> list[Path]:
     return dirs
 
 
-
-def _check_seed_tables(db: Path, tables: list[str], other_db: Path | None = None
-                       ) -> tuple[list[str], dict[str, list[str]]]:
-    """Problems that stop the solved-state tables becoming seeds, and the columns to exclude
-    (empty strings, out-of-range hugeints, values differing from `other_db`'s build)."""
-    problems: list[str] = []
-    excludes: dict[str, list[str]] = {}
-    present = dbfiles.list_relations(db)
-    for t in tables:
-        if ("main", t.lower()) not in present:
-            problems.append(f"the solved state has no table main.{t}")
-            continue
-        chk = check_table(db, t, other_db=other_db)
-        if chk.rows == 0:
-            problems.append(f"{t} is empty in the solved state")
-        if chk.rejected:
-            problems.extend(chk.problems or [f"{t}: every column would be excluded"])
-        elif chk.exclude_columns:
-            excludes[t] = chk.exclude_columns
-    return problems, excludes
-
 class Validator:
-    """One per build run; owns scratch dirs under `workdir`. dbt runs in a pool of `jobs` worker
-    processes (in-process dbtRunner there), never in the caller's process."""
+    """One per build run; owns scratch dirs under `workdir` (removed by close())."""
 
     def __init__(self, project, *, db_dir: Path | None = None, workdir: Path, jobs: int = 2,
                  progress: Callable[[str], None] | None = None, prove_mode: str = "inprocess"):
@@ -109,44 +61,51 @@ class Validator:
         self.jobs = max(1, int(jobs))
         self.progress = progress or (lambda msg: None)
         self.prove_mode = prove_mode
-        self._pool: ProcessPoolExecutor | None = None
-        self._base: dict | None = None
+        self._pool: WorkerPool | None = None
+        self._base: Baseline | None = None
         self._lock = threading.RLock()        # pool creation
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
         self.db_source, self.db_explicit, self._db_reason = self._find_db()
+        self.db_fingerprint = fastprove.fingerprint(self.db_source) if self.db_source else None
         self._prepared: dict[str, tuple[int, int]] = {}  # prepare_database outputs: (size, mtime_ns)
         self._copy_ok: dict[str, tuple] = {}             # project copies found identical to the project
+        self._facts = RunFacts()
+        self._meter = TempMeter(self.root)
+        settings = duckdb_settings(self.root, self.jobs)
+        self._facts.memory_limit = settings["memory_limit"]
+        self._facts.temp_bytes_limit = None
+        self.cfg = WorkerConfig(str(self.root), str(Path(project.project_dir).resolve()), project.db_name,
+                                project.profile_name, project.target_name,
+                                dict(getattr(project, "target_config", None) or {}),
+                                getattr(project, "schema", None) or "main",
+                                str(self.db_source) if self.db_source else None, self.db_explicit, settings)
 
     # ------------------------------------------------------------------ plumbing
-    def _cfg(self) -> dict:
-        p = self.project
-        return {"root": str(self.root), "project_dir": str(Path(p.project_dir).resolve()),
-                "db_name": p.db_name, "profile_name": p.profile_name, "target_name": p.target_name,
-                "target_config": dict(getattr(p, "target_config", None) or {}),
-                "schema": getattr(p, "schema", None) or "main",
-                "db_source": str(self.db_source) if self.db_source else None,
-                "db_explicit": self.db_explicit}
-
-    def pool(self) -> ProcessPoolExecutor:
+    def pool(self) -> WorkerPool:
+        """The worker pool (started on first use; the build starts it before in-process dbt runs)."""
         with self._lock:
-            return self._pool_locked()
+            if self._pool is None:
+                self._pool = WorkerPool(self.jobs, on_start=intact.warm)
+            return self._pool
 
-    def _pool_locked(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            # spawn: the caller may run dbt/duckdb in other threads, which a fork would copy in a
-            # locked state. A script using the Validator needs the usual
-            # `if __name__ == "__main__":` guard. ADEGEN_MP_START=fork|forkserver overrides.
-            method = os.environ.get("ADEGEN_MP_START") or "spawn"
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context(method))
-            for _ in range(self.jobs):  # import dbt in every worker while the caller does other work
-                self._pool.submit(worker.warm)
-        return self._pool
+    def submit(self, fn, *args, deadline: float | None = None):
+        return self.pool().submit(fn, *args, deadline=deadline)
+
+    def result(self, fut, what: str):
+        """A job's result; a job over budget or a lost worker comes back as {"ok": False, reason}."""
+        try:
+            return fut.result()
+        except BudgetExceeded as exc:
+            return {"ok": False, "reason": f"runaway: {what} {exc} (over the proof's budget)"}
+        except WorkerLost as exc:
+            return {"ok": False, "reason": f"{what}: {exc}"}
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown()
             self._pool = None
-        shutil.rmtree(self.root / "screens", ignore_errors=True)
+        self._facts.temp_bytes_peak = self._meter.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self):
         return self
@@ -157,10 +116,8 @@ class Validator:
     def _find_db(self) -> tuple[Path | None, bool, str]:
         p = self.project
         name = f"{p.db_name}.duckdb"
-        if self.db_dir is not None:
-            cand = self.db_dir / name
-            if cand.is_file():
-                return cand, True, f"database {cand} (db_dir)"
+        if self.db_dir is not None and (self.db_dir / name).is_file():
+            return self.db_dir / name, True, f"database {self.db_dir / name} (db_dir)"
         db_path = getattr(p, "db_path", None)
         if db_path and Path(db_path).is_file():
             return Path(db_path).resolve(), False, f"database {db_path} (profile)"
@@ -171,20 +128,17 @@ class Validator:
 
     def _has_seed_files(self) -> bool:
         pdir = Path(self.project.project_dir)
-        for sp in getattr(self.project, "seed_paths", None) or ["seeds"]:
-            if any((pdir / sp).rglob("*.csv")):
-                return True
-        return False
+        return any(any((pdir / sp).rglob("*.csv")) for sp in getattr(self.project, "seed_paths", None) or ["seeds"])
 
     # ------------------------------------------------------------------ contract
     def usable(self) -> tuple[bool, str]:
         if getattr(self.project, "adapter_type", "duckdb") != "duckdb":
             return False, f"execution validation needs DuckDB (adapter {self.project.adapter_type})"
-        if self._base is not None and not self._base.get("ok"):
-            return False, self._base.get("reason", "baseline failed")
+        if self._base is not None and not self._base.ok:
+            return False, self._base.reason or "baseline failed"
         if self.db_source is not None:
             return True, self._db_reason
-        if self._base is not None and self._base.get("seed_based"):
+        if self._base is not None and self._base.seed_based:
             return True, "seed-based project: a fresh database is seeded"
         if self._has_seed_files():
             return True, "no database file, but the project has seeds: a fresh database is seeded"
@@ -196,472 +150,235 @@ class Validator:
     def baseline_info(self) -> dict:
         if self._base is None:
             self.baseline()
-        return self._base or {}
+        return self._base.to_dict() if self._base else {}
+
+    def facts(self) -> RunFacts:
+        """Run-level facts for the summary (temp bytes, storage version, nondeterministic tables,
+        packages reused, runaway candidates)."""
+        self._facts.temp_bytes_peak = max(self._facts.temp_bytes_peak, self._meter.sample())
+        return self._facts
+
+    @property
+    def temp_bytes_peak(self) -> int:
+        return self.facts().temp_bytes_peak
 
     def baseline(self) -> None:
         with self._base_lock:
-            self._baseline_locked()
+            if self._base is None:
+                self._build_baseline()
+            if not self._base.ok:
+                raise InputError(self._base.reason or "baseline failed", file=self.project.project_dir)
 
-    def _baseline_locked(self) -> None:
-        if self._base is not None:
-            if not self._base.get("ok"):
-                raise InputError(self._base.get("reason", "baseline failed"), file=self.project.project_dir)
-            return
-        self.progress("validate: building the intact project once (baseline)")
+    def _build_baseline(self) -> None:
+        self.progress("validate: building the intact project twice (baseline + determinism check)")
         t0 = time.monotonic()
-        base = self.pool().submit(worker.baseline_job, self._cfg()).result()
-        base["seconds"]["wall"] = time.monotonic() - t0
+        f_base = self.submit(intact.baseline_job, self.cfg)
+        f_shadow = self.submit(intact.baseline_job, self.cfg, True)
+        base: Baseline = f_base.result()
+        shadow: Baseline = f_shadow.result()
+        base.seconds["wall"] = time.monotonic() - t0
+        if not base.ok:
+            self._base = base
+            self.progress(f"validate: baseline failed: {base.reason}")
+            return
+        if shadow.ok:
+            base.nondeterministic = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db),
+                                                    base.snapshot_tables)
+        else:
+            base.package_notes.append(f"determinism check not run: {shadow.reason}")
+        shutil.rmtree(self.root / "shadow", ignore_errors=True)
         self._base = base
-        if not base.get("ok"):
-            self.progress(f"validate: baseline failed: {base.get('reason')}")
-            raise InputError(base.get("reason", "baseline failed"), file=self.project.project_dir)
-        cfg = self._cfg()
-        for _ in range(self.jobs):  # each worker parses its screening app before the first screen
-            self.pool().submit(worker.warm_app, cfg)
-        self.progress(f"validate: baseline ready in {base['seconds']['wall']:.1f}s "
-                      f"({len(base['models'])} models, seed-based={base['seed_based']})")
+        f = self._facts
+        f.storage, f.nondeterministic = base.storage, dict(base.nondeterministic)
+        f.packages, f.package_notes = list(base.packages), list(base.package_notes)
+        if self.db_source is not None:
+            f.db_note = f"raw data from a copy of {self.db_source} (the file is only read)"
+        self.pool().broadcast(intact.warm_app, self.cfg)  # each worker parses its screening app
+        nd = ", ".join(sorted(base.nondeterministic)) or "none"
+        self.progress(f"validate: baseline ready in {base.seconds['wall']:.1f}s ({len(base.models)} models, "
+                      f"seed-based={base.seed_based}, storage {base.storage.version}, nondeterministic: {nd})")
 
-    def _screen_payload(self, model_unique_id, model_path, mutated_text, pattern) -> dict:
-        job = {"uid": model_unique_id, "path": str(model_path).replace("\\", "/"),
-               "text": mutated_text}
-        job.update(_pattern_facts(pattern))
-        data = mutated_text.encode("utf-8") if isinstance(mutated_text, str) else bytes(mutated_text)
-        job["keep_db"] = str(self.root / "screens" / f"{_mutant_key(job['path'], data)}.duckdb")
-        return job
+    # ------------------------------------------------------------------ screening
+    def _screen_job(self, uid: str, path: str, text, pattern) -> ScreenJob:
+        text = text.decode("utf-8") if isinstance(text, bytes) else text
+        path = str(path).replace("\\", "/")
+        base = self._base
+        sel = intact.descendants(base.children, uid) if uid in base.models else {uid: 0}
+        rows = {base.models[u]["alias"].lower(): base.rows.get(f"{base.models[u]['schema']}.{base.models[u]['alias']}", 0)
+                for u in sel if u in base.models}
+        budget = build_budget(base.model_seconds, sel, 2 * float(base.seconds.get("parse", 0.0)) + 5.0, rows)
+        keep = self.root / "screens" / f"{fastprove.mutant_key(path, text.encode('utf-8'))}.duckdb"
+        return ScreenJob(uid, path, text, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
+                         str(keep), budget)
 
-    @staticmethod
-    def _to_obs(d: dict) -> Observation:
-        return Observation(observable=d["observable"], reason=d["reason"], build_error=d["build_error"],
-                           compared_table=d.get("compared_table"),
-                           rows_differing=d.get("rows_differing", 0), rows_total=d.get("rows_total", 0),
-                           columns_differ=list(d.get("columns_differ") or []),
-                           changed_tables=dict(d.get("changed_tables") or {}), example=d.get("example"),
-                           details=dict(d.get("details") or {}))
+    def _screen_result(self, fut, job: ScreenJob) -> Observation:
+        try:
+            obs = fut.result()
+        except BudgetExceeded as exc:
+            obs = Observation.dropped(f"runaway: stopped after {exc.seconds:.0f} s (budget {job.budget.seconds:.0f} s: "
+                                      "10x the intact build of the rebuilt models, at least 30 s)")
+        except WorkerLost as exc:
+            obs = Observation.dropped(f"screening failed: {exc}")
+        if obs.reason.startswith("runaway"):
+            self._facts.runaway.append(f"{job.uid}: {obs.reason}")
+        return obs
 
     def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern) -> Observation:
-        self.baseline()
-        job = self._screen_payload(model_unique_id, model_path, mutated_text, pattern)
-        return self._to_obs(self.pool().submit(worker.screen_job, self._cfg(), self._base, job).result())
+        return self.screen_many([(model_unique_id, model_path, mutated_text, pattern)])[0]
 
     def screen_many(self, items: Iterable[tuple], progress: Callable[[str], None] | None = None
                     ) -> list[Observation]:
         """items: (model_unique_id, model_path, mutated_text, pattern); results in input order."""
         self.baseline()
-        report = progress or self.progress
+        report = progress or (self.progress if progress is None else progress)
         items = list(items)
-        cfg = self._cfg()
-        futs = [self.pool().submit(worker.screen_job, cfg, self._base, self._screen_payload(*it))
-                for it in items]
+        jobs = [self._screen_job(*it) for it in items]
+        futs = [self.submit(screening.screen_job, self.cfg, self._base, j, deadline=j.budget.deadline + 60)
+                for j in jobs]
         out = []
-        for i, f in enumerate(futs, 1):
-            obs = self._to_obs(f.result())
-            report(f"validate: screened {i}/{len(items)}: {items[i - 1][0]} "
-                   f"{'observable' if obs.observable else 'dropped'} ({obs.reason[:80]})")
+        for i, (f, j) in enumerate(zip(futs, jobs), 1):
+            obs = self._screen_result(f, j)
+            if len(items) > 1:
+                report(f"validate: screened {i}/{len(items)}: {j.uid} "
+                       f"{'observable' if obs.observable else 'dropped'} ({obs.reason[:80]})")
             out.append(obs)
         return out
 
+    # ------------------------------------------------------------------ databases
     def prepare_database(self, out_dir: Path) -> Path:
         """<out_dir>/<db_name>.duckdb with the raw data only (seeded raw tables for seed-based
-        projects; no model relations), written with STORAGE_VERSION v1.0.0."""
-        base = self.baseline_info()
+        projects; no model relations), written with the storage version the run chose
+        (`facts().storage`: v1.0.0 unless the project needs a newer one)."""
+        base = Baseline(**self.baseline_info())
         out = Path(out_dir) / f"{self.project.db_name}.duckdb"
-        dbfiles.write_versioned_copy(Path(base["raw_db"]), out)
-        st = out.stat()
-        self._prepared[str(out.resolve())] = (st.st_size, st.st_mtime_ns)
+        dbfiles.write_versioned_copy(Path(base.raw_db), out, storage_version=self._base.storage.version)
+        self._prepared[str(out.resolve())] = fastprove.fingerprint(out)
         return out
 
-    # ------------------------------------------------------------------ proving
-    def prove(self, task_dir: Path, project_copy: Path, db_file: Path, *, mode: str | None = None
-              ) -> Proof:
-        """Seeds + _no-op.txt from the solved state (built twice), exclude_columns /
-        max_test_timeout_sec in task.yaml when needed, then none must fail and sage must pass."""
-        mode = mode or self.prove_mode
-        task_dir = Path(task_dir).resolve()
-        t0 = time.monotonic()
-        spec = TaskSpec.load(task_dir)
-        names = [n for s in spec.solution_seeds for n in s.test_names()]
-        check_test_names(names, where=str(task_dir))
-        tables = [s.table_name for s in spec.solution_seeds]
-        for s in spec.solution_seeds:
-            tables += list(s.alternates or [])
-        fallback_note = None
-        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
-            touched, why = self._fast_eligible(task_dir, spec, Path(project_copy), Path(db_file))
-            if touched is not None:
-                proof, why = self._prove_fast(task_dir, spec, tables, Path(project_copy).resolve(),
-                                              Path(db_file).resolve(), touched, t0)
-                if proof is not None:
-                    return proof
-            fallback_note = f"full emulation ({why})"
-            self.progress(f"validate: {task_dir.name}: {fallback_note}")
-        work = self.root / "prove" / task_dir.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        cfg = self._cfg()
-        job = {"task_dir": str(task_dir), "project_copy": str(Path(project_copy).resolve()),
-               "db_file": str(Path(db_file).resolve()), "workdir": str(work), "mode": mode}
-        seconds: dict[str, float] = {}
-        self.progress(f"validate: {task_dir.name}: building the solved state twice")
-        futs = [self.pool().submit(worker.solved_state_job, cfg, job) for _ in range(2)]
-        solved = [f.result() for f in futs]
-        seconds["solved_state"] = time.monotonic() - t0
-        dbs = [Path(s["root"]) / "app" / f"{spec.db_name}.duckdb" for s in solved]
-        problems, excludes = _check_seed_tables(dbs[0], tables, other_db=dbs[1])
-        if problems:
-            for s in solved:
-                shutil.rmtree(s["root"], ignore_errors=True)
-            return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds)
-        export_solution_seeds(dbs[0], tables, spec.project_name, task_dir / "seeds")
-        note = "; ".join(x for x in (self._compare_with_baseline(dbs[0], tables),
-                                     self._volatile_note(tables)) if x) or None
-        for s in solved:
-            shutil.rmtree(s["root"], ignore_errors=True)
-        seeds = [f"solution__{t}" for t in tables]
-        merged = {t: _ordered_union(_existing_excludes(spec, t), cols) for t, cols in excludes.items()}
-        if merged:
-            update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
-        # grade both states
-        self.progress(f"validate: {task_dir.name}: grading none and sage ({mode})")
-        t1 = time.monotonic()
-        runs = {a: self.pool().submit(worker.harness_job, cfg, dict(job, agent=a))
-                for a in ("none", "sage")}
-        res = {a: f.result() for a, f in runs.items()}
-        seconds["grading"] = time.monotonic() - t1
-        extra = 0.0 if mode != "inprocess" else DBT_CLI_STARTUP * res["sage"]["test_dbt_calls"]
-        return self._finish(task_dir, spec, res, seeds, merged, note, fallback_note, extra, seconds, t0)
+    def prove_budget(self) -> float:
+        """Seconds one proof build may take: 10x the intact build, at least 60 s."""
+        return max(60.0, 10 * float(self._base.seconds.get("run", 0.0)) + 2 * float(self._base.seconds.get("parse", 0.0)))
 
-    def _finish(self, task_dir: Path, spec: TaskSpec, res: dict, seeds: list[str], merged: dict,
-                note: str | None, extra_note: str | None, extra_test_secs: float,
-                seconds: dict, t0: float) -> Proof:
-        broken_fails = not res["none"]["resolved"]
-        solved_passes = res["sage"]["resolved"]
-        # timeout: ~3x the test phase as the harness runs it (dbt as CLI calls, full parse, every
-        # seed), min 60, when 30 s is too tight
-        test_secs = res["sage"]["seconds"].get("tests", 0.0) + extra_test_secs
-        timeout = None
-        current = spec.max_test_timeout_sec or DEFAULT_TEST_TIMEOUT
-        if 3 * test_secs > current:
-            timeout = max(60, int(math.ceil(3 * test_secs)))
-            update_task_yaml(task_dir / "task.yaml", max_test_timeout_sec=timeout)
-        detail = (f"none: {res['none']['summary']} | sage: {res['sage']['summary']}"
-                  + (f" | excluded {merged}" if merged else "")
-                  + (f" | max_test_timeout_sec={timeout}" if timeout else "")
-                  + (f" | note: {note}" if note else "")
-                  + (f" | {extra_note}" if extra_note else ""))
-        if not (broken_fails and solved_passes):
-            bad = "none" if not broken_fails else "sage"
-            detail += f"\n--- {bad} test output (tail) ---\n{res[bad]['tail']}"
-        seconds["total"] = time.monotonic() - t0
-        return Proof(ok=broken_fails and solved_passes, broken_fails=broken_fails,
-                     solved_passes=solved_passes, seeds=seeds,
-                     expected_tests=int(res["sage"]["expected"] or 0), detail=detail,
-                     exclude_columns=merged, max_test_timeout_sec=timeout, seconds=seconds)
+    def prove_deadline(self) -> float:
+        return 3 * self.prove_budget() + 60
 
-    # ------------------------------------------------------------------ proving, fast path
-    def _fast_eligible(self, task_dir: Path, spec: TaskSpec, project_copy: Path, db_file: Path
-                       ) -> tuple[list[str] | None, str]:
-        """The touched model paths when the fast path's assumptions hold, else (None, why)."""
-        base = self._base or {}
-        if not base.get("ok"):
-            return None, "no baseline"
-        try:
-            st = db_file.stat()
-        except OSError:
-            return None, f"no database file {db_file}"
-        if self._prepared.get(str(db_file.resolve())) != (st.st_size, st.st_mtime_ns):
-            return None, "the database file was not written by prepare_database"
-        if spec.db_name != self.project.db_name:
-            return None, "the task names another database"
-        setup = plan_script(_read(task_dir / "setup.sh"))
-        if setup is None or not all(
-                (k == "dbt" and v in (["deps"], ["seed"], ["run"])) or
-                (k == "bash" and all(_PATCH_LINE["setup"].match(x) for x in _lines(v)))
-                for k, v in setup):
-            return None, "setup.sh is not the patch + dbt deps/seed/run script adegen writes"
-        sol = plan_script(_read(task_dir / "solution.sh"))
-        if sol is None or not all(k == "dbt" or all(_PATCH_LINE["solution"].match(x) for x in _lines(v))
-                                  for k, v in sol):
-            return None, "solution.sh is not a patch + dbt script"
-        if plan_script(spec.test_setup or "") is None:
-            return None, "test_setup needs a shell"
-        model_paths = {m["path"] for m in base["models"].values() if m.get("path")}
-        touched = _patched_paths(task_dir / "setup" / "changes.patch")
-        if not touched or touched != _patched_paths(task_dir / "solutions" / "changes.patch"):
-            return None, "the patches do not touch the same files"
-        if not set(touched) <= model_paths:
-            return None, "a patch touches files other than models"
-        if not self._copy_identical(project_copy):
-            return None, "the project copy differs from the validated project"
-        return sorted(touched), "ok"
-
-    def _copy_identical(self, copy: Path) -> bool:
-        copy = Path(copy).resolve()
-        files = _tree(copy)
-        sig = tuple(sorted((r, st.st_size, st.st_mtime_ns) for r, st in files.items()))
-        if self._copy_ok.get(str(copy)) == sig:
-            return True
-        orig = Path(self.project.project_dir).resolve()
-        ofiles = _tree(orig)
-        for rel in files:
-            if rel in _PROJECT_LOCAL:
+    def seed_tables(self, db: Path, tables: list[str], other_db: Path | None = None
+                    ) -> tuple[list[str], dict[str, list[str]]]:
+        """Problems that stop the solved-state tables becoming seeds, and the columns to exclude
+        (empty strings, out-of-range hugeints, columns the determinism guard found unstable,
+        values differing from `other_db`'s build)."""
+        problems: list[str] = []
+        excludes: dict[str, list[str]] = {}
+        present = dbfiles.list_relations(db)
+        unstable = self._base.nondeterministic if self._base else {}
+        for t in tables:
+            if ("main", t.lower()) not in present:
+                problems.append(f"the solved state has no table main.{t}")
                 continue
-            if rel not in ofiles or (copy / rel).read_bytes() != (orig / rel).read_bytes():
-                return False
-        p = self.project
-        dirs = [*(getattr(p, a, None) or [] for a in ("model_paths", "macro_paths", "seed_paths",
-                                                     "test_paths"))]
-        roots = tuple(str(d).rstrip("/") + "/" for ds in dirs for d in ds) + ("snapshots/", "analyses/")
-        for rel in ofiles:
-            if (rel == "dbt_project.yml" or rel.startswith(roots)) and rel not in files:
-                return False
-        if not _packages_subset(copy, orig):
-            return False
-        self._copy_ok[str(copy)] = sig
-        return True
+            chk = check_table(db, t, other_db=other_db)
+            if t in unstable and not unstable[t]:
+                problems.append(f"{t} is nondeterministic: two builds of the intact project (another input "
+                                "order and thread count) differ in its rows; it cannot be a solution seed")
+                continue
+            cols = fastprove.ordered_union(chk.exclude_columns, unstable.get(t, []))
+            if chk.rows == 0:
+                problems.append(f"{t} is empty in the solved state")
+            if chk.rejected or (chk.columns and len(cols) >= len(chk.columns)):
+                problems.extend(chk.problems or [f"{t}: every column would be excluded"])
+            elif cols:
+                excludes[t] = cols
+        return problems, excludes
 
-    def _prove_fast(self, task_dir: Path, spec: TaskSpec, tables: list[str], project_copy: Path,
-                    db_file: Path, touched: list[str], t0: float) -> tuple[Proof | None, str]:
-        """Returns (Proof, "") or (None, why) when the caller must use the full emulation.
-
-        The solved state is the intact build (the solution patch is checked to be the exact
-        inverse), so seeds are exported from it at once; the broken state is the screen's
-        database of the same mutant when there is one, else rebuilt (prove_state_job "broken");
-        the second solved build (non-deterministic columns) runs next to the grading, which is
-        repeated only when it finds columns to exclude."""
-        base = self._base
-        cfg = self._cfg()
-        work = self.root / "prove" / task_dir.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        tables_all = sorted({m["alias"].lower() for m in base["models"].values()
-                             if m["materialized"] != "ephemeral"})
-        job = {"task_dir": str(task_dir), "project_copy": str(project_copy), "db_file": str(db_file),
-               "workdir": str(work), "touched_paths": touched, "tables": tables,
-               "project_name": spec.project_name, "tables_all": tables_all}
-        seconds: dict[str, float] = {}
-        pool = self.pool()
-        try:
-            mutants, why = _apply_patches(task_dir, project_copy, touched, work / "patched")
-            if mutants is None:
-                return None, why
-            broken_db = None
-            if len(touched) == 1:
-                cached = self.root / "screens" / f"{_mutant_key(touched[0], mutants[touched[0]])}.duckdb"
-                if cached.is_file():
-                    broken_db = str(cached)
-            f_again = pool.submit(worker.prove_state_job, cfg, base, dict(job, kind="solved_again"))
-            f_broken = (None if broken_db else
-                        pool.submit(worker.prove_state_job, cfg, base, dict(job, kind="broken")))
-            # the solved state = the intact build: checks without the second build, seeds, _no-op
-            solved = Path(base["baseline_db"])
-            problems, excludes = _check_seed_tables(solved, tables)
-            if problems:
-                return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds), ""
-            export_solution_seeds(solved, tables, spec.project_name, task_dir / "seeds")
-            seeds = [f"solution__{t}" for t in tables]
-            merged = {t: _ordered_union(_existing_excludes(spec, t), cols) for t, cols in excludes.items()}
-            if merged:
-                update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
-            if f_broken is not None:
-                broken = f_broken.result()
-                if not broken.get("ok"):
-                    return None, broken.get("reason", "broken state failed")
-                broken_db = broken["db"]
-            seconds["solved_state"] = time.monotonic() - t0
-            self.progress(f"validate: {task_dir.name}: grading none and sage (inprocess, prepared)")
-            t1 = time.monotonic()
-            grade_job = {"task_dir": str(task_dir), "project_copy": str(project_copy),
-                         "broken_db": broken_db, "seed_based": bool(base.get("seed_based")),
-                         "baseline_db": base["baseline_db"], "project_name": spec.project_name,
-                         "tables_all": tables_all}
-            f_grade = pool.submit(worker.prove_grade_job, cfg, grade_job)
-            again = f_again.result()
-            if not again.get("ok"):
-                f_grade.cancel()
-                return None, again.get("reason", "second build failed")
-            more: dict[str, list[str]] = {}
-            for t in tables:
-                chk = check_table(solved, t, other_db=Path(again["db"]))
-                if chk.rejected:
-                    problems.extend(chk.problems or [f"{t}: every column would be excluded"])
-                for c in chk.exclude_columns:
-                    if c not in merged.get(t, []):
-                        more.setdefault(t, []).append(c)
-            res = f_grade.result()
-            if problems:
-                return Proof(False, False, False, [], 0, "; ".join(problems), merged, None, seconds), ""
-            if more:
-                # non-deterministic columns: exclude them and grade again
-                for t, cols in more.items():
-                    merged[t] = _ordered_union(merged.get(t) or _existing_excludes(spec, t), cols)
-                update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
-                res = pool.submit(worker.prove_grade_job, cfg, grade_job).result()
-            seconds["grading"] = time.monotonic() - t1
-            if not res.get("ok"):
-                return None, res.get("reason", "grading failed")
-            note = self._volatile_note(tables)
-            # the harness runs dbt as CLI calls without partial parsing and reloads every seed
-            calls = res["sage"]["test_dbt_calls"]
-            extra = (DBT_CLI_STARTUP * calls + calls * float(base["seconds"].get("parse", 0.0))
-                     + (float(base["seconds"].get("seed", 0.0)) if base.get("seed_based") else 0.0))
-            return self._finish(task_dir, spec, res, seeds, merged, note, None, extra, seconds, t0), ""
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-
-    def _compare_with_baseline(self, solved_db: Path, tables: list[str]) -> str | None:
-        """Does the solved state equal the intact build (same oracle)? A note when it does not."""
-        if not self._base or not self._base.get("ok"):
-            return None
-        import duckdb
-
-        from .oracle import compare_relations, q
-
-        notes = []
-        con = duckdb.connect(str(solved_db), read_only=True)
-        try:
-            con.execute(f"ATTACH '{self._base['snapshot_db']}' AS adegen_base (READ_ONLY)")
-            for t in tables:
-                if f"main.{t}" not in self._base.get("snapshot_tables", []):
-                    continue
-                d = compare_relations(con, t, f"adegen_base.main.{q(t)}", f"main.{q(t)}")
-                if d.visible:
-                    notes.append(f"solved {t} differs from the intact build ({d.rows_differing} rows)")
-        finally:
-            con.close()
-        return "; ".join(notes) or None
-
-
-    def _volatile_note(self, tables: list[str]) -> str | None:
+    def volatile_note(self, tables: list[str]) -> str | None:
         """Two builds minutes apart cannot reveal date/clock/random dependence: scan the compiled
         SQL of each seeded table and its upstream models for such functions."""
-        base = self._base or {}
-        models = base.get("models") or {}
+        base = self._base
         app = self.root / "baseline" / "app"
-        by_alias = {m["alias"].lower(): uid for uid, m in models.items()}
         hits = []
         for t in tables:
-            uid = by_alias.get(t.lower())
+            uid = base.uid_of(t)
             seen, stack = set(), [uid] if uid else []
             while stack:
                 u = stack.pop()
-                if u in seen or u not in models:
+                if u in seen or u not in base.models:
                     continue
                 seen.add(u)
-                stack.extend(models[u]["depends_on"])
-                path = models[u].get("path")
-                compiled = app / "target" / "compiled" / self.project.name / path if path else None
-                text = compiled.read_text() if compiled and compiled.exists() else ""
-                m = _VOLATILE.search(text)
-                if m:
-                    hits.append(f"{models[u]['name']} uses {m.group(0)}")
+                m = base.models[u]
+                stack.extend(m["depends_on"])
+                compiled = app / "target" / "compiled" / (m.get("package") or self.project.name) / (m.get("path") or "")
+                hit = _VOLATILE.search(compiled.read_text()) if compiled.is_file() else None
+                if hit:
+                    hits.append(f"{m['name']} uses {hit.group(0)}")
         return ("time/random dependent SQL upstream of the seeded table(s): " + ", ".join(hits)
                 + " (exclude the affected columns or pin the value)") if hits else None
 
+    # ------------------------------------------------------------------ proving
+    def prove(self, task_dir: Path, project_copy: Path, db_file: Path, *, mode: str | None = None) -> Proof:
+        """Seeds + _no-op.txt from the solved state, exclude_columns / max_test_timeout_sec in
+        task.yaml when needed, then none must fail and sage must pass."""
+        mode = mode or self.prove_mode
+        task_dir, project_copy, db_file = Path(task_dir).resolve(), Path(project_copy).resolve(), Path(db_file)
+        spec = GradingSpec.load(task_dir)
+        check_test_names([n for s in spec.solution_seeds for n in s.test_names()], where=str(task_dir))
+        self.baseline()
+        req = fastprove.ProveRequest(task_dir, spec, project_copy, db_file.resolve(), mode)
+        fallback = None
+        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
+            touched, why = fastprove.eligible(self, req)
+            if touched is not None:
+                proof, why = fastprove.prove_fast(self, req, touched)
+                if proof is not None:
+                    return proof
+            fallback = f"full emulation ({why})"
+            self.progress(f"validate: {task_dir.name}: {fallback}")
+        return self._prove_full(req, fallback)
 
-_VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(\)|"
-                       r"get_current_time\w*\s*\(|random\s*\(\)|uuid\s*\(\)|gen_random_uuid)",
-                       re.I)
-
-
-_PATCH_LINE = {
-    "setup": re.compile(r"""^patch\s+-p1\s*<\s*(['"]?)/app/setup/changes\.patch\1\s*$"""),
-    "solution": re.compile(r"""^patch\s+-p1\s*<\s*(['"]?)/sage/solutions/changes\.patch\1\s*$"""),
-}
-# files a project copy may legitimately have different from the project
-_PROJECT_LOCAL = {"profiles.yml", "packages.yml", "package-lock.yml", "dependencies.yml"}
-_TREE_SKIP = {"target", "logs", "dbt_packages", ".git", "__pycache__", ".user.yml"}
-
-
-def _read(path: Path) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError:
-        return ""
-
-
-def _lines(text: str) -> list[str]:
-    return [x.strip() for x in text.splitlines() if x.strip() and not x.strip().startswith("#")]
-
-
-def _patched_paths(patch: Path) -> set[str]:
-    out = set()
-    for ln in _read(patch).splitlines():
-        if ln.startswith(("+++ ", "--- ")):
-            name = ln[4:].split("\t", 1)[0].strip()
-            if name == "/dev/null":
-                out.add(name)
-                continue
-            out.add(name.split("/", 1)[1] if "/" in name else name)
-    return out
-
-
-def _tree(root: Path) -> dict[str, os.stat_result]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _TREE_SKIP and not d.startswith(".adegen")]
-        for f in filenames:
-            if f in _TREE_SKIP or f.endswith((".duckdb", ".duckdb.wal")):
-                continue
-            p = Path(dirpath) / f
-            out[p.relative_to(root).as_posix()] = p.lstat()
-    return out
-
-
-def _packages_subset(copy: Path, orig: Path) -> bool:
-    import yaml
-
-    def entries(d: Path) -> list:
-        out = []
-        for f in ("packages.yml", "dependencies.yml"):
-            if (d / f).is_file():
-                out += (yaml.safe_load((d / f).read_text()) or {}).get("packages") or []
-        return out
-
-    mine, theirs = entries(copy), entries(orig)
-    return all(e in theirs for e in mine)
-
-
-def _apply_patches(task_dir: Path, project_copy: Path, touched: list[str], scratch: Path
-                   ) -> tuple[dict[str, bytes] | None, str]:
-    """Apply setup/changes.patch to copies of the touched files ({path: mutant bytes}), and check
-    that solutions/changes.patch restores them byte for byte."""
-    import subprocess
-
-    for rel in touched:
-        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(project_copy / rel, scratch / rel)
-
-    def patch(name: str) -> bool:
-        with open(task_dir / name, "rb") as fin:
-            return subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch"],
-                                  cwd=scratch, stdin=fin, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL).returncode == 0
-
-    if not patch("setup/changes.patch"):
-        return None, "setup/changes.patch does not apply to the project copy"
-    mutants = {rel: (scratch / rel).read_bytes() for rel in touched}
-    if not patch("solutions/changes.patch") or any(
-            (scratch / rel).read_bytes() != (project_copy / rel).read_bytes() for rel in touched):
-        return None, "the solution patch is not the exact inverse of the setup patch"
-    return mutants, ""
-
-
-def _mutant_key(rel_path: str, data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha1(rel_path.encode() + b"\0" + data).hexdigest()[:24]
-
-
-def _existing_excludes(spec: TaskSpec, table: str) -> list[str]:
-    for s in spec.solution_seeds:
-        if s.table_name == table:
-            return list(s.exclude_columns or [])
-    return []
-
-
-def _ordered_union(a: list[str], b: list[str]) -> list[str]:
-    out = list(a)
-    for x in b:
-        if x not in out:
-            out.append(x)
-    return out
+    def _prove_full(self, req: "fastprove.ProveRequest", fallback: str | None) -> Proof:
+        task_dir, spec, project_copy, db_file, mode = req.task_dir, req.spec, req.project_copy, req.db_file, req.mode
+        t0 = time.monotonic()
+        tables = [s.table_name for s in spec.solution_seeds] + [a for s in spec.solution_seeds for a in s.alternates or []]
+        work = self.root / "prove" / task_dir.name
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        job = TrialJob(str(task_dir), str(project_copy), str(db_file), str(work), mode)
+        seconds: dict[str, float] = {}
+        self.progress(f"validate: {task_dir.name}: building the solved state twice")
+        deadline = self.prove_deadline()
+        solved = [self.result(f, "the solved state") for f in
+                  [self.submit(proving.solved_state_job, self.cfg, job, deadline=deadline) for _ in range(2)]]
+        seconds["solved_state"] = time.monotonic() - t0
+        try:
+            if any(s.get("ok") is False for s in solved):
+                reason = next(s["reason"] for s in solved if s.get("ok") is False)
+                return Proof(False, False, False, [], 0, reason, {}, None, seconds)
+            dbs = [Path(s["root"]) / "app" / f"{spec.db_name}.duckdb" for s in solved]
+            problems, excludes = self.seed_tables(dbs[0], tables, other_db=dbs[1])
+            if problems:
+                return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds)
+            export_solution_seeds(dbs[0], tables, spec.project_name, task_dir / "seeds")
+        finally:
+            for s in solved:
+                if s.get("root"):
+                    shutil.rmtree(s["root"], ignore_errors=True)
+        seeds = [f"solution__{t}" for t in tables]
+        merged = {t: fastprove.ordered_union(fastprove.existing_excludes(spec, t), c) for t, c in excludes.items()}
+        if merged:
+            update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
+        self.progress(f"validate: {task_dir.name}: grading none and sage ({mode})")
+        t1 = time.monotonic()
+        futs = {a: self.submit(proving.trial_job, self.cfg, TrialJob(job.task_dir, job.project_copy, job.db_file,
+                                                                      job.workdir, mode, a), deadline=deadline)
+                for a in ("none", "sage")}
+        res = {}
+        for a, f in futs.items():
+            r = self.result(f, f"the {a} trial")
+            res[a] = r if not isinstance(r, dict) else proving.TrialSummary(a, error=r["reason"])
+        seconds["grading"] = time.monotonic() - t1
+        extra = 0.0 if mode != "inprocess" else fastprove.DBT_CLI_STARTUP * res["sage"].test_dbt_calls
+        note = self.volatile_note(tables)
+        seconds["total"] = time.monotonic() - t0
+        proof = finish_proof(ProofInput(res["none"], res["sage"], seeds, merged, spec.max_test_timeout_sec, extra,
+                                        [note] if note else [], fallback_note=fallback), seconds)
+        if proof.max_test_timeout_sec:
+            update_task_yaml(task_dir / "task.yaml", max_test_timeout_sec=proof.max_test_timeout_sec)
+        return proof

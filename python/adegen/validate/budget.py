@@ -1,0 +1,132 @@
+"""Resource budgets for mutant screens and proofs, and the run's temp-space meter.
+
+Every mutant build (screen) and proof build gets:
+- a wall-time budget: max(MIN_SECONDS, FACTOR x the intact build seconds of the models it builds)
+  plus the parse time; past it the build's queries are cancelled, and a little later its worker
+  process is killed and replaced (validate.pool) - the run goes on;
+- an output row guard: a rebuilt table may hold at most max(ROW_FLOOR, ROW_FACTOR x its intact
+  row count) rows; the mutated model's SELECT is counted (LIMIT guard + 1) before it is built, and
+  every rebuilt table after;
+- DuckDB `memory_limit`, `max_temp_directory_size` and `temp_directory` (inside the run's work
+  directory) in the scratch profile of every worker.
+A candidate over budget is dropped with the reason ("runaway: ...").
+
+Environment overrides (for constrained machines): ADEGEN_BUDGET_MIN_SECONDS, ADEGEN_BUDGET_FACTOR,
+ADEGEN_BUDGET_ROW_FACTOR, ADEGEN_BUDGET_ROW_FLOOR, ADEGEN_DUCKDB_MEMORY_LIMIT, ADEGEN_DUCKDB_TEMP_LIMIT.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+GiB = 1024 ** 3
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+MIN_SECONDS = _env_float("ADEGEN_BUDGET_MIN_SECONDS", 30.0)
+FACTOR = _env_float("ADEGEN_BUDGET_FACTOR", 10.0)
+ROW_FACTOR = _env_float("ADEGEN_BUDGET_ROW_FACTOR", 20.0)
+ROW_FLOOR = int(_env_float("ADEGEN_BUDGET_ROW_FLOOR", 100_000))
+KILL_GRACE = 15.0  # seconds between cancelling the queries and killing the worker
+
+
+@dataclass(frozen=True)
+class Budget:
+    seconds: float            # wall time of one build
+    rows: dict[str, int]      # table (lower-case alias) -> row guard
+
+    def guard(self, table: str) -> int:
+        return self.rows.get(table.lower(), ROW_FLOOR)
+
+    @property
+    def deadline(self) -> float:
+        """When the pool kills the worker (the build's own timeout cancels the queries first)."""
+        return self.seconds + KILL_GRACE
+
+
+def row_guard(intact_rows: int) -> int:
+    return max(ROW_FLOOR, int(ROW_FACTOR * max(0, intact_rows)))
+
+
+def build_budget(model_seconds: dict[str, float], uids, overhead: float, rows: dict[str, int]) -> Budget:
+    """The budget of a build of `uids` (intact seconds per model from the baseline), `overhead`
+    seconds of dbt start-up/parse on top, row guards from the intact row counts (`rows`)."""
+    intact = sum(float(model_seconds.get(u, 0.0)) for u in uids)
+    return Budget(max(MIN_SECONDS, FACTOR * intact) + overhead,
+                  {t: row_guard(n) for t, n in rows.items()})
+
+
+def _size(text: str) -> int | None:
+    units = {"kib": 1024, "mib": 1024 ** 2, "gib": GiB, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "b": 1}
+    t = text.strip().lower().replace(" ", "")
+    for unit, mult in units.items():
+        if t.endswith(unit):
+            try:
+                return int(float(t[: -len(unit)]) * mult)
+            except ValueError:
+                return None
+    return None
+
+
+def duckdb_settings(workdir: Path, jobs: int) -> dict[str, str]:
+    """DuckDB settings for the scratch profile: memory per worker (a share of the machine, at most
+    4 GiB), temp space per worker (a share of the free disk, at most 10 GiB) in `workdir`."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 8 * GiB
+    memory = min(4 * GiB, max(GiB, total // (2 * (jobs + 1))))
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(workdir).free
+    temp = min(10 * GiB, max(GiB, free // (4 * max(1, jobs))))
+    memory = _size(os.environ.get("ADEGEN_DUCKDB_MEMORY_LIMIT", "")) or memory
+    temp = _size(os.environ.get("ADEGEN_DUCKDB_TEMP_LIMIT", "")) or temp
+    return {"memory_limit": f"{memory // (1024 ** 2)}MiB", "max_temp_directory_size": f"{temp // (1024 ** 2)}MiB",
+            "temp_directory": str(Path(workdir) / "duckdb-tmp")}
+
+
+def dir_bytes(path: Path) -> int:
+    """Bytes of the files under `path` (symlinks not followed, races tolerated)."""
+    total = 0
+    for root, dirs, files in os.walk(path):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(root, f))
+            except OSError:
+                continue
+            total += st.st_blocks * 512 if hasattr(st, "st_blocks") else st.st_size
+    return total
+
+
+class TempMeter:
+    """Samples the bytes under `root` every `every` seconds in a thread; `peak` is the maximum."""
+
+    def __init__(self, root: Path, every: float = 1.0):
+        self.root, self.every, self.peak = Path(root), every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="adegen-temp-meter", daemon=True)
+        self._thread.start()
+
+    def sample(self) -> int:
+        n = dir_bytes(self.root)
+        self.peak = max(self.peak, n)
+        return n
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join(5)
+        self.sample()
+        return self.peak

@@ -1,0 +1,283 @@
+"""Worker side: the intact build of the project (the baseline), its storage version, and the second
+build under another physical plan that finds nondeterministic tables.
+
+Runs inside validate.pool worker processes; dbt runs in-process there (`dbt_in`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+import traceback
+from pathlib import Path
+
+import duckdb
+
+from ..dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
+from ..dbt.profiles import write_profiles as write_profiles_dir
+from ..harness import dbfiles
+from . import oracle
+from .contract import StorageChoice
+from .jobs import Baseline, WorkerConfig
+
+_RUNNER = InProcessRunner()
+_STATE: dict = {}
+STORAGE_RE = re.compile(r"storage versions? (v\d+\.\d+\.\d+)", re.I)
+
+
+def dbt_in(app: Path, args: list[str], *, env: dict | None = None, timeout: float | None = None) -> DbtResult:
+    """dbt in this worker, run the way a user in the project directory `app` would."""
+    return _RUNNER.run(DbtCall(list(args), cwd=app, env=dict(env or {}), project_env=True, timeout=timeout))
+
+
+def warm() -> None:
+    """Import dbt and the DuckDB adapter when the worker starts (the first call otherwise pays)."""
+    try:
+        import dbt.adapters.duckdb  # noqa: F401
+        import dbt.cli.main  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def write_profiles(app: Path, cfg: WorkerConfig, settings: dict | None = None) -> None:
+    """The app's profiles.yml: the project's target on ./<db_name>.duckdb, with the run's DuckDB
+    budget settings (and `settings` on top)."""
+    facts = _Target(cfg.target_config, cfg.schema)
+    out = duckdb_output(facts, f"./{cfg.db_name}.duckdb", full_target=True,
+                        settings={**cfg.duckdb_settings, **(settings or {})})
+    write_profiles_dir(app, cfg.profile_name, cfg.target_name, out)
+
+
+class _Target:
+    def __init__(self, target_config: dict, schema: str):
+        self.target_config, self.schema = target_config, schema
+
+
+def make_app(cfg: WorkerConfig, app: Path, settings: dict | None = None):
+    """A fresh scratch copy of the project with its packages (offline) and profile."""
+    plan = ScratchProject(Path(cfg.project_dir), app).copy().install_packages()
+    write_profiles(app, cfg, settings)
+    return plan
+
+
+def worker_app(cfg: WorkerConfig) -> Path:
+    """This worker's persistent screening app (partial parsing kept across screens)."""
+    app = _STATE.get("app")
+    if app is None or _STATE.get("root") != cfg.root:
+        app = Path(cfg.root) / "workers" / f"w{os.getpid()}" / "app"
+        make_app(cfg, app)
+        _STATE.update(app=app, root=cfg.root)
+    return app
+
+
+def warm_app(cfg: WorkerConfig) -> int:
+    """Create this worker's screening app and let dbt parse it once (partial parsing from then on)."""
+    try:
+        dbt_in(worker_app(cfg), ["parse"], env=NO_ARTIFACTS)
+    except Exception:  # noqa: BLE001 - the first screen reports problems
+        pass
+    return os.getpid()
+
+
+def manifest_facts(manifest: dict) -> dict:
+    nodes = manifest.get("nodes", {})
+    models, seeds = {}, {}
+    for uid, n in nodes.items():
+        if n.get("resource_type") == "model":
+            models[uid] = {"name": n["name"], "path": n.get("original_file_path"),
+                           "package": n.get("package_name"), "schema": n.get("schema"),
+                           "alias": n.get("alias") or n["name"], "database": n.get("database"),
+                           "materialized": (n.get("config") or {}).get("materialized", "view"),
+                           "depends_on": (n.get("depends_on") or {}).get("nodes", [])}
+        elif n.get("resource_type") == "seed":
+            seeds[uid] = ((n.get("schema") or "").lower(), (n.get("alias") or n["name"]).lower())
+    seed_rel = set(seeds.values())
+    sources = manifest.get("sources", {})
+    seed_sources = [uid for uid, s in sources.items()
+                    if ((s.get("schema") or "").lower(), (s.get("identifier") or s["name"]).lower()) in seed_rel]
+    seed_based = bool(seed_sources) or any(d in seeds for m in models.values() for d in m["depends_on"])
+    children: dict[str, list[str]] = {uid: [] for uid in models}
+    for uid, m in models.items():
+        for d in m["depends_on"]:
+            if d in children:
+                children[d].append(uid)
+    return {"models": models, "children": children, "seed_based": seed_based,
+            "seed_sources": seed_sources, "seeds": sorted(seeds)}
+
+
+def descendants(children: dict, uid: str) -> dict[str, int]:
+    dist = {uid: 0}
+    frontier = [uid]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for c in children.get(u, []):
+                if c not in dist:
+                    dist[c] = dist[u] + 1
+                    nxt.append(c)
+        frontier = nxt
+    return dist
+
+
+def model_relations(models: dict) -> list[tuple[str, str]]:
+    return [(m["schema"], m["alias"]) for m in models.values() if m["materialized"] != "ephemeral"]
+
+
+def snapshot(db_file: Path, snap: Path, models: dict) -> dict[str, int]:
+    """Copy every model relation (views materialized as tables) into `snap`; {schema.alias: rows}."""
+    for p in (snap, Path(str(snap) + ".wal")):
+        p.unlink(missing_ok=True)
+    con = duckdb.connect(str(snap))
+    rows: dict[str, int] = {}
+    cat = oracle.q(Path(db_file).stem)  # view definitions name this catalog
+    try:
+        con.execute(f"ATTACH '{db_file}' AS {cat} (READ_ONLY)")
+        for schema, alias in model_relations(models):
+            rel = f"{oracle.q(schema)}.{oracle.q(alias)}"
+            try:
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {oracle.q(schema)}")
+                con.execute(f"CREATE TABLE {rel} AS SELECT * FROM {cat}.{rel}")
+                rows[f"{schema}.{alias}"] = con.execute(f"select count(*) from {rel}").fetchone()[0]
+            except duckdb.Error:
+                pass
+        con.execute(f"DETACH {cat}")
+    finally:
+        con.close()
+    return rows
+
+
+def needed_storage(output: str) -> str | None:
+    """The storage version a DuckDB error asks for ("... only supported for storage versions
+    v1.4.0 and higher"), else None."""
+    m = STORAGE_RE.search(output)
+    return m.group(1) if m else None
+
+
+def _version_key(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def storage_for(needed: str, user_db: Path | None, error: str) -> StorageChoice:
+    """The user's database's version when it is new enough, else the version the error names."""
+    have = dbfiles.storage_version(user_db) if user_db is not None and user_db.is_file() else None
+    have = re.match(r"v\d+\.\d+\.\d+", have or "")
+    first = error.strip().splitlines()[0][:200] if error.strip() else ""
+    if have and _version_key(have.group(0)) >= _version_key(needed):
+        return StorageChoice(have.group(0), f"the project needs storage version {needed} or newer ({first}); "
+                                            f"written with {have.group(0)}, the version of your database file")
+    return StorageChoice(needed, f"the project needs storage version {needed} or newer ({first})")
+
+
+def shuffle_tables(db_file: Path) -> None:
+    """Rewrite every table of `db_file` in another row order (a hash of the row number: unlike a
+    reversal, it breaks ties differently whatever the sort algorithm does with them)."""
+    con = duckdb.connect(str(db_file))
+    try:
+        rels = con.execute("select table_schema, table_name from information_schema.tables where "
+                           "table_catalog = current_database() and table_type = 'BASE TABLE'").fetchall()
+        for s, t in rels:
+            rel = f"{oracle.q(s)}.{oracle.q(t)}"
+            con.execute(f"CREATE OR REPLACE TABLE {rel} AS SELECT * FROM {rel} ORDER BY hash(rowid + 1)")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def _user_copy(cfg: WorkerConfig) -> Path | None:
+    """The user's database copied once into the work dir (the user's file is only read)."""
+    if not cfg.db_source:
+        return None
+    dst = Path(cfg.root) / "user" / f"{cfg.db_name}.duckdb"
+    if not dst.is_file():
+        dbfiles.copy_file(Path(cfg.db_source), dst)
+    return dst
+
+
+class _Build:
+    """One intact build in `root` (baseline: the reference; shadow: another physical plan)."""
+
+    def __init__(self, cfg: WorkerConfig, root: Path, *, shadow: bool):
+        self.cfg, self.root, self.shadow = cfg, root, shadow
+        self.app = root / "app"
+        self.live = self.app / f"{cfg.db_name}.duckdb"
+
+    def run(self, base: Baseline) -> DbtResult | None:
+        cfg = self.cfg
+        # another thread count than the baseline's (DuckDB's default: one per core)
+        settings = {"threads": 1 if (os.cpu_count() or 1) > 1 else 4} if self.shadow else None
+        plan = make_app(cfg, self.app, settings)
+        base.packages, base.package_notes = plan.summary(), list(plan.notes)
+        r = dbt_in(self.app, ["parse"])
+        base.seconds["parse"] = r.seconds
+        if not r.success:
+            base.reason = "dbt parse failed: " + r.first_error()
+            return None
+        base.__dict__.update(manifest_facts(json.loads((self.app / "target" / "manifest.json").read_text())))
+        user = _user_copy(cfg)
+        if user is not None and not self.shadow:
+            present = dbfiles.list_relations(user)
+            base.user_relations = [rel for rel in model_relations(base.models)
+                                   if (rel[0].lower(), rel[1].lower()) in present]
+        src = user
+        if base.seed_based and not cfg.db_explicit:
+            src = None  # a fresh DB: the seeds are the raw data
+        for attempt in (1, 2):
+            r = self._raw_and_run(base, src)
+            needed = needed_storage(r.console) if r is not None and not r.success else None
+            if not needed or attempt == 2:
+                return r
+            base.storage = storage_for(needed, user, r.first_error())
+        return r
+
+    def _raw_and_run(self, base: Baseline, src: Path | None) -> DbtResult | None:
+        raw = self.root / "raw" / f"{self.cfg.db_name}.duckdb"
+        dbfiles.write_versioned_copy(src, raw, drop=model_relations(base.models), storage_version=base.storage.version)
+        base.raw_db = str(raw)
+        dbfiles.copy_file(raw, self.live)
+        if base.seed_based:
+            r = dbt_in(self.app, ["seed"])
+            base.seconds["seed"] = r.seconds
+            if not r.success:
+                base.reason = "dbt seed failed: " + r.first_error()
+                return r
+            seeded = self.root / "raw_seeded" / f"{self.cfg.db_name}.duckdb"
+            dbfiles.copy_file(self.live, seeded)
+            base.raw_db = str(seeded)
+        if self.shadow:
+            shuffle_tables(self.live)
+        r = dbt_in(self.app, ["run"])
+        base.seconds["run"] = r.seconds
+        base.model_seconds = {u: n.seconds for u, n in r.nodes.items()}
+        if not r.success:
+            base.reason = "dbt run of the intact project failed: " + r.first_error()
+            base.output = r.console[-3000:]
+        return r
+
+
+def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
+    """Scratch copy + profile, packages (offline), parse, raw DB (storage version v1.0.0, or what the
+    project needs), dbt seed (seed-based projects), dbt run, snapshot of every model relation.
+    `shadow`: the same under another physical plan (input rows reversed, another DuckDB thread
+    count), for the determinism check."""
+    t0 = time.monotonic()
+    base = Baseline()
+    root = Path(cfg.root) / ("shadow" if shadow else "baseline")
+    try:
+        shutil.rmtree(root, ignore_errors=True)
+        build = _Build(cfg, root, shadow=shadow)
+        r = build.run(base)
+        if r is not None and r.success:
+            base.baseline_db = str(build.live)
+            snap = root / "snapshot.duckdb"
+            base.snapshot_db = str(snap)
+            base.rows = snapshot(build.live, snap, base.models)
+            base.snapshot_tables = sorted(base.rows)
+            base.ok, base.reason = True, "baseline built"
+    except Exception as exc:  # noqa: BLE001 - reported through usable()/InputError
+        base.reason = f"baseline failed: {type(exc).__name__}: {exc}"
+        base.traceback = traceback.format_exc()
+    finally:
+        base.seconds["total"] = time.monotonic() - t0
+    return base

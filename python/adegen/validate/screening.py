@@ -1,0 +1,182 @@
+"""Worker side: screen one mutant on DuckDB within its budget and judge it (validate.verdict).
+
+What a fresh full `dbt run` of the mutant leaves is reproduced on a copy of the intact build: the
+mutated model and everything downstream are dropped and rebuilt from the mutant (a failing model
+leaves no relation). Before building, the mutated model's SELECT is counted with a LIMIT of its
+row guard + 1 (a join that explodes is stopped before it is materialised); the build runs with the
+budget's timeout (queries cancelled at the deadline); every rebuilt table is checked against its
+row guard before the oracle compares it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import duckdb
+
+from ..dbt import NO_ARTIFACTS
+from ..harness import dbfiles
+from . import oracle
+from .contract import Observation
+from .intact import dbt_in, descendants, worker_app
+from .jobs import Baseline, ScreenJob, WorkerConfig
+from .verdict import ScreenFacts, judge
+
+
+def screen_job(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
+    """Screen one mutant; never raises (a failure is an unobservable result with the reason)."""
+    try:
+        obs = _screen(cfg, base, job)
+        if obs.observable:
+            # the broken state setup.sh would leave: Validator.prove reuses it
+            live = worker_app(cfg) / f"{cfg.db_name}.duckdb"
+            Path(job.keep_db).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(live, job.keep_db)
+            if Path(str(live) + ".wal").exists():
+                os.replace(Path(str(live) + ".wal"), Path(job.keep_db + ".wal"))
+        return obs
+    except Exception as exc:  # noqa: BLE001
+        return Observation.dropped(f"screening failed: {type(exc).__name__}: {exc}",
+                                   {"traceback": traceback.format_exc()[-2000:]})
+
+
+def drop_relations(db_file: Path, rels: list[tuple[str, str]]) -> None:
+    con = duckdb.connect(str(db_file))
+    try:
+        kinds = {(s.lower(), n.lower()): t for s, n, t in con.execute(
+            "select table_schema, table_name, table_type from information_schema.tables "
+            "where table_catalog = current_database()").fetchall()}
+        for schema, name in rels:
+            kind = kinds.get((schema.lower(), name.lower()))
+            if kind:
+                what = "VIEW" if kind == "VIEW" else "TABLE"
+                con.execute(f"DROP {what} IF EXISTS {oracle.q(schema)}.{oracle.q(name)}")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def count_limited(db_file: Path, sql: str, limit: int, seconds: float, settings: dict) -> tuple[int | None, bool]:
+    """(rows of `sql` up to limit + 1, timed out?) on a read-only connection, interrupted after
+    `seconds`."""
+    con = duckdb.connect(str(db_file), read_only=True)
+    timer = threading.Timer(seconds, con.interrupt)
+    try:
+        for key in ("memory_limit", "max_temp_directory_size", "temp_directory"):
+            if settings.get(key):
+                con.execute(f"SET {key} = '{settings[key]}'")
+        timer.start()
+        n = con.execute(f"select count(*) from (select 1 from ({sql}) limit {int(limit) + 1})").fetchone()[0]
+        return n, False
+    except duckdb.InterruptException:
+        return None, True
+    finally:
+        timer.cancel()
+        con.close()
+
+
+def _compiled(app: Path, name: str, seconds: float) -> str | None:
+    r = dbt_in(app, ["compile", "--select", name], env=NO_ARTIFACTS, timeout=seconds)
+    for res in getattr(r.result, "results", None) or []:
+        code = getattr(getattr(res, "node", None), "compiled_code", None)
+        if code:
+            return code
+    return None
+
+
+def _precount(cfg: WorkerConfig, app: Path, live: Path, job: ScreenJob, model: dict) -> str | None:
+    """"runaway: ..." when the mutated model's SELECT already exceeds its row guard."""
+    alias = model["alias"]
+    sql = _compiled(app, model["name"], job.budget.seconds)
+    if not sql:
+        return None  # dbt reports the problem when it builds the model
+    guard = job.budget.guard(alias)
+    t0 = time.monotonic()
+    try:
+        n, timed_out = count_limited(live, sql, guard, job.budget.seconds, cfg.duckdb_settings)
+    except duckdb.Error:
+        return None  # the build reports it
+    if timed_out:
+        return (f"runaway: counting {alias}'s rows took more than {job.budget.seconds:.0f} s "
+                f"(budget: {_budget_words(job)})")
+    if n is not None and n > guard:
+        return (f"runaway: {alias} would hold more than {guard:.2g} rows, over 20x its intact rows "
+                f"(counted in {time.monotonic() - t0:.1f} s)")
+    return None
+
+
+def _budget_words(job: ScreenJob) -> str:
+    return f"{job.budget.seconds:.0f} s, 10x the intact build of the rebuilt models, at least 30 s"
+
+
+def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
+    t0 = time.monotonic()
+    app = worker_app(cfg)
+    live = app / f"{cfg.db_name}.duckdb"
+    models = base.models
+    if job.uid not in models:
+        return Observation.dropped(f"unknown model {job.uid}")
+    m = models[job.uid]
+    dist = descendants(base.children, job.uid)
+    sel = {u: models[u] for u in dist}
+    facts = ScreenFacts(job.uid, models, dist, job.symptom, job.difficulty,
+                        unstable={u for u in sel if models[u]["alias"] in base.nondeterministic},
+                        details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
+    args = ["run", "--select", f"{m['name']}+"]
+    if any(x["materialized"] == "incremental" for x in sel.values()):
+        args.append("--full-refresh")  # the shipped DB has no model tables: a fresh build
+    dbfiles.copy_file(Path(base.baseline_db), live)
+    drop_relations(live, [(x["schema"], x["alias"]) for x in sel.values() if x["materialized"] != "ephemeral"])
+    model_file = app / job.path
+    original = model_file.read_bytes()
+    try:
+        model_file.write_bytes(job.text.encode("utf-8"))
+        facts.stopped = _precount(cfg, app, live, job, m)
+        if facts.stopped:
+            return judge(facts, _no_evidence)
+        run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
+    finally:
+        model_file.write_bytes(original)
+    facts.details["dbt_seconds"] = round(run.seconds, 2)
+    if run.timed_out:
+        facts.stopped = f"runaway: still building after {run.seconds:.0f} s (budget: {_budget_words(job)})"
+        return judge(facts, _no_evidence)
+    facts.build_ok = run.success
+    facts.errored = run.errored_nodes()
+    status = run.nodes.get(job.uid) or (run.nodes.get(facts.errored[0]) if facts.errored else None)
+    facts.error_message = (status.message if status and status.message else None) or run.first_error()
+    facts.build_output = run.console
+    if not facts.build_ok or facts.errored:
+        return judge(facts, _no_evidence)
+    con = duckdb.connect(str(live), read_only=True)
+    rels: dict[str, tuple[str, str]] = {}
+    try:
+        con.execute(f"ATTACH '{base.snapshot_db}' AS adegen_base (READ_ONLY)")
+        for u, mm in sel.items():
+            if mm["materialized"] == "ephemeral":
+                continue
+            rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
+            base_rel, mut_rel = f"adegen_base.{rel}", f"{oracle.q(cfg.db_name)}.{rel}"
+            guard = job.budget.guard(mm["alias"])
+            try:
+                n = con.execute(f"select count(*) from {mut_rel}").fetchone()[0]
+            except duckdb.Error:
+                n = 0
+            if n > guard:
+                facts.stopped = (f"runaway: {mm['alias']} has {n:.2g} rows after {run.seconds:.0f} s, over "
+                                 f"20x its intact rows")
+                return judge(facts, _no_evidence)
+            facts.diffs[u] = oracle.compare_relations(con, mm["alias"], base_rel, mut_rel)
+            rels[u] = (base_rel, mut_rel)
+        obs = judge(facts, lambda u, d: oracle.evidence(con, d, *rels[u], job.symptom))
+    finally:
+        con.close()
+    obs.details["seconds"] = time.monotonic() - t0
+    return obs
+
+
+def _no_evidence(uid, diff):  # pragma: no cover - judge never asks when nothing is compared
+    raise AssertionError("no evidence without a comparison")

@@ -1,0 +1,251 @@
+"""Real-project shapes (issue 11) on small generated projects: hub packages installed in
+dbt_packages/ (offline), nested `local:` packages, a `data-tests` layout, a typed macro in
+`on-run-start`, the user's own database with stale model tables (`--db-path`, fast proof), a top-N
+model with ties (determinism guard), a self-join that explodes (budgets), and work directories of
+killed runs."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import realfix as rf  # noqa: E402
+from adegen import paths  # noqa: E402
+from adegen.harness import run_harness  # noqa: E402
+from adegen.project import load_project  # noqa: E402
+from adegen.validate import Validator  # noqa: E402
+from adegen.validate.pool import BudgetExceeded, WorkerPool  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+DOUBLE = "{% macro double(x) %}({{ x }}) * 2{% endmacro %}\n"
+
+
+def build(project: Path, out: Path, *extra: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    r = subprocess.run([sys.executable, "-m", "adegen.build", str(project), "--output-dir", str(out),
+                        "--pick", "all", "--yes", "--json", "--count", "3", *extra],
+                       capture_output=True, text=True, env=env, cwd=str(project.parent))
+    assert r.returncode == 0, r.stderr[-4000:]
+    return json.loads(r.stdout)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# --- hub packages installed in dbt_packages/, data-tests layout, typed macro, --db-path ------------
+
+@pytest.fixture(scope="module")
+def hub_project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hub") / "hubshop"
+    totals = rf.CUSTOMER_TOTALS_SQL.replace("sum(o.amount)", "{{ fake_utils.double('sum(o.amount)') }}")
+    rf.shop_project(root, "hubshop", project_extra={
+        "test-paths": ["data-tests"],
+        # typed macro parameters need DuckDB storage v1.4.0+: the prepared database cannot be v1.0.0
+        "on-run-start": ["create or replace macro hub_round(x DOUBLE) as round(x, 1)"]},
+        models={"models/marts/customer_totals.sql": totals},
+        files={"data-tests/assert_positive.sql": "select * from {{ ref('customer_totals') }} where total_amount < 0\n",
+               "packages.yml": "packages:\n  - package: fakeorg/fake_utils\n    version: [\">=0.1.0\", \"<0.2.0\"]\n",
+               "package-lock.yml": "packages:\n  - package: fakeorg/fake_utils\n    version: 0.1.3\nsha1_hash: x\n"},
+        # the user's database also holds stale model tables (a finished `dbt build` long ago)
+        tables={"customer_totals": "select 0 as customer_id", "stg_orders": "select 0 as order_id"})
+    rf.package(root / "dbt_packages" / "fake_utils", "fake_utils", "0.1.3", {"double": DOUBLE})
+    return root
+
+
+@pytest.fixture(scope="module")
+def hub_build(hub_project, tmp_path_factory):
+    before = tree(hub_project)
+    out = tmp_path_factory.mktemp("hub-out")
+    doc = build(hub_project, out, "--db-path", str(hub_project))
+    assert tree(hub_project) == before  # the user's project and database file are byte-identical
+    return doc, out
+
+
+def test_hub_packages_data_tests_typed_macro_proven_offline(hub_build):
+    doc, out = hub_build
+    tasks = doc["tasks"]
+    assert len(tasks) == 3 and all(t["proven"] for t in tasks), [t["proof_detail"][:600] for t in tasks]
+    # the user's own database (--db-path) gets the fast proof: no full emulation
+    assert not [t for t in tasks if "full emulation" in (t["proof_detail"] or "")]
+    copy = out / "projects" / "hubshop"
+    cfg = yaml.safe_load((copy / "dbt_project.yml").read_text())
+    assert cfg["test-paths"] == ["data-tests", "tests"]
+    assert yaml.safe_load((copy / "packages.yml").read_text())["packages"][0]["package"] == "fakeorg/fake_utils"
+    assert not (copy / "dbt_packages").exists()
+
+
+def test_script_mode_stands_in_for_dbt_deps(hub_build, hub_project, tmp_path):
+    """The independent check: bash + dbt subprocesses; the task's `dbt deps` cannot reach the hub
+    here, the shim installs the user's installed packages instead."""
+    doc, out = hub_build
+    task = out / "tasks" / doc["tasks"][0]["task_id"]
+    res = run_harness(task, out / "projects" / "hubshop", hub_project / "hubshop.duckdb", "sage",
+                      workdir=tmp_path, mode="script", packages_from=hub_project)
+    assert res.resolved, res.output_tail()
+    none = run_harness(task, out / "projects" / "hubshop", hub_project / "hubshop.duckdb", "none",
+                       workdir=tmp_path, mode="inprocess", packages_from=hub_project)
+    assert not none.resolved
+
+
+# --- nested local packages, top-N model with ties --------------------------------------------
+
+TOP_SQL = """{{ config(materialized='table') }}
+select order_id, amount
+from (
+    select order_id, amount, row_number() over (order by amount desc) as rn
+    from {{ ref('stg_orders') }}
+)
+where rn <= 5
+"""
+
+
+@pytest.fixture(scope="module")
+def vendored(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("vendored") / "vendshop"
+    totals = rf.CUSTOMER_TOTALS_SQL.replace("sum(o.amount)", "{{ src_pkg.total('o.amount') }}")
+    rf.shop_project(root, "vendshop", models={"models/marts/customer_totals.sql": totals,
+                                              "models/marts/top_orders.sql": TOP_SQL},
+                    files={"packages.yml": "packages:\n  - local: vendor/src_pkg\n  - local: vendor/util_pkg\n"})
+    # the source package lists its own dependency as a path relative to the ROOT project (dbt deps
+    # resolves nested local paths against the root project: "Found duplicate project" otherwise)
+    rf.package(root / "vendor" / "util_pkg", "util_pkg", "0.4.0", {"double": DOUBLE})
+    rf.package(root / "vendor" / "src_pkg", "src_pkg", "0.8.1",
+               {"total": "{% macro total(x) %}{{ util_pkg.double('sum(' ~ x ~ ')') }} / 2{% endmacro %}\n"},
+               deps=[{"local": "vendor/util_pkg"}])
+    return root
+
+
+def test_nested_local_packages_proven(vendored, tmp_path):
+    doc = build(vendored, tmp_path / "out")
+    tasks = doc["tasks"]
+    assert tasks and all(t["proven"] for t in tasks), [t["proof_detail"][:600] for t in tasks]
+
+
+@pytest.fixture(scope="module")
+def vend_validator(vendored, tmp_path_factory):
+    v = Validator(load_project(vendored), workdir=tmp_path_factory.mktemp("vend-work"), jobs=2)
+    v.baseline()
+    yield v
+    v.close()
+
+
+def test_top_n_with_ties_is_nondeterministic_and_never_evidence(vend_validator, vendored):
+    v = vend_validator
+    facts = v.facts()
+    assert "top_orders" in facts.nondeterministic, facts.nondeterministic
+    assert "customer_totals" not in facts.nondeterministic
+    assert any(p.startswith("src_pkg 0.8.1") for p in facts.packages), facts.packages
+    # a view -> table change upstream leaves every deterministic table equal: never observable
+    # because of the top-N table
+    path = "models/staging/stg_orders.sql"
+    text = "{{ config(materialized='table') }}\n" + (vendored / path).read_text()
+    obs = v.screen("model.vendshop.stg_orders", path, text,
+                   SimpleNamespace(id="view_to_table", symptom="structure_wrong", difficulty="easy"))
+    assert not obs.observable, obs.reason
+    assert obs.details.get("ignored_nondeterministic", ["top_orders"]) == ["top_orders"]
+    # never an unexcluded solution seed
+    problems, excludes = v.seed_tables(Path(v.baseline_info()["baseline_db"]), ["top_orders"])
+    cols = facts.nondeterministic["top_orders"]
+    assert problems if not cols else set(cols) <= set(excludes["top_orders"])
+
+
+# --- budgets: a self-join that explodes -----------------------------------------------------
+
+JOIN_SQL = """{{ config(materialized='table') }}
+select a.k, a.v, b.v as v2
+from {{ ref('stg_events') }} as a
+join {{ ref('stg_events') }} as b
+    on a.k = b.k
+"""
+
+
+def test_runaway_self_join_is_dropped_and_the_run_goes_on(tmp_path):
+    root = rf.shop_project(tmp_path / "bigjoin", "bigjoin", models={
+        "models/staging/stg_events.sql": "select k, v from {{ source('raw', 'events') }}",
+        "models/marts/events_joined.sql": JOIN_SQL,
+    }, tables={"events": "select i as k, i % 97 as v from range(300000) r(i)"}, sources=("events",))
+    v = Validator(load_project(root), workdir=tmp_path / "work", jobs=2)
+    try:
+        v.baseline()
+        path = "models/marts/events_joined.sql"
+        pat = SimpleNamespace(id="wrong_join_key", symptom="extra_rows", difficulty="easy")
+        runaway = (root / path).read_text().replace("on a.k = b.k", "on a.k = a.k")
+        fine = (root / path).read_text().replace("b.v as v2", "b.v + 1 as v2")
+        obs = v.screen_many([("model.bigjoin.events_joined", path, runaway, pat),
+                             ("model.bigjoin.events_joined", path, fine, pat)])
+        assert not obs[0].observable and obs[0].reason.startswith("runaway:"), obs[0].reason
+        assert obs[1].observable, obs[1].reason  # the run goes on
+        assert v.facts().runaway and v.facts().temp_bytes_peak > 0
+    finally:
+        v.close()
+    assert not (tmp_path / "work" / "adegen-validate").exists()
+
+
+def _sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_pool_kills_a_job_over_budget_and_stays_usable():
+    pool = WorkerPool(1, start_method="spawn")
+    try:
+        stuck = pool.submit(_sleep, 60, deadline=1.0)
+        with pytest.raises(BudgetExceeded):
+            stuck.result()
+        assert pool.submit(_sleep, 0.01).result() == 0.01
+        assert len(pool.dead_pids) == 1
+    finally:
+        pool.shutdown()
+
+
+def test_killed_run_work_dir_is_removed_by_the_next_run(tmp_path):
+    code = ("import sys, time; from pathlib import Path; from adegen.paths import claim_run_dir; "
+            "d = claim_run_dir('adegen-build-', Path(sys.argv[1])); (d / 'big.duckdb').write_text('x'); "
+            "print(d, flush=True); time.sleep(60)")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
+    dead = Path(proc.stdout.readline().strip())
+    live = paths.claim_run_dir("adegen-build-", tmp_path)      # this process: alive
+    assert dead.is_dir()                                        # the other run is alive too: kept
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    again = paths.claim_run_dir("adegen-build-", tmp_path)
+    assert not dead.exists() and live.is_dir() and again.is_dir()
+
+
+def test_gradable_copy_layouts():
+    from adegen.dbt.gradable import make_gradable
+
+    g = make_gradable('name: p\ntest-paths: ["data-tests"]  # ours\nseed-paths:\n  - data\n')
+    assert g.text == 'name: p\ntest-paths: ["data-tests", "tests"]  # ours\nseed-paths:\n  - data\n  - seeds\n'
+    assert len(g.changes) == 2 and not g.problems
+    assert make_gradable("name: p\n").text == "name: p\n"          # defaults are ade-bench's dirs
+    assert make_gradable("name: p\nmacro-paths: [macros, more]\n").changes == []
+    assert make_gradable("name: p\ntest-paths: \"{{ var('t') }}\"\n").problems
+
+
+def test_typed_macro_storage_version(hub_project, tmp_path):
+    v = Validator(load_project(hub_project), workdir=tmp_path, jobs=1)
+    try:
+        v.baseline()
+        st = v.facts().storage
+        assert st.version != "v1.0.0" and "v1.4.0" in st.reason
+        db = v.prepare_database(tmp_path / "db")
+        con = duckdb.connect()
+        con.execute(f"ATTACH '{db}' AS f (READ_ONLY)")
+        tag = con.execute("select tags['storage_version'] from duckdb_databases() where database_name='f'").fetchone()[0]
+        assert tag.startswith(st.version)
+    finally:
+        v.close()

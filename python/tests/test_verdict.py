@@ -1,0 +1,90 @@
+"""The screening verdict and proof finishing are written once (validate.verdict): both backends
+judge the same observation the same way, and the verdict rules hold on typed observations."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from adegen.validate import screening, snowflake, verdict
+from adegen.validate.oracle import Evidence, TableDiff
+from adegen.validate.verdict import ProofInput, ScreenFacts, TrialSummary, finish_proof, judge
+
+MODELS = {
+    "model.p.stg": {"name": "stg", "alias": "stg", "materialized": "view"},
+    "model.p.fct": {"name": "fct", "alias": "fct", "materialized": "table"},
+    "model.p.top": {"name": "top", "alias": "top", "materialized": "table"},
+}
+DIST = {"model.p.stg": 0, "model.p.fct": 1, "model.p.top": 2}
+
+
+def facts(**kw) -> ScreenFacts:
+    base = dict(uid="model.p.stg", models=MODELS, dist=DIST, symptom="values_wrong", difficulty="easy")
+    base.update(kw)
+    return ScreenFacts(**base)
+
+
+def evidence(uid, diff):
+    return Evidence(["amount"], f"{diff.table}: id = 1 has amount = 2 (expected 1)", {"key": "id"})
+
+
+SCENARIOS = {
+    "observable": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10, 2, 2), "model.p.fct": TableDiff("fct", 5, 5)}),
+    "hard_downstream": facts(difficulty="hard", diffs={"model.p.stg": TableDiff("stg", 10, 10, 1, 1),
+                                                        "model.p.fct": TableDiff("fct", 5, 5, 1, 1)}),
+    "duplicates": facts(diffs={"model.p.stg": TableDiff("stg", 10, 12)}),
+    "equivalent": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10)}),
+    "nondeterministic_only": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10),
+                                          "model.p.top": TableDiff("top", 20, 20, 1, 1)},
+                                   unstable={"model.p.top"}),
+    "build_error_intended": facts(symptom="build_error", build_ok=False, errored=["model.p.stg"],
+                                  error_message="Binder Error: column amout not found"),
+    "build_error_unintended": facts(build_ok=False, error_message="Binder Error: x"),
+    "runaway": facts(stopped="runaway: stg would hold more than 6e+06 rows"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_both_backends_give_the_same_verdict(name):
+    # each backend's screening path calls the one verdict function it imports
+    assert screening.judge is verdict.judge and snowflake.judge is verdict.judge
+    for module in (screening, snowflake):
+        src = inspect.getsource(module)
+        assert "judge(facts" in src and "choose_compared" not in src.replace("verdict.choose_compared", "")
+    a = screening.judge(SCENARIOS[name], evidence)
+    b = snowflake.judge(SCENARIOS[name], evidence)
+    assert a == b
+
+
+def test_verdict_rules():
+    v = {name: judge(f, evidence) for name, f in SCENARIOS.items()}
+    o = v["observable"]
+    assert o.observable and o.compared_table == "stg" and o.rows_differing == 4 and o.rows_total == 10
+    assert o.changed_tables == {"stg": 0} and o.columns_differ == ["amount"]
+    assert o.details["rows_intact"] == 10 and o.details["rows_broken"] == 10
+    assert v["hard_downstream"].compared_table == "fct"
+    d = v["duplicates"]
+    assert not d.observable and "duplicate rows" in d.reason and d.details["duplicates_only"] == {"stg": [10, 12]}
+    assert not v["equivalent"].observable and "equivalent on this data" in v["equivalent"].reason
+    nd = v["nondeterministic_only"]
+    assert not nd.observable and "nondeterministic" in nd.reason and nd.details["ignored_nondeterministic"] == ["top"]
+    assert v["build_error_intended"].observable and v["build_error_intended"].build_error
+    assert not v["build_error_unintended"].observable and "symptom is values_wrong" in v["build_error_unintended"].reason
+    assert not v["runaway"].observable and v["runaway"].reason.startswith("runaway:")
+
+
+def test_finish_proof():
+    none = TrialSummary("none", resolved=False, summary="none: UNRESOLVED", tail="FAIL 1")
+    sage = TrialSummary("sage", resolved=True, summary="sage: RESOLVED", expected=2, seconds={"tests": 25.0})
+    p = finish_proof(ProofInput(none, sage, ["solution__t"], {}, None), {})
+    assert p.ok and p.expected_tests == 2 and p.max_test_timeout_sec == 75 and "unproven" not in p.detail
+    p = finish_proof(ProofInput(none, sage, [], {}, 120, label="proven on emulator (x)"), {})
+    assert p.ok and p.max_test_timeout_sec is None and p.detail.startswith("proven on emulator (x): ")
+    p = finish_proof(ProofInput(TrialSummary("none", resolved=True, summary="none: RESOLVED", tail="PASS"), sage,
+                                [], {}, None), {})
+    assert not p.ok and p.detail.startswith("unproven: the broken state passes") and "PASS" in p.detail
+    blocked = TrialSummary("sage", resolved=True, unsupported=["current_session: missing"])
+    p = finish_proof(ProofInput(none, blocked, [], {}, None), {})
+    assert not p.ok and p.detail.startswith("unproven: the emulator cannot run: current_session")
+    p = finish_proof(ProofInput(none, sage, [], {}, None, solved_differs="t differs"), {})
+    assert not p.ok and not p.solved_passes and "differs from the intact build" in p.detail
