@@ -1,0 +1,128 @@
+"""Stages "prove" and "write" for one task: `realise_task` turns one proposal into a task
+directory - patches, task spec, tests, atomic write, patch round trip, execution proof, commit -
+or into nothing at all. It is the one unit the build (and a later bulk mode) calls per task."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import AdegenError
+from .context import RunContext
+
+EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake.EMULATOR_LABEL (fakesnow, not Snowflake)
+
+
+@dataclass
+class TaskJob:
+    """One task to write: the proposal, its id, and its rendered assertion tests (purpose, sql)."""
+
+    proposal: object  # proposals.Proposal
+    task_id: str
+    tests: list[tuple[str, str]]
+
+
+def render_tests(ctx: RunContext, proposals: list) -> dict[int, list[tuple[str, str]]]:
+    """Assertion SQL for every selected proposal, in one renderer call (the package's macros).
+    A renderer failure is dbt's error on a project discovery already parsed: it ends the run
+    (exit 2) rather than writing tasks whose pattern needs an assertion without it."""
+    from ..assertions import render_assertions, resolve_placeholders
+
+    entries, owners = [], []
+    for p in proposals:
+        for t in p.assertion_tests:
+            try:
+                args = resolve_placeholders(t["args"], t["context"])
+            except AdegenError as exc:
+                ctx.ui.warn(f"{p.pattern_id}: assertion {t['type']} skipped ({exc})")
+                continue
+            entries.append({"type": t["type"], "args": args})
+            owners.append(p.number)
+    out: dict[int, list[tuple[str, str]]] = {p.number: [] for p in proposals}
+    if not entries:
+        return out
+    rendered = render_assertions(ctx.project.project_dir, ctx.project.name, entries)
+    for owner, item in zip(owners, rendered):
+        out[owner].append(item)
+    return out
+
+
+def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
+    """Write one task atomically and prove it; the task's --json entry, or None when the patch
+    round trip fails (nothing is left behind and the id stays free). Needs ctx.output."""
+    from .. import output as out
+    from ..patchcheck import check_task
+    from ..taskgen import TaskSpec, build_task_files, unified_diff
+
+    p, plan, project, opts = job.proposal, ctx.output, ctx.project, ctx.opts
+    setup_patch = unified_diff(p.original, p.mutant, p.model_path)
+    solution_patch = unified_diff(p.mutant, p.original, p.model_path)
+    spec = TaskSpec(
+        task_id=job.task_id, description=p.description, prompt=p.prompt, difficulty=p.difficulty, tags=p.tags,
+        test_setup_models=p.test_setup_models, solution_tables=[p.compared_table],
+        db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
+        project_dir=plan.project_dir_field, db_dir=str(opts.db_path) if opts.db_path else None,
+        seed_based=plan.seed_based, status="ready" if ctx.validator is not None else "dev",
+        solution_rebuild=p.solution_rebuild,
+    )
+    if plan.seed_based:
+        spec.max_test_timeout_sec = 120
+    files = build_task_files(spec, setup_patch, solution_patch, job.tests, build_may_fail=p.build_error)
+    writer = out.TaskWriter(plan.tasks_dir, job.task_id)
+    try:
+        writer.write(files.files)
+        check = check_task(plan.project_root, writer.dir, job.task_id, p.model_path, p.original, p.mutant,
+                           p.test_setup_models + [p.compared_table], plan.known_models)
+        if not check.ok:
+            ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
+            writer.discard()
+            return None
+        proven, detail, proof_json = _prove(ctx, job.task_id, writer.dir)
+        if not proven:
+            _set_status_dev(writer.dir / "task.yaml")
+        final = writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
+    return {
+        "task_id": job.task_id, "path": str(final), "model": p.model, "pattern_id": p.pattern_id,
+        "family": p.family, "difficulty": p.difficulty, "proposal": p.number,
+        "status": "ready" if proven else "dev", "proven": proven, "proof_detail": detail, "proof": proof_json,
+        "proof_label": (detail if proven else "unproven"),
+        "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
+                        "models": check.models_ok, "line": check.line()},
+        "files": sorted(str(Path(final, k).relative_to(final)) for k in files.files),
+    }
+
+
+def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, dict | None]:
+    """(proven, detail, proof json) of the task in its temp dir; never raises AdegenError."""
+    validator, project, plan = ctx.validator, ctx.project, ctx.output
+    if validator is None:
+        return False, f"unproven: {ctx.unproven_reason()}", None
+    if plan.db_file is None and project.adapter_type == "duckdb":
+        return False, "unproven: no database file to prove against", None
+    ctx.ui.say(f"Proving {task_id} (broken must fail, solved must pass)...")
+    try:
+        proof = validator.prove(task_dir, plan.project_root, plan.db_file)
+    except AdegenError as exc:
+        return False, f"unproven: {exc}", None
+    proof_json = {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
+                  "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
+                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail)}
+    if project.adapter_type == "snowflake":
+        proof_json["on"] = "emulator"
+    if not proof.ok:
+        return False, f"unproven: {proof.detail}", proof_json
+    if project.adapter_type == "snowflake":
+        return True, EMULATOR_LABEL, proof_json  # fakesnow, never "proven on Snowflake"
+    return True, "proven", proof_json
+
+
+def _set_status_dev(task_yaml: Path) -> None:
+    text = task_yaml.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith("status:"):
+            lines[i] = "status: dev\n"
+            break
+    task_yaml.write_text("".join(lines), encoding="utf-8")
