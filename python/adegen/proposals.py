@@ -88,6 +88,16 @@ class Candidate:
         return str(getattr(self.pattern, "family", "") or getattr(self.pattern, "id", ""))
 
 
+@dataclass(frozen=True)
+class PromptLevel:
+    """One prompt key of a task (ade-bench runs each key as its own trial). `tables`: tables the
+    text names besides the compared table; each is graded too (solution_seeds + test_setup)."""
+
+    key: str  # base | medium | hard
+    text: str
+    tables: tuple[str, ...] = ()
+
+
 @dataclass
 class Proposal:
     number: int
@@ -117,6 +127,18 @@ class Proposal:
     observation: Any = None
     build_error: bool = False
     candidate: Any = None  # the Candidate it came from (not serialised)
+    levels: list[PromptLevel] = field(default_factory=list)  # every prompt key; [] = base only
+
+    def prompt_levels(self) -> list[PromptLevel]:
+        """The task's prompt keys in order (base first); just `prompt` when no levels were set."""
+        return list(self.levels) or [PromptLevel("base", self.prompt)]
+
+    def graded_tables(self) -> list[str]:
+        """The compared table, then every other table a prompt level names (first mention order)."""
+        out = [self.compared_table]
+        for level in self.prompt_levels():
+            out += [t for t in level.tables if t not in out]
+        return out
 
     def to_json(self) -> dict:
         obs = self.observation
@@ -126,6 +148,8 @@ class Proposal:
             "pattern_name": self.pattern_name, "family": self.family, "difficulty": self.difficulty,
             "why_model": self.why_model, "realistic": self.realistic, "prompt": self.prompt,
             "prompt_source": self.prompt_source, "description": self.description,
+            "prompt_levels": [{"key": lv.key, "prompt": lv.text, "tables": list(lv.tables)}
+                              for lv in self.prompt_levels()],
             "assertion_tests": self.assertion_tests, "novelty": self.novelty,
             "closest_task": self.closest_task,
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},

@@ -46,39 +46,65 @@ def render_tests(ctx: RunContext, proposals: list) -> dict[int, list[tuple[str, 
     return out
 
 
+def task_plan(ctx: RunContext, job: TaskJob):
+    """The TaskPlan of one job: every prompt level, every graded table (the compared table and
+    the tables a medium/hard prompt names, each rebuilt by test_setup), the run's variant."""
+    from ..task_yaml import PromptEntry, SeedEntry, Variant
+    from ..taskgen import TaskPlan
+
+    p, plan, project, opts = job.proposal, ctx.output, ctx.project, ctx.opts
+    extra = {"db_dir": str(opts.db_path)} if opts.db_path and project.adapter_type == "duckdb" else {}
+    variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
+                      project_dir=plan.project_dir_field, extra=extra)
+    tables = p.graded_tables()
+    return TaskPlan(
+        task_id=job.task_id, description=p.description,
+        prompts=[PromptEntry(lv.key, lv.text) for lv in p.prompt_levels()],
+        difficulty=p.difficulty, tags=p.tags, test_setup_models=_models_to_rebuild(ctx, p, tables),
+        solution_seeds=[SeedEntry(t) for t in tables], variant=variant, seed_based=plan.seed_based,
+        status="ready" if ctx.validator is not None else "dev", solution_rebuild=p.solution_rebuild,
+        max_test_timeout_sec=120 if plan.seed_based else None,
+    )
+
+
+def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:
+    """The proposal's test_setup models, plus the models between the mutated model and every other
+    graded table (DAG order kept: depth, then name, as models_between orders them)."""
+    from ..proposals import models_between
+
+    out = list(p.test_setup_models)
+    for table in tables[1:]:
+        out += [m for m in models_between(ctx.discovery, p.model_unique_id, table) if m not in out]
+    if len(tables) == 1:
+        return out
+    depth = {m["name"]: int(m.get("depth", 0) or 0) for m in ctx.discovery.get("models", [])}
+    return sorted(out, key=lambda m: (depth.get(m, 0), m))
+
+
 def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
     """Write one task atomically and prove it; the task's --json entry, or None when the patch
     round trip fails (nothing is left behind and the id stays free). Needs ctx.output."""
     from .. import output as out
     from ..patchcheck import check_task
-    from ..taskgen import TaskSpec, build_task_files, unified_diff
+    from ..task_yaml import update_task_yaml
+    from ..taskgen import build_task_files, unified_diff
 
-    p, plan, project, opts = job.proposal, ctx.output, ctx.project, ctx.opts
+    p, plan = job.proposal, ctx.output
     setup_patch = unified_diff(p.original, p.mutant, p.model_path)
     solution_patch = unified_diff(p.mutant, p.original, p.model_path)
-    spec = TaskSpec(
-        task_id=job.task_id, description=p.description, prompt=p.prompt, difficulty=p.difficulty, tags=p.tags,
-        test_setup_models=p.test_setup_models, solution_tables=[p.compared_table],
-        db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
-        project_dir=plan.project_dir_field, db_dir=str(opts.db_path) if opts.db_path else None,
-        seed_based=plan.seed_based, status="ready" if ctx.validator is not None else "dev",
-        solution_rebuild=p.solution_rebuild,
-    )
-    if plan.seed_based:
-        spec.max_test_timeout_sec = 120
-    files = build_task_files(spec, setup_patch, solution_patch, job.tests, build_may_fail=p.build_error)
+    files = build_task_files(task_plan(ctx, job), setup_patch, solution_patch, job.tests, build_may_fail=p.build_error)
     writer = out.TaskWriter(plan.tasks_dir, job.task_id)
     try:
         writer.write(files.files)
         check = check_task(plan.project_root, writer.dir, job.task_id, p.model_path, p.original, p.mutant,
-                           p.test_setup_models + [p.compared_table], plan.known_models)
+                           p.test_setup_models + p.graded_tables(), plan.known_models)
         if not check.ok:
             ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
             writer.discard()
             return None
         proven, detail, proof_json = _prove(ctx, job.task_id, writer.dir)
         if not proven:
-            _set_status_dev(writer.dir / "task.yaml")
+            update_task_yaml(writer.dir / "task.yaml", status="dev")
         final = writer.commit()
     except BaseException:
         writer.discard()
@@ -116,13 +142,3 @@ def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, di
     if project.adapter_type == "snowflake":
         return True, EMULATOR_LABEL, proof_json  # fakesnow, never "proven on Snowflake"
     return True, "proven", proof_json
-
-
-def _set_status_dev(task_yaml: Path) -> None:
-    text = task_yaml.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.startswith("status:"):
-            lines[i] = "status: dev\n"
-            break
-    task_yaml.write_text("".join(lines), encoding="utf-8")
