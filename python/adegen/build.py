@@ -15,7 +15,7 @@ from . import __version__
 from .cli_args import Options, parse_args
 from .errors import AdegenError
 from .pipeline.context import UI, RunReport  # noqa: F401 - the console and report of a run
-from .pipeline.summary import SNOWFLAKE_ENV, snowflake_env_unset  # noqa: F401 - public helpers
+from .backends.snowflake import SNOWFLAKE_ENV, snowflake_env_unset  # noqa: F401 - public helpers
 
 
 def run(opts: Options, ui: UI) -> tuple[int, dict]:

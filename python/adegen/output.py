@@ -267,18 +267,11 @@ def rewrite_packages(project_dir: Path, copy_dir: Path, adegen_root: Path) -> li
 
 def render_profiles(profile_name: str, target_name: str, db_type: str, db_name: str, schema: str,
                     target_config: dict | None = None) -> str:
-    """The copy's profiles.yml: DuckDB at ./<db_name>.duckdb (cwd /app in ade-bench);
-    Snowflake credentials from the SNOWFLAKE_* environment variables."""
-    if db_type == "duckdb":
-        out = {"type": "duckdb", "path": f"./{db_name}.duckdb", "schema": schema or "main", "threads": 1}
-        for k in ("extensions", "settings"):
-            if target_config and target_config.get(k):
-                out[k] = target_config[k]
-    else:
-        out = {"type": "snowflake"}
-        for key in ("account", "user", "password", "role", "warehouse"):
-            out[key] = "{{ env_var('SNOWFLAKE_%s') }}" % key.upper()
-        out.update({"database": db_name, "schema": schema or "public", "threads": 4})
+    """The copy's profiles.yml, its one target from the database's backend (DuckDB at
+    ./<db_name>.duckdb, cwd /app in ade-bench; Snowflake credentials from SNOWFLAKE_*)."""
+    from . import backends
+
+    out = backends.get(db_type).profile_target(db_name, schema, target_config)
     doc = {profile_name: {"target": target_name, "outputs": {target_name: out}}}
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from adegen import lexer, paths
+from adegen import backends, lexer, paths
 from adegen.errors import InputError
 
 FAMILIES = (
@@ -23,7 +23,7 @@ FAMILIES = (
 SYMPTOMS = ("rows_missing", "extra_rows", "values_too_high", "values_too_low", "values_null",
             "values_wrong", "build_error", "structure_wrong")
 DIFFICULTIES = ("easy", "medium", "hard")
-DB_TYPES = ("duckdb", "snowflake")
+DB_TYPES = backends.NAMES  # the databases adegen has a backend for
 REQUIRED = ("id", "name", "family", "difficulty", "db_types", "applies_when", "mutation", "rewrite",
             "symptom", "symptom_template", "guidance", "realistic")
 OPTIONAL = ("requires", "assertion_tests", "tags")

@@ -91,8 +91,10 @@ def install_commands(location: str = "~/.ade-bench", db_type: str | None = None)
         f"cd {location} && gh release download databases --repo dbt-labs/ade-bench "
         "--pattern '*.duckdb' --dir shared/databases/duckdb",
     ]
-    if db_type == "snowflake":
-        cmds.append(f"cd {location} && cp .env.example .env   # then fill in the SNOWFLAKE_* credentials")
+    if db_type is not None:
+        from . import backends
+
+        cmds += backends.get(db_type).install_extras(location)
     return cmds
 
 

@@ -93,8 +93,7 @@ class RunContext:
         if not self.opts.validate:
             return "--no-validate"
         why = str((self.doc.get("validation") or {}).get("reason") or "execution validation unavailable")
-        prefix = "Snowflake tasks are unproven: "
-        return why[len(prefix):] if why.startswith(prefix) else why
+        return self.backend.unproven_reason(why)
 
     def finish(self, code: int) -> tuple[int, dict]:
         self.doc["exit_code"] = code

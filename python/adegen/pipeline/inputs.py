@@ -11,9 +11,10 @@ from .context import RunContext
 
 def load_project(ctx: RunContext) -> None:
     """ctx.project; missing/broken project, profile, database or packages: InputError (exit 2)."""
+    from .. import backends
     from ..output import rewrite_packages
     from ..paths import package_root
-    from ..project import check_duckdb_database, check_project_files
+    from ..project import check_project_files
     from ..project import load_project as load
 
     opts = ctx.opts
@@ -21,21 +22,14 @@ def load_project(ctx: RunContext) -> None:
                     "validation": {"requested": opts.validate}})
     project = load(opts.project_dir, profiles_dir=opts.profiles_dir, target=opts.target,
                    db_type=opts.db_type, db_name=opts.db_name)
-    if project.adapter_type not in ("duckdb", "snowflake"):
-        raise InputError(f"database type {project.adapter_type!r} is not supported (only duckdb and snowflake)",
-                         file=project.profiles_path, field="type")
-    if opts.db_path is not None and project.adapter_type != "duckdb":
-        raise InputError(f"--db-path is for DuckDB only: {project.profiles_path.name} gives type: snowflake for "
-                         f"{project.name}, and Snowflake variants have no db_dir (ade-bench reaches the database "
-                         f"{project.db_name} with the SNOWFLAKE_* credentials); drop --db-path",
-                         field="--db-path")
+    backend = backends.for_project(project)
+    backend.check_options(project, opts)
     if opts.no_copy and opts.project_dir.name != project.name:
         raise InputError(f"with --no-copy the directory name must equal the dbt project name {project.name!r} "
                          f"(ade-bench finds the project as <project_dir>/<project_name>); got "
                          f"{opts.project_dir.name!r}", file=opts.project_dir / "dbt_project.yml", field="name")
     check_project_files(project)  # non-UTF-8 files, no models: exit 2 before dbt runs
-    if opts.validate:
-        check_duckdb_database(project, opts.db_path)  # missing, corrupt or locked database: exit 2 now
+    backend.check_database(project, opts)  # e.g. a missing, corrupt or locked DuckDB file: exit 2 now
     with tempfile.TemporaryDirectory(prefix="adegen-pkgcheck-") as tmpd:
         # refuses local: packages outside the project
         notes = rewrite_packages(project.project_dir, Path(tmpd), package_root())
@@ -43,15 +37,13 @@ def load_project(ctx: RunContext) -> None:
         ctx.ui.warn("--no-copy: the project's packages.yml lists adegen itself; ade-bench runs `dbt deps` on the "
                     "project as it is, so remove that entry (or drop --no-copy) before running the tasks")
     ctx.doc["validation"]["emulate_snowflake"] = bool(opts.emulate_snowflake)
-    if project.adapter_type == "snowflake":
-        from .summary import snowflake_env_unset
-
-        ctx.doc["snowflake_env_unset"] = snowflake_env_unset()
-    elif opts.emulate_snowflake:
-        ctx.ui.warn("--emulate-snowflake has no effect on a DuckDB project")
+    fields, warnings = backend.option_notes(opts)
+    ctx.doc.update(fields)
+    for w in warnings:
+        ctx.ui.warn(w)
     ctx.doc["project"] = {"name": project.name, "db_type": project.adapter_type, "db_name": project.db_name,
                           "profile": project.profile_name, "target": project.target_name}
-    ctx.project = project
+    ctx.project, ctx.backend = project, backend
 
 
 def detect_ade_bench(ctx: RunContext) -> None:

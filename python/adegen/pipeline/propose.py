@@ -34,7 +34,7 @@ def propose(ctx: RunContext):
     opts, ui, project = ctx.opts, ctx.ui, ctx.project
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
-    prefer_specific = project.adapter_type == "snowflake"
+    prefer_specific = ctx.backend.prefer_db_specific
     remaining = list(cands)
     chosen: list = []
     dropped: list = []

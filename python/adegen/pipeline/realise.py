@@ -9,9 +9,6 @@ from pathlib import Path
 from ..errors import AdegenError
 from .context import RunContext
 
-EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake.EMULATOR_LABEL (fakesnow, not Snowflake)
-
-
 @dataclass
 class TaskJob:
     """One task to write: the proposal, its id, and its rendered assertion tests (purpose, sql)."""
@@ -53,9 +50,8 @@ def task_plan(ctx: RunContext, job: TaskJob):
     from ..taskgen import TaskPlan
 
     p, plan, project, opts = job.proposal, ctx.output, ctx.project, ctx.opts
-    extra = {"db_dir": str(opts.db_path)} if opts.db_path and project.adapter_type == "duckdb" else {}
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
-                      project_dir=plan.project_dir_field, extra=extra)
+                      project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(opts))
     tables = p.graded_tables()
     return TaskPlan(
         task_id=job.task_id, description=p.description,
@@ -122,10 +118,10 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
 
 def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, dict | None]:
     """(proven, detail, proof json) of the task in its temp dir; never raises AdegenError."""
-    validator, project, plan = ctx.validator, ctx.project, ctx.output
+    validator, backend, plan = ctx.validator, ctx.backend, ctx.output
     if validator is None:
         return False, f"unproven: {ctx.unproven_reason()}", None
-    if plan.db_file is None and project.adapter_type == "duckdb":
+    if plan.db_file is None and backend.file_based:
         return False, "unproven: no database file to prove against", None
     ctx.ui.say(f"Proving {task_id} (broken must fail, solved must pass)...")
     try:
@@ -134,11 +130,7 @@ def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, di
         return False, f"unproven: {exc}", None
     proof_json = {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
                   "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
-                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail)}
-    if project.adapter_type == "snowflake":
-        proof_json["on"] = "emulator"
+                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail), **backend.proof_fields}
     if not proof.ok:
         return False, f"unproven: {proof.detail}", proof_json
-    if project.adapter_type == "snowflake":
-        return True, EMULATOR_LABEL, proof_json  # fakesnow, never "proven on Snowflake"
-    return True, "proven", proof_json
+    return True, backend.proof_label, proof_json  # Snowflake: "proven on emulator", never "on Snowflake"

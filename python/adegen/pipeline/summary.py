@@ -2,26 +2,14 @@
 next steps, the timings and the exit code."""
 from __future__ import annotations
 
-import os
 import shlex
 import time
 
 from .context import RunContext
-from .realise import EMULATOR_LABEL
-
-SNOWFLAKE_ENV = ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE",
-                 "SNOWFLAKE_WAREHOUSE")
-
-
-def snowflake_env_unset(environ=None) -> list[str]:
-    """The spec's five SNOWFLAKE_* variables that are unset (or empty) in the environment."""
-    env = os.environ if environ is None else environ
-    return [v for v in SNOWFLAKE_ENV if not str(env.get(v, "") or "").strip()]
-
 
 def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
     """Print what was written and what to do next; (exit code, --json document)."""
-    ui, doc, report, project = ctx.ui, ctx.doc, ctx.report, ctx.project
+    ui, doc, report = ctx.ui, ctx.doc, ctx.report
     tasks_dir = ctx.opts.output_dir / "tasks"
     if report.tasks:
         ui.say()
@@ -42,9 +30,9 @@ def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
         status = t.get("proof_label", "proven") if t.get("proven") else f"status: dev ({t.get('proof_detail')})"
         ui.say(f"  {t['task_id']}: {t['model']} / {t['pattern_id']} ({t['difficulty']}) - {status}")
     ui.say()
-    if project.adapter_type == "snowflake":
-        note = snowflake_proof_note(report.tasks, ctx.unproven_reason(), ctx.validator is not None)
-        doc["validation"]["snowflake_note"] = note
+    note = ctx.backend.summary_note(report.tasks, ctx.unproven_reason(), ctx.validator is not None)
+    if note is not None:
+        doc["validation"][f"{ctx.backend.name}_note"] = note
         ui.say(note)
         ui.say()
     if ctx.opts.run_harness:
@@ -72,55 +60,20 @@ def _run_harness(ctx: RunContext, written: list[str], tasks_dir) -> None:
     ui.say()
 
 
-def snowflake_proof_note(tasks: list[dict], reason: str, validating: bool) -> str:
-    """The summary's word on Snowflake tasks: proven on the emulator (never "on Snowflake"), or
-    unproven and why (the validator factory's reason)."""
-    proven = [t["task_id"] for t in tasks if t.get("proven")]
-    unproven = [t["task_id"] for t in tasks if not t.get("proven")]
-    parts = []
-    if proven:
-        parts.append(f"{len(proven)} Snowflake task(s) {EMULATOR_LABEL} (fakesnow, not a Snowflake account): "
-                     f"{', '.join(proven)}; re-check them with `ade run --db snowflake` before relying on them.")
-    if unproven:
-        why = f"Snowflake tasks are unproven: {reason}" if not validating else "see each task's status line above"
-        parts.append(f"{len(unproven)} Snowflake task(s) written with status: dev and UNPROVEN "
-                     f"({', '.join(unproven)}): {why}.")
-    return " ".join(parts)
-
-
 def next_steps(ctx: RunContext, task_ids: list[str], db_note: str | None) -> list[str]:
     """The spec's "After Generating Files" list with real paths (one line per command)."""
-    project = ctx.project
-    tasks_dir = shlex.quote(str(ctx.opts.output_dir / "tasks"))
-    db = project.adapter_type
-    steps = []
-    if db == "duckdb":
-        steps.append("1. Verify database access: " + (db_note or ""))
-    else:
-        unset = snowflake_env_unset()
-        state = (f"NOT SET in this environment: {', '.join(unset)}" if unset
-                 else "all five are set in this environment")
-        steps.append("1. Verify database access: confirm these environment variables are set ("
-                     + state + "):")
-        steps += [f"   export {v}=...{'   # unset' if v in unset else ''}" for v in SNOWFLAKE_ENV]
-        steps.append(f"   The source database {project.db_name} must exist and be accessible with these "
-                     "credentials; ade-bench clones it per task.")
+    backend, db = ctx.backend, ctx.backend.name
+    tasks_dir = ctx.opts.output_dir / "tasks"
+    quoted = shlex.quote(str(tasks_dir))
+    steps = backend.access_steps(ctx.project, db_note)
     steps.append("2. Review the generated tests/ directories (custom assertions must name real models and "
                  "columns; names never start with AUTO_).")
-    if db == "duckdb":
-        steps.append("3. Generate seeds (DuckDB only; tasks proven by adegen already carry seeds/ exported from the same database, and --seed re-exports them inside ade-bench):")
-        steps += [f"   ade run {t} --db duckdb --project-type dbt --agent sage --seed --tasks-dir {tasks_dir}"
-                  for t in task_ids]
-    else:
-        steps.append("3. --seed export is DuckDB-only: run without --seed and write test SQL by hand, or seed "
-                     "from a DuckDB extract:")
-        steps += [f"   ade run {t} --db snowflake --project-type dbt --agent sage --tasks-dir {tasks_dir}"
-                  for t in task_ids]
+    steps += backend.seed_steps(task_ids, tasks_dir)
     steps.append("4. Validate by running again without --seed:")
-    steps += [f"   ade run {t} --db {db} --project-type dbt --agent sage --tasks-dir {tasks_dir}" for t in task_ids]
+    steps += [f"   ade run {t} --db {db} --project-type dbt --agent sage --tasks-dir {quoted}" for t in task_ids]
     steps.append("5. Test with a real agent:")
     steps += [f"   ade run {t} --db {db} --project-type dbt --agent claude --model claude-sonnet-4-5 "
-              f"--tasks-dir {tasks_dir}" for t in task_ids]
+              f"--tasks-dir {quoted}" for t in task_ids]
     if not ctx.ade.found:
         steps.append("Reminder: ade-bench is not installed yet; install it before the tasks can run "
                      "(see the commands printed at the start).")

@@ -53,11 +53,8 @@ def start(ctx: RunContext) -> None:
 
 
 def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
-    from ..validate.factory import make_validator
-
     ui = ctx.ui
-    v = make_validator(ctx.project, emulate_snowflake=ctx.opts.emulate_snowflake, workdir=ctx.workroot / "validate",
-                       db_dir=ctx.opts.db_path, jobs=2, progress=ui.progress)
+    v = ctx.backend.make_validator(ctx.project, ctx.opts, ctx.workroot / "validate", ui.progress)
     ok, why = v.usable()
     if not ok:
         ui.warn(f"execution validation unusable ({why}); tasks will be patch-validated only (status: dev)")
@@ -100,7 +97,7 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
     ui, validator = ctx.ui, ctx.validator
     cache: dict[tuple[int, int], Any] = {}
     dry = pp.select(cands, ctx.survey, ctx.discovery, count=count, project_name=ctx.project.name,
-                    prefer_db_specific=ctx.project.adapter_type == "snowflake")
+                    prefer_db_specific=ctx.backend.prefer_db_specific)
     items, keys = [], []
     for p in dry.proposals:
         c = p.candidate
