@@ -2,10 +2,12 @@
 
 Flow: `enumerate_candidates` lists every applicable (model, pattern) pair with its sites (from the
 model file's raw text, read from the project), dropping pairs that duplicate an existing task
-(same model + same family). `rank` orders them (uncovered models first, joins, downstream
-dependants, marts/intermediate, complexity). `compile_check` compiles all candidate mutants in
+(same model + same family). `rank` orders them by the one ranking (`adegen.ranking`, the twin of
+the discovery macro's) minus survey penalties. `compile_check` compiles all candidate mutants in
 one dbt run. `select` then picks `count` proposals greedily for spread across families, layers and
-models; with a screen function (the Validator) a dropped site/pattern is replaced by the next one."""
+models; with a screen function (the Validator) a dropped site/pattern is replaced by the next
+one. The proposal's descriptive facts (difficulty, compared table, column, tags, novelty) come
+from `proposal_facts`."""
 from __future__ import annotations
 
 from collections import Counter
@@ -13,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import prompts
+from . import prompts, ranking
+from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
+                             difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
 from .survey import Survey
 
-LAYER_WEIGHT = {"marts": 3, "intermediate": 3, "other": 1, "staging": 0}
-DIFFICULTIES = ["easy", "medium", "hard"]
 MAX_SITES_PER_PAIR = 3
 MAX_MUTANTS = 240
 
@@ -269,27 +271,20 @@ def enumerate_candidates(project_dir: Path, discovery: dict, catalog, survey: Su
     return cands, excluded
 
 
-def _downstream(m: dict) -> int:
-    d = m.get("downstream") or {}
-    return int(d.get("transitive", 0) or 0) if isinstance(d, dict) else 0
+# Survey penalties and the selection's spread penalties, in units of ranking.POINTS_PER_UNIT points.
+COVERED_PENALTY = 8  # an existing task already touches the model (ranked lower, not excluded)
+SURVEYED_FAMILY_PENALTY = 2  # per existing task of the same family
+SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_model_and_family": 100}
 
 
-def _has_join(m: dict) -> bool:
-    return any("join" in f for f in m.get("features", []))
-
-
-def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> float:
-    m = c.model
-    s = 0.0
-    s += 4 if _has_join(m) else 0
-    s += min(_downstream(m), 6)
-    s += LAYER_WEIGHT.get(m.get("layer", "other"), 1)
-    s += min(int(m.get("complexity", 0) or 0), 20) / 4
-    s += min(len(m.get("refs", [])) + len(m.get("sources", [])), 4) / 2
+def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
+    """`ranking.model_score` (the one ranking, twin of the discovery macro's) minus the survey
+    penalties; in ranking points."""
+    s = ranking.model_score(c.model)
     if c.covered_by:
-        s -= 8  # an existing task already touches this model: ranked lower, not excluded
+        s -= COVERED_PENALTY * ranking.POINTS_PER_UNIT
     fams = _fams if _fams is not None else _survey_families(survey)
-    s -= 2 * fams.get(c.family, 0)
+    s -= SURVEYED_FAMILY_PENALTY * ranking.POINTS_PER_UNIT * fams.get(c.family, 0)
     return s
 
 
@@ -302,163 +297,6 @@ def rank(cands: list[Candidate], survey: Survey) -> list[Candidate]:
     for c in cands:
         c.score = score(c, survey, fams)
     return sorted(cands, key=lambda c: (-c.score, c.name, str(c.pattern.id)))
-
-
-# ---------------------------------------------------------------------------------------------
-# difficulty, tables to compare, assertion context
-
-
-def difficulty_for(pattern, model: dict, obs=None, compared_distance: int = 0) -> str:
-    base = str(getattr(pattern, "difficulty", "medium") or "medium")
-    level = DIFFICULTIES.index(base) if base in DIFFICULTIES else 1
-    lines = int(model.get("line_count", 0) or 0)
-    cx = int(model.get("complexity", 0) or 0)
-    if lines < 12 or cx <= 2:
-        level = min(level, 0)
-    elif lines < 30 or cx < 6:
-        level = min(level, 1)
-    elif cx >= 14 and _downstream(model) >= 2:
-        level = max(level, 1)
-    if obs is not None:
-        if getattr(obs, "build_error", False):
-            level = 0
-        else:
-            total = int(getattr(obs, "rows_total", 0) or 0)
-            diff = int(getattr(obs, "rows_differing", 0) or 0)
-            if total and diff and diff / total < 0.05:
-                level = min(level + 1, 2)
-            if compared_distance >= 2:
-                level = min(level + 1, 2)
-    return DIFFICULTIES[level]
-
-
-def models_between(discovery: dict, start_uid: str, end_name: str) -> list[str]:
-    """Names of models on paths start -> end (inclusive), in DAG order; [start] if end == start."""
-    models = {m["unique_id"]: m for m in discovery.get("models", [])}
-    start = models.get(start_uid)
-    if start is None:
-        return [end_name]
-    end = next((m for m in models.values() if m["name"] == end_name), None)
-    if end is None or end["unique_id"] == start_uid:
-        return [start["name"]]
-    children: dict[str, list[str]] = {}
-    for m in models.values():
-        for dep in m.get("depends_on", []):
-            children.setdefault(dep, []).append(m["unique_id"])
-    # descendants of start
-    desc, stack = {start_uid}, [start_uid]
-    while stack:
-        for ch in children.get(stack.pop(), []):
-            if ch not in desc:
-                desc.add(ch)
-                stack.append(ch)
-    # ancestors of end within desc
-    anc, stack = {end["unique_id"]}, [end["unique_id"]]
-    while stack:
-        for dep in models.get(stack.pop(), {}).get("depends_on", []):
-            if dep in desc and dep not in anc:
-                anc.add(dep)
-                stack.append(dep)
-    keep = [models[u] for u in anc if u in models]
-    keep.sort(key=lambda m: (int(m.get("depth", 0) or 0), m["name"]))
-    return [m["name"] for m in keep]
-
-
-def compared_table_for(model: dict, discovery: dict, obs=None) -> str | None:
-    if obs is not None and getattr(obs, "compared_table", None):
-        return str(obs.compared_table)
-    if model.get("materialized") != "ephemeral":
-        return model["name"]
-    models = {m["unique_id"]: m for m in discovery.get("models", [])}
-    for uid in model.get("downstream_models", []):
-        child = models.get(uid)
-        if child and child.get("materialized") != "ephemeral":
-            return child["name"]
-    return None
-
-
-def assertion_context(model: dict, column: str | None, project_name: str) -> dict:
-    return {
-        "model": model["name"], "project_name": project_name, "column": column or "",
-        "original_refs": list(model.get("refs", [])),
-        "original_sources": [list(s) for s in model.get("sources", [])],
-        "original_materialization": model.get("materialized", "table"),
-    }
-
-
-def pick_column(c: Candidate, site, obs=None) -> str | None:
-    """The column the symptom names: the rewrite's own placeholder, the columns the screening saw
-    differ, a documented column on the changed text, or the alias the changed select item produces."""
-    import re
-
-    ph = getattr(site, "placeholders", None) or {}
-    if ph.get("column"):
-        return str(ph["column"])
-    if obs is not None and getattr(obs, "columns_differ", None):
-        return str(obs.columns_differ[0])
-    cols = [str(x) for x in c.model.get("columns", [])]
-    text = " ".join(str(x) for x in (getattr(site, "note", "") or "", site.before, site.after)).lower()
-    for col in cols:
-        if re.search(rf"\b{re.escape(col.lower())}\b", text):
-            return col
-    line_start = c.raw.rfind("\n", 0, site.start) + 1
-    line_end = c.raw.find("\n", site.end)
-    line = c.raw[line_start: line_end if line_end != -1 else len(c.raw)]
-    if not re.search(r"\b(from|join|on|where|using)\b", line, re.I):
-        m = re.search(r"\bas\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$", line.strip(), re.I)
-        if m:
-            return m.group(1)
-    return None
-
-
-FAMILY_TAGS = {"aggregat": "aggregation", "join": "join-logic", "filter": "filtering", "null": "data-hygiene",
-               "dedup": "data-hygiene", "date": "dates", "window": "window-functions", "ref": "model-refactor",
-               "cast": "data-types", "materializ": "dbt-materialization"}
-
-
-def tags_for(pattern, project_name: str) -> list[str]:
-    fam = str(getattr(pattern, "family", "") or "").lower()
-    tags = ["dbt", "debugging"]
-    for stem, tag in FAMILY_TAGS.items():
-        if stem in fam and tag not in tags:
-            tags.append(tag)
-            break
-    else:
-        if fam:
-            tags.append(fam.replace("_", "-"))
-    tags.append(project_name)
-    return tags
-
-
-def why_model(m: dict, covered_by: str | None) -> str:
-    bits = [f"{m.get('layer', 'other')} model"]
-    feats = [f for f in m.get("features", []) if "join" in f]
-    if feats:
-        bits.append("joins (" + ", ".join(feats[:3]) + ")")
-    dn = _downstream(m)
-    if dn:
-        bits.append(f"{dn} downstream model{'s' if dn != 1 else ''}")
-    bits.append(f"complexity {m.get('complexity', 0)}, {m.get('line_count', 0)} lines")
-    if covered_by:
-        bits.append(f"already touched by {covered_by} (different mutation)")
-    return "; ".join(bits)
-
-
-def novelty_text(c: Candidate, survey: Survey, project_name: str) -> tuple[str, str | None]:
-    if not survey.tasks:
-        return f"no overlap - first task for {project_name}", None
-    same_model = [t for t in survey.tasks if c.name in t.models]
-    if same_model:
-        t = same_model[0]
-        fams = sorted({ch.family or "unclassified" for ch in t.changes if ch.model == c.name})
-        return (f"closest: {t.task_id} also touches {c.name} ({', '.join(fams)}); this one is a "
-                f"{c.family} bug with a different symptom"), t.task_id
-    same_fam = [t for t in survey.tasks if any(ch.family == c.family for ch in t.changes)]
-    if same_fam:
-        t = same_fam[0]
-        return f"closest: {t.task_id} ({c.family} on {', '.join(sorted(t.models)) or '?'}); different model", t.task_id
-    t = survey.tasks[0]
-    return f"no overlap: no existing task touches {c.name} or the {c.family} family (closest {t.task_id})", t.task_id
 
 
 # ---------------------------------------------------------------------------------------------
@@ -561,10 +399,11 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
                 continue
             if only_specific and not is_db_specific(c.pattern):
                 continue
-            s = c.score - 6 * used_models[c.name] - 4 * used_fams[c.family] \
-                - 1.5 * used_layers[c.model.get("layer", "other")] - 1 * existing_layers[c.model.get("layer", "other")]
-            if used_models[c.name] and used_fams[c.family]:
-                s -= 100
+            layer = c.model.get("layer", "other")
+            s = c.score - ranking.POINTS_PER_UNIT * (
+                SPREAD["model"] * used_models[c.name] + SPREAD["family"] * used_fams[c.family]
+                + SPREAD["layer"] * used_layers[layer] + SPREAD["existing_layer"] * existing_layers[layer]
+                + (SPREAD["same_model_and_family"] if used_models[c.name] and used_fams[c.family] else 0))
             if best_s is None or s > best_s:
                 best, best_s = i, s
         if best is None:
