@@ -5,9 +5,9 @@ model file's raw text, read from the project), dropping pairs that duplicate an 
 (same model + same family). `rank` orders them by the one ranking (`adegen.ranking`, the twin of
 the discovery macro's) minus survey penalties. `compile_check` compiles all candidate mutants in
 one dbt run. `select` then picks `count` proposals greedily for spread across families, layers and
-models; with a screen function (the Validator) a dropped site/pattern is replaced by the next
-one. The proposal's descriptive facts (difficulty, compared table, column, tags, novelty) come
-from `proposal_facts`."""
+models, never repeating a pattern or a prompt while it can avoid it; with a screen function (the
+Validator) a dropped site/pattern is replaced by the next one. The proposal's descriptive facts
+(difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
 from collections import Counter
@@ -355,50 +355,88 @@ def is_db_specific(pattern) -> bool:
 ScreenFn = Callable[[Candidate, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
 
 
+@dataclass
+class _Selection:
+    """What picking one proposal needs besides the candidate (shared by a select() call)."""
+
+    survey: Survey
+    discovery: dict
+    project_name: str
+    screen: ScreenFn | None
+    dropped: list
+    progress: Callable[[str], None]
+    used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
+
+
+def prompt_key(text: str) -> str:
+    """Prompts are "the same" when they differ only in case, spacing or punctuation."""
+    import re
+
+    return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
+
+
+def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
+    used: dict[str, str] = {}
+    for t in survey.tasks:
+        for text in t.prompts or [t.prompt]:
+            if text.strip():
+                used.setdefault(prompt_key(text), t.task_id)
+    for p in taken:
+        for lv in p.prompt_levels():
+            used.setdefault(prompt_key(lv.text), f"proposal {p.number}")
+    return used
+
+
 def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: int, project_name: str,
            screen: ScreenFn | None = None, excluded: list | None = None,
            progress: Callable[[str], None] = lambda s: None, taken: list | None = None,
            prefer_db_specific: bool = False) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
+    No repeats within a run: a pattern id already picked (`taken` included) is picked again only
+    when no untried candidate with another pattern remains, and a proposal whose prompt repeats
+    one of the run or of a surveyed task is dropped (the next site or candidate is tried).
+
     `prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
     SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
     picks alternate specific / ANSI so the set mixes both."""
+    taken = list(taken or [])
     chosen: list[Proposal] = []
-    dropped: list[tuple[str, str, str]] = []
+    state = _Selection(survey, discovery, project_name, screen, [], progress, _used_prompts(survey, taken))
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
+    used_patterns = {p.pattern_id for p in taken}
     existing_layers = Counter()
     models_by_name = {m["name"]: m for m in discovery.get("models", [])}
     for t in survey.tasks:
         for mname in t.models:
             if mname in models_by_name:
                 existing_layers[models_by_name[mname].get("layer", "other")] += 1
-    for p in taken or []:
+    for p in taken:
         used_models[p.model] += 1
         used_fams[p.family] += 1
         used_layers[p.layer] += 1
     remaining = list(cands)
     tried: set[int] = set()
-    total = len(taken or []) + count
+    total = len(taken) + count
     want_specific = (total + 1) // 2 if prefer_db_specific else 0
     while len(chosen) < count:
         only_specific = False
         if want_specific:
-            have = sum(1 for p in list(taken or []) + chosen
+            have = sum(1 for p in taken + chosen
                        if is_db_specific(getattr(p.candidate, "pattern", None) if p.candidate else None))
             need = want_specific - have
             slots = count - len(chosen)
-            if need > 0 and (need >= slots or (len(taken or []) + len(chosen)) % 2 == 0):
+            if need > 0 and (need >= slots or (len(taken) + len(chosen)) % 2 == 0):
                 only_specific = any(is_db_specific(c.pattern) for i, c in enumerate(remaining) if i not in tried)
+        open_ = [i for i, c in enumerate(remaining)
+                 if i not in tried and (not only_specific or is_db_specific(c.pattern))]
+        fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
         best, best_s = None, None
-        for i, c in enumerate(remaining):
-            if i in tried:
-                continue
-            if only_specific and not is_db_specific(c.pattern):
-                continue
+        for i in fresh or open_:
+            c = remaining[i]
             layer = c.model.get("layer", "other")
             s = c.score - ranking.POINTS_PER_UNIT * (
                 SPREAD["model"] * used_models[c.name] + SPREAD["family"] * used_fams[c.family]
@@ -410,20 +448,24 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
             break
         tried.add(best)
         c = remaining[best]
-        prop = _realise(c, survey, discovery, project_name, screen, dropped, progress)
+        prop = _realise(c, state)
         if prop is None:
             continue
-        prop.number = len(chosen) + 1
+        prop.number = len(taken) + len(chosen) + 1
         chosen.append(prop)
+        for lv in prop.prompt_levels():
+            state.used_prompts.setdefault(prompt_key(lv.text), f"proposal {prop.number}")
         used_models[c.name] += 1
         used_fams[c.family] += 1
         used_layers[c.model.get("layer", "other")] += 1
-    return ProposalSet(chosen, excluded or [], dropped, len(cands))
+        used_patterns.add(c.pattern.id)
+    return ProposalSet(chosen, excluded or [], state.dropped, len(cands))
 
 
-def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, screen: ScreenFn | None,
-             dropped: list, progress: Callable[[str], None]) -> Proposal | None:
-    """The first site of a candidate that compiles, screens observable and gets a safe prompt."""
+def _realise(c: Candidate, st: _Selection) -> Proposal | None:
+    """The first site of a candidate that compiles, screens observable and gets a safe prompt no
+    other task of the run or of the survey already has."""
+    survey, discovery, project_name, screen, dropped = st.survey, st.discovery, st.project_name, st.screen, st.dropped
     for si, site in enumerate(c.sites):
         r = c.compile_results.get(si)
         if r is not None and r.ok is False:
@@ -453,6 +495,10 @@ def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, s
                                  model_path=c.model["path"], example=example, table=compared)
         if pr.prompt is None:
             dropped.append((c.name, c.pattern.id, "every prompt candidate leaked the bug"))
+            continue
+        if prompt_key(pr.prompt) in st.used_prompts:
+            dropped.append((c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
+                                                  f"{st.used_prompts[prompt_key(pr.prompt)]}"))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
         distance = 0
