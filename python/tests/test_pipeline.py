@@ -76,3 +76,29 @@ def test_prompt_levels_grade_every_table_they_name(ctx):
     between = pp.models_between(ctx.discovery, p.model_unique_id, far)
     assert set(between) <= set(rebuilt) and rebuilt[0] == p.model and rebuilt.index(far) > rebuilt.index(p.compared_table)
     assert p.to_json()["prompt_levels"][1] == {"key": "medium", "prompt": p.levels[1].text, "tables": [far]}
+
+
+def test_run_record_from_the_context(ctx, acme_discovery):
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from adegen.pipeline import record
+
+    p = _one_proposal(ctx)
+    ctx.output = workspace.prepare(ctx)
+    ctx.doc.update({"adegen_version": "test", "exit_code": 0})
+    entry = realise_task(ctx, TaskJob(p, "acme001", []))
+    ctx.doc["tasks"] = [entry]
+    runs = ctx.opts.output_dir / ".adegen" / "runs"
+    runs.mkdir(parents=True)
+    (runs / ".adegen-tmp-stale.json").write_text("{")  # left by a killed run
+    record.clean_stale(ctx.opts.output_dir)
+    path = record.write_record(ctx, ctx.started)
+    assert [x.name for x in runs.iterdir()] == [path.name] and ctx.doc["run_record"] == str(path)
+    rec = json.loads(path.read_text())
+    schemas = ctx.opts.project_dir.parent / "python" / "adegen" / "schemas"
+    for name in ("build.schema.json", "run_record.schema.json"):
+        jsonschema.validate(rec, json.loads((schemas / name).read_text()))
+    t = rec["tasks"][0]
+    assert t["layer"] == p.layer and t["graded_tables"] == [p.compared_table] and t["observation"] is None
+    assert len(rec["discovery"]["models"]) == len(acme_discovery["models"])

@@ -47,6 +47,7 @@ class RunReport:
     tasks: list[dict] = field(default_factory=list)
     dropped_tasks: list[dict] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
+    task_details: dict[str, dict] = field(default_factory=dict)  # task id -> run record extras
 
 
 @dataclass
@@ -67,6 +68,7 @@ class RunContext:
     opts: Options
     ui: UI
     t0: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.time)  # wall clock, names the run record
     report: RunReport = field(default_factory=RunReport)
     doc: dict[str, Any] = field(default_factory=dict)  # the --json document, filled by the stages
     project: Any = None  # ProjectInfo

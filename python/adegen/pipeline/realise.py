@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import AdegenError
 from .context import RunContext
+from .record import task_details
 
 @dataclass
 class TaskJob:
@@ -98,13 +99,15 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
             ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
             writer.discard()
             return None
-        proven, detail, proof_json = _prove(ctx, job.task_id, writer.dir)
+        proven, detail, proof = _prove(ctx, job.task_id, writer.dir)
         if not proven:
             update_task_yaml(writer.dir / "task.yaml", status="dev")
         final = writer.commit()
     except BaseException:
         writer.discard()
         raise
+    proof_json = None if proof is None else proof_to_json(proof, ctx.backend)
+    ctx.report.task_details[job.task_id] = task_details(p, proof)
     return {
         "task_id": job.task_id, "path": str(final), "model": p.model, "pattern_id": p.pattern_id,
         "family": p.family, "difficulty": p.difficulty, "proposal": p.number,
@@ -116,8 +119,14 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
     }
 
 
-def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, dict | None]:
-    """(proven, detail, proof json) of the task in its temp dir; never raises AdegenError."""
+def proof_to_json(proof, backend) -> dict:
+    return {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
+            "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
+            "expected_tests": int(proof.expected_tests), "detail": str(proof.detail), **backend.proof_fields}
+
+
+def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, object]:
+    """(proven, detail, Proof or None) of the task in its temp dir; never raises AdegenError."""
     validator, backend, plan = ctx.validator, ctx.backend, ctx.output
     if validator is None:
         return False, f"unproven: {ctx.unproven_reason()}", None
@@ -128,9 +137,6 @@ def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, di
         proof = validator.prove(task_dir, plan.project_root, plan.db_file)
     except AdegenError as exc:
         return False, f"unproven: {exc}", None
-    proof_json = {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
-                  "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
-                  "expected_tests": int(proof.expected_tests), "detail": str(proof.detail), **backend.proof_fields}
     if not proof.ok:
-        return False, f"unproven: {proof.detail}", proof_json
-    return True, backend.proof_label, proof_json  # Snowflake: "proven on emulator", never "on Snowflake"
+        return False, f"unproven: {proof.detail}", proof
+    return True, backend.proof_label, proof  # Snowflake: "proven on emulator", never "on Snowflake"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..cli_args import Options
-from . import discovery, inputs, propose, summary, validation
+from . import discovery, inputs, propose, record, summary, validation
 from .context import UI, RunContext
 from .write import write_tasks
 
@@ -51,4 +51,9 @@ def _after_validator_start(ctx: RunContext) -> tuple[int, dict]:
         ctx.ui.say("Nothing selected; nothing was written.")
         return ctx.finish(0)
     written = write_tasks(ctx, chosen)
-    return summary.finish(ctx, written)
+    code, doc = summary.finish(ctx, written)
+    try:
+        record.write_record(ctx, ctx.started)
+    except OSError as exc:  # the tasks are written; a missing record must not undo that outcome
+        ctx.ui.warn(f"could not write the run record: {exc}")
+    return code, doc

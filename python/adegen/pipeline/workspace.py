@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import record
 from .context import OutputPlan, RunContext
 
 
@@ -15,6 +16,7 @@ def prepare(ctx: RunContext) -> OutputPlan:
     opts = ctx.opts
     tasks_dir = opts.output_dir / "tasks"
     out.clean_stale_temp(tasks_dir)
+    record.clean_stale(opts.output_dir)
     project_root, project_dir_field = _project_copy(ctx)
     validator = ctx.validator
     seed_based = (bool(validator.seed_based()) if validator is not None
