@@ -162,6 +162,20 @@ def remove_task(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def write_text_atomic(path: Path, text: str, *, tmp_prefix: str | None = None) -> None:
+    """Write `text` to `path` through a temp file in the same directory and a rename: readers see
+    the old file or the new one, never a partial one; the temp file is removed on any failure."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 # ---------------------------------------------------------------------------------------------
 # project copy
 

@@ -10,9 +10,7 @@ back; a value the block layout cannot carry exactly is written quoted instead.""
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -168,24 +166,13 @@ def write_task_yaml(path: Path, doc: TaskYaml) -> None:
     """Write `doc` to `path` and the files derived from it (the short-named stand-in tests of
     graded tables with long names, `stand_in_tests`) next to it, each atomically."""
     from . import stand_in_tests
+    from .output import write_text_atomic
 
     path = Path(path)
-    _write_atomic(path, doc.render())
+    write_text_atomic(path, doc.render())
     for rel, text in stand_in_tests.render_all(doc.solution_seeds).items():
         (path.parent / rel).parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path.parent / rel, text)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """A temp file in the same directory, then a rename: the file is old or new, never partial."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_text_atomic(path.parent / rel, text)
 
 
 def update_task_yaml(path: Path, **changes) -> TaskYaml:

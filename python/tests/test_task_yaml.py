@@ -95,7 +95,7 @@ def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr("adegen.task_yaml.os.replace", boom)
+    monkeypatch.setattr("adegen.output.os.replace", boom)
     with pytest.raises(OSError):
         write_task_yaml(path, _doc(status="dev"))
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["task.yaml"]
@@ -115,7 +115,8 @@ def test_bad_files_name_the_file(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # no task.yaml writer outside adegen/task_yaml.py
 
-WRITE_CALLS = {"write_text", "write_bytes", "safe_dump", "dump", "replace", "rename", "copyfile", "copy", "copy2"}
+WRITE_CALLS = {"write_text", "write_bytes", "write_text_atomic", "safe_dump", "dump", "replace", "rename", "copyfile",
+               "copy", "copy2"}
 OLD_FORMS = ("_set_status_dev", "_set_excludes_text", "_set_top_level_text", "def render_task_yaml(spec")
 
 

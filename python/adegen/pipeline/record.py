@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from ..output import TMP_PREFIX, write_text_atomic
 from .context import RunContext
 
 RECORD_VERSION = 1
@@ -69,14 +69,7 @@ def write_record(ctx: RunContext, started: float) -> Path:
     path = runs / f"{_utc(started, '%Y%m%dT%H%M%SZ')}-{os.getpid()}.json"
     ctx.doc["run_record"] = str(path)
     text = json.dumps(build_record(ctx, started), indent=2, default=str) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".adegen-tmp-", suffix=".json", dir=runs)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text, tmp_prefix=TMP_PREFIX)
     return path
 
 
@@ -84,7 +77,7 @@ def clean_stale(output_dir: Path) -> None:
     """Temp files of runs killed while writing their record (called with the run lock held)."""
     runs = output_dir / RUNS_DIR
     if runs.is_dir():
-        for p in runs.glob(".adegen-tmp-*"):
+        for p in runs.glob(TMP_PREFIX + "*"):
             p.unlink(missing_ok=True)
 
 
