@@ -225,20 +225,20 @@ def _naive_task_fallback(task_dir: Path, project: Path, workdir: Path) -> dict:
 
 def make_task(tasks_dir: Path, task_id: str, project, project_dir_field: str, uid: str, rel_path: str,
               original: str, mutant: str, obs, seed_based: bool, pattern) -> Path:
-    from adegen.taskgen import TaskSpec, build_task_files, unified_diff
+    from adegen.task_yaml import PromptEntry, SeedEntry, Variant
+    from adegen.taskgen import TaskPlan, build_task_files, unified_diff
 
     model = uid.split(".")[-1]
     compared = obs.compared_table or model
     setup_models = [model] if compared == model else [model, compared]
-    spec = TaskSpec(task_id=task_id, description=f"bench task on {model} ({pattern.id})",
-                    prompt=f"Something is off in {compared}: {obs.example}. Can you fix it?",
+    spec = TaskPlan(task_id=task_id, description=f"bench task on {model} ({pattern.id})",
+                    prompts=[PromptEntry("base", f"Something is off in {compared}: {obs.example}. Can you fix it?")],
                     difficulty=pattern.difficulty, tags=["dbt", "debugging", project.name],
-                    test_setup_models=setup_models, solution_tables=[compared],
-                    db_type="duckdb", db_name=project.db_name, project_name=project.name,
-                    project_dir=project_dir_field, seed_based=seed_based, status="ready",
-                    solution_rebuild=[model])
-    if seed_based:
-        spec.max_test_timeout_sec = 120
+                    test_setup_models=setup_models, solution_seeds=[SeedEntry(compared)],
+                    variant=Variant(db_type="duckdb", db_name=project.db_name, project_name=project.name,
+                                    project_dir=project_dir_field),
+                    seed_based=seed_based, status="ready", solution_rebuild=[model],
+                    max_test_timeout_sec=120 if seed_based else None)
     files = build_task_files(spec, unified_diff(original.encode(), mutant.encode(), rel_path),
                              unified_diff(mutant.encode(), original.encode(), rel_path), [],
                              build_may_fail=obs.build_error)

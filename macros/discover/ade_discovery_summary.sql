@@ -22,7 +22,7 @@
       'Top task candidates: ' ~ payload.candidates|length ~ ' models identified',
   ] -%}
   {%- for c in payload.candidates -%}
-    {%- do lines.append('  ' ~ loop.index ~ '. ' ~ c.name ~ ' (' ~ c.score ~ ' patterns: '
+    {%- do lines.append('  ' ~ loop.index ~ '. ' ~ c.name ~ ' (' ~ c.matched_patterns|length ~ ' patterns: '
                         ~ c.matched_patterns|join(', ') ~ ')') -%}
   {%- endfor -%}
   {{- return(lines) -}}

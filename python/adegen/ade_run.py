@@ -206,12 +206,11 @@ def availability(runner: Runner = subprocess.run, timeout: float = CHECK_TIMEOUT
 
 
 def commands(task_id: str, db_type: str, tasks_dir: Path) -> list[list[str]]:
-    """Phase 5 commands for one task: DuckDB `--seed` then without; Snowflake without only."""
-    base = ["ade", "run", task_id, "--db", db_type, "--project-type", "dbt", "--agent", "sage"]
-    tail = ["--tasks-dir", str(tasks_dir)]
-    if db_type == "duckdb":
-        return [base + ["--seed"] + tail, base + tail]
-    return [base + tail]
+    """Phase 5 commands for one task: `--seed` first where ade-bench can export seeds (DuckDB),
+    then without; the database's backend decides."""
+    from . import backends
+
+    return backends.get(db_type).harness_commands(task_id, tasks_dir)
 
 
 def run_tasks(task_ids: list[str], db_type: str, tasks_dir: Path, *, say: Callable[[str], None],

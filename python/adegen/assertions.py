@@ -23,23 +23,14 @@ from typing import Any
 
 import yaml
 
-from adegen import paths
+from adegen import assertion_types, paths
 from adegen.dbt import ScratchProject, capture_payload, run_operation, write_profiles
 from adegen.dbt.packages import localize_outside_paths
 from adegen.errors import DbtError, InputError
 
 OPERATION = "ade_render_assertions"
 
-# type -> (purpose slug, {arg: kind}); kinds: name, names, pairs
-TYPES: dict[str, tuple[str, dict[str, str]]] = {
-    "refs_must_include": ("refs", {"model": "name", "expected": "names"}),
-    "refs_must_match_exactly": ("refs_exact", {"model": "name", "expected": "names"}),
-    "refs_must_not_include": ("refs_forbidden", {"model": "name", "forbidden": "names"}),
-    "sources_must_include": ("sources", {"model": "name", "expected": "pairs"}),
-    "materialization_must_be": ("materialization", {"model": "name", "expected": "name"}),
-    "column_must_exist": ("column", {"model": "name", "column": "name"}),
-    "model_must_exist": ("model_exists", {"model": "name"}),
-}
+TYPES = assertion_types.TYPES  # the one registry: type -> AssertionType(purpose, args, purpose_arg)
 
 # Characters that cannot sit inside the rendered SQL/Jinja string literals (the macro checks the same).
 _BAD_CHARS = re.compile(r"""['"\\{}%<>\r\n]""")
@@ -127,7 +118,7 @@ def validate_entry(entry: Any, index: int = 0, project_name: str | None = None) 
     args = entry.get("args")
     if not isinstance(args, Mapping):
         raise InputError(f"must be a mapping, got {args!r}", field=f"{where}.args")
-    spec = TYPES[kind][1]
+    spec = TYPES[kind].args
     extra = set(args) - set(spec)
     if extra:
         raise InputError(f"unexpected args {sorted(extra)} for {kind} (takes {', '.join(spec)})",
@@ -154,14 +145,8 @@ def validate_entry(entry: Any, index: int = 0, project_name: str | None = None) 
 
 
 def purpose_of(entry: Mapping[str, Any]) -> str:
-    """Short slug for the test file name: refs, refs_exact, refs_forbidden, sources,
-    materialization, column_<col>, model_exists."""
-    kind = entry["type"]
-    slug = TYPES[kind][0]
-    if kind == "column_must_exist":
-        col = re.sub(r"[^a-z0-9_]+", "_", str(entry["args"]["column"]).lower()).strip("_") or "col"
-        slug = f"column_{col}"
-    return slug
+    """Short slug for the test file name (the registry's purpose, e.g. refs, column_<col>)."""
+    return TYPES[entry["type"]].purpose_of(entry["args"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, features, layers, lexer, paths
+from . import __version__, features, layers, lexer, paths, ranking
 from .errors import AdegenError
 
 HEADER = (
@@ -106,6 +106,7 @@ def lexer_dict() -> dict:
         "mask_repl": lexer.MASK_REPL,
         "token_re": lexer.TOKEN_RE,
         "features": features.to_macro_list(),
+        "ranking": ranking.to_macro_dict(),
         "cte_re": features.CTE_RE,
         "aggregate_re": features.AGGREGATE_RE,
         "complexity_formula": features.COMPLEXITY_FORMULA,
@@ -116,9 +117,10 @@ def lexer_dict() -> dict:
 def render_lexer_macro() -> str:
     body = jinja_literal(lexer_dict(), indent=2)
     return (
-        HEADER % "python/adegen/lexer.py and python/adegen/features.py"
+        HEADER % "python/adegen/lexer.py, features.py and ranking.py"
         + "{#- Returns the shared lexer regexes (verbatim from adegen/lexer.py), the SQL feature table\n"
-        "    and the complexity-score constants (adegen/features.py):\n"
+        "    and the complexity-score constants (adegen/features.py), and the candidate ranking's\n"
+        "    constants (adegen/ranking.py, used by ade_rank_candidates):\n"
         "      tokens   = re.findall(token_re, re.sub(mask_re, mask_repl, raw_code)), lower-cased\n"
         "      text     = ' ' ~ tokens|join(' ') ~ ' '\n"
         "      feature  = any needle in text, or re.search(regex, text)\n"

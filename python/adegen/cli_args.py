@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import backends
 from .errors import InputError
 
 DESCRIPTION = (
@@ -53,7 +54,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="where tasks are written (default: ade-bench-tasks next to the project directory)")
     p.add_argument("--no-copy", action="store_true",
                    help="reference the original project in place instead of copying it (output not self-contained)")
-    p.add_argument("--db-type", choices=["duckdb", "snowflake"], help="database type (default: from profiles.yml)")
+    p.add_argument("--db-type", choices=list(backends.NAMES), help="database type (default: from profiles.yml)")
     p.add_argument("--db-name", metavar="NAME", help="database name (default: from profiles.yml)")
     p.add_argument("--db-path", metavar="DIR",
                    help="DuckDB only: directory holding <db_name>.duckdb, written as db_dir in task.yaml")
@@ -154,9 +155,10 @@ def parse_args(argv: list[str] | None = None) -> Options:
     _check_writable(output_dir)
     db_path = None
     if ns.db_path:
-        if ns.db_type == "snowflake":
-            raise InputError("--db-path is for DuckDB only: Snowflake variants have no db_dir (ade-bench reaches "
-                             "the database with the SNOWFLAKE_* credentials); drop --db-path", field="--db-path")
+        backend = backends.get(ns.db_type) if ns.db_type else None
+        if backend is not None and not backend.file_based:
+            raise InputError(f"--db-path is for DuckDB only: {backend.title()} variants have no db_dir "
+                             f"({backend.reached_how} {backend.reached_with}); drop --db-path", field="--db-path")
         db_path = Path(ns.db_path).expanduser()
         if not db_path.is_dir():
             raise InputError("directory does not exist", file=db_path, field="--db-path")

@@ -320,7 +320,7 @@ def summary_lines(payload: dict) -> list[str]:
         f"Top task candidates: {len(payload['candidates'])} models identified",
     ]
     for i, c in enumerate(payload["candidates"], 1):
-        lines.append(f"  {i}. {c['name']} ({c['score']} patterns: {', '.join(c['matched_patterns'])})")
+        lines.append(f"  {i}. {c['name']} ({len(c['matched_patterns'])} patterns: {', '.join(c['matched_patterns'])})")
     return lines
 
 

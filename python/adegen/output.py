@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from .dbt import copy_tree, duckdb_output, ignore_for, snowflake_env_output
+from .dbt import copy_tree, ignore_for
 from .dbt.gradable import make_copy_gradable
 from .dbt.profiles import profiles_text
 from .errors import InputError
@@ -162,6 +162,20 @@ def remove_task(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def write_text_atomic(path: Path, text: str, *, tmp_prefix: str | None = None) -> None:
+    """Write `text` to `path` through a temp file in the same directory and a rename: readers see
+    the old file or the new one, never a partial one; the temp file is removed on any failure."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 # ---------------------------------------------------------------------------------------------
 # project copy
 
@@ -246,18 +260,12 @@ def rewrite_packages(project_dir: Path, copy_dir: Path, adegen_root: Path) -> li
 
 def render_profiles(profile_name: str, target_name: str, db_type: str, db_name: str, schema: str,
                     target_config: dict | None = None) -> str:
-    """The copy's profiles.yml: DuckDB at ./<db_name>.duckdb (cwd /app in ade-bench);
-    Snowflake credentials from the SNOWFLAKE_* environment variables."""
-    if db_type == "duckdb":
-        out = duckdb_output(_Target(target_config, schema), f"./{db_name}.duckdb", threads=1)
-    else:
-        out = snowflake_env_output(db_name, schema)
+    """The copy's profiles.yml, its one target from the database's backend (DuckDB at
+    ./<db_name>.duckdb, cwd /app in ade-bench; Snowflake credentials from SNOWFLAKE_*)."""
+    from . import backends
+
+    out = backends.get(db_type).profile_target(db_name, schema, target_config)
     return profiles_text(profile_name, target_name, out)
-
-
-class _Target:
-    def __init__(self, target_config: dict | None, schema: str | None):
-        self.target_config, self.schema = target_config or {}, schema or "main"
 
 
 def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_root: Path) -> tuple[bool, list[str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from adegen import lexer, paths
+from adegen import assertion_types, backends, lexer, paths, symptoms
 from adegen.errors import InputError
 
 FAMILIES = (
@@ -20,25 +20,15 @@ FAMILIES = (
     "window", "arithmetic", "date-time", "string", "casting", "dag-ref", "config-materialization",
     "projection-column", "incremental", "snowflake-specific",
 )
-SYMPTOMS = ("rows_missing", "extra_rows", "values_too_high", "values_too_low", "values_null",
-            "values_wrong", "build_error", "structure_wrong")
+SYMPTOMS = symptoms.IDS  # the one symptom vocabulary (adegen/symptoms.py)
 DIFFICULTIES = ("easy", "medium", "hard")
-DB_TYPES = ("duckdb", "snowflake")
+DB_TYPES = backends.NAMES  # the databases adegen has a backend for
 REQUIRED = ("id", "name", "family", "difficulty", "db_types", "applies_when", "mutation", "rewrite",
             "symptom", "symptom_template", "guidance", "realistic")
 OPTIONAL = ("requires", "assertion_tests", "tags")
 REQUIRES_KEYS = ("materialized", "min_refs", "min_sources", "min_columns")
 MATERIALIZATIONS = ("table", "view", "incremental", "ephemeral")
-# assertion type -> (required args, optional args)
-ASSERTION_TYPES = {
-    "refs_must_include": ({"model", "expected"}, set()),
-    "refs_must_match_exactly": ({"model", "expected"}, set()),
-    "refs_must_not_include": ({"model", "forbidden"}, set()),
-    "sources_must_include": ({"model", "expected"}, set()),
-    "materialization_must_be": ({"model", "expected"}, set()),
-    "column_must_exist": ({"model", "column"}, set()),
-    "model_must_exist": ({"model"}, set()),
-}
+ASSERTION_TYPES = assertion_types.TYPES  # the one registry of assertion test types
 # Placeholders a symptom_template or assertion arg may use (documented in patterns/_template.yaml).
 PLACEHOLDERS = (
     "model", "table", "column", "project_name", "original_refs", "original_sources",
@@ -241,10 +231,10 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
         args = t.get("args") or {}
         if not isinstance(args, dict):
             _fail("args must be a mapping", file, pid, f"{fld}.args")
-        need, opt = ASSERTION_TYPES[t["type"]]
+        need = set(ASSERTION_TYPES[t["type"]].args)  # every arg of a type is required
         for a in sorted(need - set(args)):
             _fail(f"assertion '{t['type']}' needs argument '{a}'", file, pid, f"{fld}.args.{a}")
-        for a in sorted(set(args) - need - opt):
+        for a in sorted(set(args) - need):
             _fail(f"assertion '{t['type']}' takes no argument '{a}'", file, pid, f"{fld}.args.{a}")
         _check_placeholders(args, file, pid, f"{fld}.args")
     rw = dict(raw["rewrite"])

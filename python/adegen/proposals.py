@@ -2,22 +2,25 @@
 
 Flow: `enumerate_candidates` lists every applicable (model, pattern) pair with its sites (from the
 model file's raw text, read from the project), dropping pairs that duplicate an existing task
-(same model + same family). `rank` orders them (uncovered models first, joins, downstream
-dependants, marts/intermediate, complexity). `compile_check` compiles all candidate mutants in
+(same model + same family). `rank` orders them by the one ranking (`adegen.ranking`, the twin of
+the discovery macro's) minus survey penalties. `compile_check` compiles all candidate mutants in
 one dbt run. `select` then picks `count` proposals greedily for spread across families, layers and
-models; with a screen function (the Validator) a dropped site/pattern is replaced by the next one."""
+models, never repeating a pattern or a prompt while it can avoid it; with a screen function (the
+Validator) a dropped site/pattern is replaced by the next one. The proposal's descriptive facts
+(difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import prompts
+from . import prompts, ranking
+from .proposal_model import PromptLevel, Proposal, ProposalSet  # noqa: F401 - part of this module's API
+from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
+                             difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
 from .survey import Survey
 
-LAYER_WEIGHT = {"marts": 3, "intermediate": 3, "other": 1, "staging": 0}
-DIFFICULTIES = ["easy", "medium", "hard"]
 MAX_SITES_PER_PAIR = 3
 MAX_MUTANTS = 240
 
@@ -86,73 +89,6 @@ class Candidate:
     @property
     def family(self) -> str:
         return str(getattr(self.pattern, "family", "") or getattr(self.pattern, "id", ""))
-
-
-@dataclass
-class Proposal:
-    number: int
-    model: str
-    model_unique_id: str
-    model_path: str
-    layer: str
-    pattern_id: str
-    pattern_name: str
-    family: str
-    difficulty: str
-    why_model: str
-    realistic: str
-    prompt: str
-    prompt_source: str
-    description: str
-    assertion_tests: list[dict]
-    novelty: str
-    closest_task: str | None
-    site: Any
-    original: bytes
-    mutant: bytes
-    compared_table: str
-    test_setup_models: list[str]
-    solution_rebuild: list[str]
-    tags: list[str]
-    observation: Any = None
-    build_error: bool = False
-    candidate: Any = None  # the Candidate it came from (not serialised)
-
-    def to_json(self) -> dict:
-        obs = self.observation
-        return {
-            "number": self.number, "model": self.model, "model_unique_id": self.model_unique_id,
-            "model_path": self.model_path, "layer": self.layer, "pattern_id": self.pattern_id,
-            "pattern_name": self.pattern_name, "family": self.family, "difficulty": self.difficulty,
-            "why_model": self.why_model, "realistic": self.realistic, "prompt": self.prompt,
-            "prompt_source": self.prompt_source, "description": self.description,
-            "assertion_tests": self.assertion_tests, "novelty": self.novelty,
-            "closest_task": self.closest_task,
-            "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
-            "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
-            "tags": self.tags,
-            "screening": None if obs is None else {
-                "observable": bool(obs.observable), "reason": str(obs.reason),
-                "build_error": bool(obs.build_error), "compared_table": obs.compared_table,
-                "rows_differing": int(obs.rows_differing or 0), "rows_total": int(obs.rows_total or 0),
-                "columns_differ": list(obs.columns_differ or []), "example": obs.example,
-            },
-        }
-
-
-@dataclass
-class ProposalSet:
-    proposals: list[Proposal]
-    excluded: list[tuple[str, str, str]]  # (model, pattern_id, existing task id)
-    dropped: list[tuple[str, str, str]]  # (model, pattern_id, reason) - compile/screen/prompt
-    considered: int
-
-    def excluded_line(self) -> str | None:
-        if not self.excluded:
-            return None
-        m, p, t = self.excluded[0]
-        return (f"Excluded {len(self.excluded)} candidate{'s' if len(self.excluded) != 1 else ''} that overlap "
-                f"existing tasks (e.g. {p} on {m} is already covered by {t}).")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,27 +181,20 @@ def enumerate_candidates(project_dir: Path, discovery: dict, catalog, survey: Su
     return cands, excluded
 
 
-def _downstream(m: dict) -> int:
-    d = m.get("downstream") or {}
-    return int(d.get("transitive", 0) or 0) if isinstance(d, dict) else 0
+# Survey penalties and the selection's spread penalties, in units of ranking.POINTS_PER_UNIT points.
+COVERED_PENALTY = 8  # an existing task already touches the model (ranked lower, not excluded)
+SURVEYED_FAMILY_PENALTY = 2  # per existing task of the same family
+SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_model_and_family": 100}
 
 
-def _has_join(m: dict) -> bool:
-    return any("join" in f for f in m.get("features", []))
-
-
-def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> float:
-    m = c.model
-    s = 0.0
-    s += 4 if _has_join(m) else 0
-    s += min(_downstream(m), 6)
-    s += LAYER_WEIGHT.get(m.get("layer", "other"), 1)
-    s += min(int(m.get("complexity", 0) or 0), 20) / 4
-    s += min(len(m.get("refs", [])) + len(m.get("sources", [])), 4) / 2
+def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
+    """`ranking.model_score` (the one ranking, twin of the discovery macro's) minus the survey
+    penalties; in ranking points."""
+    s = ranking.model_score(c.model)
     if c.covered_by:
-        s -= 8  # an existing task already touches this model: ranked lower, not excluded
+        s -= COVERED_PENALTY * ranking.POINTS_PER_UNIT
     fams = _fams if _fams is not None else _survey_families(survey)
-    s -= 2 * fams.get(c.family, 0)
+    s -= SURVEYED_FAMILY_PENALTY * ranking.POINTS_PER_UNIT * fams.get(c.family, 0)
     return s
 
 
@@ -278,163 +207,6 @@ def rank(cands: list[Candidate], survey: Survey) -> list[Candidate]:
     for c in cands:
         c.score = score(c, survey, fams)
     return sorted(cands, key=lambda c: (-c.score, c.name, str(c.pattern.id)))
-
-
-# ---------------------------------------------------------------------------------------------
-# difficulty, tables to compare, assertion context
-
-
-def difficulty_for(pattern, model: dict, obs=None, compared_distance: int = 0) -> str:
-    base = str(getattr(pattern, "difficulty", "medium") or "medium")
-    level = DIFFICULTIES.index(base) if base in DIFFICULTIES else 1
-    lines = int(model.get("line_count", 0) or 0)
-    cx = int(model.get("complexity", 0) or 0)
-    if lines < 12 or cx <= 2:
-        level = min(level, 0)
-    elif lines < 30 or cx < 6:
-        level = min(level, 1)
-    elif cx >= 14 and _downstream(model) >= 2:
-        level = max(level, 1)
-    if obs is not None:
-        if getattr(obs, "build_error", False):
-            level = 0
-        else:
-            total = int(getattr(obs, "rows_total", 0) or 0)
-            diff = int(getattr(obs, "rows_differing", 0) or 0)
-            if total and diff and diff / total < 0.05:
-                level = min(level + 1, 2)
-            if compared_distance >= 2:
-                level = min(level + 1, 2)
-    return DIFFICULTIES[level]
-
-
-def models_between(discovery: dict, start_uid: str, end_name: str) -> list[str]:
-    """Names of models on paths start -> end (inclusive), in DAG order; [start] if end == start."""
-    models = {m["unique_id"]: m for m in discovery.get("models", [])}
-    start = models.get(start_uid)
-    if start is None:
-        return [end_name]
-    end = next((m for m in models.values() if m["name"] == end_name), None)
-    if end is None or end["unique_id"] == start_uid:
-        return [start["name"]]
-    children: dict[str, list[str]] = {}
-    for m in models.values():
-        for dep in m.get("depends_on", []):
-            children.setdefault(dep, []).append(m["unique_id"])
-    # descendants of start
-    desc, stack = {start_uid}, [start_uid]
-    while stack:
-        for ch in children.get(stack.pop(), []):
-            if ch not in desc:
-                desc.add(ch)
-                stack.append(ch)
-    # ancestors of end within desc
-    anc, stack = {end["unique_id"]}, [end["unique_id"]]
-    while stack:
-        for dep in models.get(stack.pop(), {}).get("depends_on", []):
-            if dep in desc and dep not in anc:
-                anc.add(dep)
-                stack.append(dep)
-    keep = [models[u] for u in anc if u in models]
-    keep.sort(key=lambda m: (int(m.get("depth", 0) or 0), m["name"]))
-    return [m["name"] for m in keep]
-
-
-def compared_table_for(model: dict, discovery: dict, obs=None) -> str | None:
-    if obs is not None and getattr(obs, "compared_table", None):
-        return str(obs.compared_table)
-    if model.get("materialized") != "ephemeral":
-        return model["name"]
-    models = {m["unique_id"]: m for m in discovery.get("models", [])}
-    for uid in model.get("downstream_models", []):
-        child = models.get(uid)
-        if child and child.get("materialized") != "ephemeral":
-            return child["name"]
-    return None
-
-
-def assertion_context(model: dict, column: str | None, project_name: str) -> dict:
-    return {
-        "model": model["name"], "project_name": project_name, "column": column or "",
-        "original_refs": list(model.get("refs", [])),
-        "original_sources": [list(s) for s in model.get("sources", [])],
-        "original_materialization": model.get("materialized", "table"),
-    }
-
-
-def pick_column(c: Candidate, site, obs=None) -> str | None:
-    """The column the symptom names: the rewrite's own placeholder, the columns the screening saw
-    differ, a documented column on the changed text, or the alias the changed select item produces."""
-    import re
-
-    ph = getattr(site, "placeholders", None) or {}
-    if ph.get("column"):
-        return str(ph["column"])
-    if obs is not None and getattr(obs, "columns_differ", None):
-        return str(obs.columns_differ[0])
-    cols = [str(x) for x in c.model.get("columns", [])]
-    text = " ".join(str(x) for x in (getattr(site, "note", "") or "", site.before, site.after)).lower()
-    for col in cols:
-        if re.search(rf"\b{re.escape(col.lower())}\b", text):
-            return col
-    line_start = c.raw.rfind("\n", 0, site.start) + 1
-    line_end = c.raw.find("\n", site.end)
-    line = c.raw[line_start: line_end if line_end != -1 else len(c.raw)]
-    if not re.search(r"\b(from|join|on|where|using)\b", line, re.I):
-        m = re.search(r"\bas\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$", line.strip(), re.I)
-        if m:
-            return m.group(1)
-    return None
-
-
-FAMILY_TAGS = {"aggregat": "aggregation", "join": "join-logic", "filter": "filtering", "null": "data-hygiene",
-               "dedup": "data-hygiene", "date": "dates", "window": "window-functions", "ref": "model-refactor",
-               "cast": "data-types", "materializ": "dbt-materialization"}
-
-
-def tags_for(pattern, project_name: str) -> list[str]:
-    fam = str(getattr(pattern, "family", "") or "").lower()
-    tags = ["dbt", "debugging"]
-    for stem, tag in FAMILY_TAGS.items():
-        if stem in fam and tag not in tags:
-            tags.append(tag)
-            break
-    else:
-        if fam:
-            tags.append(fam.replace("_", "-"))
-    tags.append(project_name)
-    return tags
-
-
-def why_model(m: dict, covered_by: str | None) -> str:
-    bits = [f"{m.get('layer', 'other')} model"]
-    feats = [f for f in m.get("features", []) if "join" in f]
-    if feats:
-        bits.append("joins (" + ", ".join(feats[:3]) + ")")
-    dn = _downstream(m)
-    if dn:
-        bits.append(f"{dn} downstream model{'s' if dn != 1 else ''}")
-    bits.append(f"complexity {m.get('complexity', 0)}, {m.get('line_count', 0)} lines")
-    if covered_by:
-        bits.append(f"already touched by {covered_by} (different mutation)")
-    return "; ".join(bits)
-
-
-def novelty_text(c: Candidate, survey: Survey, project_name: str) -> tuple[str, str | None]:
-    if not survey.tasks:
-        return f"no overlap - first task for {project_name}", None
-    same_model = [t for t in survey.tasks if c.name in t.models]
-    if same_model:
-        t = same_model[0]
-        fams = sorted({ch.family or "unclassified" for ch in t.changes if ch.model == c.name})
-        return (f"closest: {t.task_id} also touches {c.name} ({', '.join(fams)}); this one is a "
-                f"{c.family} bug with a different symptom"), t.task_id
-    same_fam = [t for t in survey.tasks if any(ch.family == c.family for ch in t.changes)]
-    if same_fam:
-        t = same_fam[0]
-        return f"closest: {t.task_id} ({c.family} on {', '.join(sorted(t.models)) or '?'}); different model", t.task_id
-    t = survey.tasks[0]
-    return f"no overlap: no existing task touches {c.name} or the {c.family} family (closest {t.task_id})", t.task_id
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,74 +265,117 @@ def is_db_specific(pattern) -> bool:
 ScreenFn = Callable[[Candidate, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
 
 
+@dataclass
+class _Selection:
+    """What picking one proposal needs besides the candidate (shared by a select() call)."""
+
+    survey: Survey
+    discovery: dict
+    project_name: str
+    screen: ScreenFn | None
+    dropped: list
+    progress: Callable[[str], None]
+    used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
+
+
+def prompt_key(text: str) -> str:
+    """Prompts are "the same" when they differ only in case, spacing or punctuation."""
+    import re
+
+    return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
+
+
+def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
+    used: dict[str, str] = {}
+    for t in survey.tasks:
+        for text in t.prompts or [t.prompt]:
+            if text.strip():
+                used.setdefault(prompt_key(text), t.task_id)
+    for p in taken:
+        for lv in p.prompt_levels():
+            used.setdefault(prompt_key(lv.text), f"proposal {p.number}")
+    return used
+
+
 def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: int, project_name: str,
            screen: ScreenFn | None = None, excluded: list | None = None,
            progress: Callable[[str], None] = lambda s: None, taken: list | None = None,
            prefer_db_specific: bool = False) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
+    No repeats within a run: a pattern id already picked (`taken` included) is picked again only
+    when no untried candidate with another pattern remains, and a proposal whose prompt repeats
+    one of the run or of a surveyed task is dropped (the next site or candidate is tried).
+
     `prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
     SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
     picks alternate specific / ANSI so the set mixes both."""
+    taken = list(taken or [])
     chosen: list[Proposal] = []
-    dropped: list[tuple[str, str, str]] = []
+    state = _Selection(survey, discovery, project_name, screen, [], progress, _used_prompts(survey, taken))
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
+    used_patterns = {p.pattern_id for p in taken}
     existing_layers = Counter()
     models_by_name = {m["name"]: m for m in discovery.get("models", [])}
     for t in survey.tasks:
         for mname in t.models:
             if mname in models_by_name:
                 existing_layers[models_by_name[mname].get("layer", "other")] += 1
-    for p in taken or []:
+    for p in taken:
         used_models[p.model] += 1
         used_fams[p.family] += 1
         used_layers[p.layer] += 1
     remaining = list(cands)
     tried: set[int] = set()
-    total = len(taken or []) + count
+    total = len(taken) + count
     want_specific = (total + 1) // 2 if prefer_db_specific else 0
     while len(chosen) < count:
         only_specific = False
         if want_specific:
-            have = sum(1 for p in list(taken or []) + chosen
+            have = sum(1 for p in taken + chosen
                        if is_db_specific(getattr(p.candidate, "pattern", None) if p.candidate else None))
             need = want_specific - have
             slots = count - len(chosen)
-            if need > 0 and (need >= slots or (len(taken or []) + len(chosen)) % 2 == 0):
+            if need > 0 and (need >= slots or (len(taken) + len(chosen)) % 2 == 0):
                 only_specific = any(is_db_specific(c.pattern) for i, c in enumerate(remaining) if i not in tried)
+        open_ = [i for i, c in enumerate(remaining)
+                 if i not in tried and (not only_specific or is_db_specific(c.pattern))]
+        fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
         best, best_s = None, None
-        for i, c in enumerate(remaining):
-            if i in tried:
-                continue
-            if only_specific and not is_db_specific(c.pattern):
-                continue
-            s = c.score - 6 * used_models[c.name] - 4 * used_fams[c.family] \
-                - 1.5 * used_layers[c.model.get("layer", "other")] - 1 * existing_layers[c.model.get("layer", "other")]
-            if used_models[c.name] and used_fams[c.family]:
-                s -= 100
+        for i in fresh or open_:
+            c = remaining[i]
+            layer = c.model.get("layer", "other")
+            s = c.score - ranking.POINTS_PER_UNIT * (
+                SPREAD["model"] * used_models[c.name] + SPREAD["family"] * used_fams[c.family]
+                + SPREAD["layer"] * used_layers[layer] + SPREAD["existing_layer"] * existing_layers[layer]
+                + (SPREAD["same_model_and_family"] if used_models[c.name] and used_fams[c.family] else 0))
             if best_s is None or s > best_s:
                 best, best_s = i, s
         if best is None:
             break
         tried.add(best)
         c = remaining[best]
-        prop = _realise(c, survey, discovery, project_name, screen, dropped, progress)
+        prop = _realise(c, state)
         if prop is None:
             continue
-        prop.number = len(chosen) + 1
+        prop.number = len(taken) + len(chosen) + 1
         chosen.append(prop)
+        for lv in prop.prompt_levels():
+            state.used_prompts.setdefault(prompt_key(lv.text), f"proposal {prop.number}")
         used_models[c.name] += 1
         used_fams[c.family] += 1
         used_layers[c.model.get("layer", "other")] += 1
-    return ProposalSet(chosen, excluded or [], dropped, len(cands))
+        used_patterns.add(c.pattern.id)
+    return ProposalSet(chosen, excluded or [], state.dropped, len(cands))
 
 
-def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, screen: ScreenFn | None,
-             dropped: list, progress: Callable[[str], None]) -> Proposal | None:
-    """The first site of a candidate that compiles, screens observable and gets a safe prompt."""
+def _realise(c: Candidate, st: _Selection) -> Proposal | None:
+    """The first site of a candidate that compiles, screens observable and gets a safe prompt no
+    other task of the run or of the survey already has."""
+    survey, discovery, project_name, screen, dropped = st.survey, st.discovery, st.project_name, st.screen, st.dropped
     for si, site in enumerate(c.sites):
         r = c.compile_results.get(si)
         if r is not None and r.ok is False:
@@ -590,6 +405,10 @@ def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, s
                                  model_path=c.model["path"], example=example, table=compared)
         if pr.prompt is None:
             dropped.append((c.name, c.pattern.id, "every prompt candidate leaked the bug"))
+            continue
+        if prompt_key(pr.prompt) in st.used_prompts:
+            dropped.append((c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
+                                                  f"{st.used_prompts[prompt_key(pr.prompt)]}"))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
         distance = 0

@@ -91,8 +91,10 @@ def install_commands(location: str = "~/.ade-bench", db_type: str | None = None)
         f"cd {location} && gh release download databases --repo dbt-labs/ade-bench "
         "--pattern '*.duckdb' --dir shared/databases/duckdb",
     ]
-    if db_type == "snowflake":
-        cmds.append(f"cd {location} && cp .env.example .env   # then fill in the SNOWFLAKE_* credentials")
+    if db_type is not None:
+        from . import backends
+
+        cmds += backends.get(db_type).install_extras(location)
     return cmds
 
 
@@ -131,6 +133,7 @@ class ExistingTask:
     changes: list[PatchChange] = field(default_factory=list)
     patch_problem: str | None = None
     seed_tables: list[str] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)  # every prompt level's text ([prompt] when read as one)
 
     @property
     def models(self) -> set[str]:
@@ -413,9 +416,9 @@ def survey(locations: list[tuple[str, Path]], project_name: str, catalog=None) -
             if n is not None:
                 highest = max(highest, n)
             prompts = data.get("prompts") or []
-            prompt = ""
-            if isinstance(prompts, list) and prompts and isinstance(prompts[0], dict):
-                prompt = str(prompts[0].get("prompt") or "")
+            texts = [str(p.get("prompt") or "") for p in prompts if isinstance(p, dict)] \
+                if isinstance(prompts, list) else []
+            prompt = texts[0] if texts else ""
             seeds = []
             for s in data.get("solution_seeds") or []:
                 if isinstance(s, dict) and s.get("table_name"):
@@ -426,7 +429,7 @@ def survey(locations: list[tuple[str, Path]], project_name: str, catalog=None) -
             task = ExistingTask(
                 task_id=tid, task_dir=d, location=label, description=str(data.get("description") or ""),
                 prompt=prompt, tags=[str(t) for t in tags] if isinstance(tags, list) else [],
-                difficulty=str(data.get("difficulty") or "unknown"), seed_tables=seeds,
+                difficulty=str(data.get("difficulty") or "unknown"), seed_tables=seeds, prompts=texts,
             )
             patches = sorted((d / "setup").glob("changes*.patch")) if (d / "setup").is_dir() else []
             problems = []

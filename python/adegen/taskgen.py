@@ -1,13 +1,16 @@
 """Phase 3: the contents of one task directory (task.yaml, setup.sh, solution.sh, patches, tests/).
 
-Everything here is pure: it returns file contents; `output.py` writes them atomically."""
+Everything here is pure: it returns file contents; `output.py` writes them atomically. task.yaml
+is rendered by `task_yaml.TaskYaml` (its one writer) from the task's `TaskPlan`."""
 from __future__ import annotations
 
 import difflib
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from . import stand_in_tests
+from .task_yaml import PromptEntry, SeedEntry, TaskYaml, Variant
 
 NO_NEWLINE = b"\\ No newline at end of file\n"
 MAX_TEST_NAME = 55
@@ -83,80 +86,45 @@ def _emit(prefix: bytes, line: bytes) -> bytes:
 # task.yaml and scripts
 
 
-def _yq(s: str) -> str:
-    """A YAML double-quoted scalar (JSON strings are valid YAML)."""
-    return json.dumps(s, ensure_ascii=False)
-
-
-def _block(text: str, indent: str) -> str:
-    return "\n".join((indent + line) if line.strip() else "" for line in text.splitlines())
-
-
 @dataclass
-class TaskSpec:
+class TaskPlan:
+    """Everything one task directory is rendered from (task.yaml through `task_yaml()`)."""
+
     task_id: str
     description: str
-    prompt: str
+    prompts: list[PromptEntry]  # in order: base, then medium/hard when there are more levels
     difficulty: str
     tags: list[str]
-    test_setup_models: list[str]
-    solution_tables: list[str]
-    db_type: str
-    db_name: str
-    project_name: str
-    project_dir: str
-    db_dir: str | None = None
-    seed_based: bool = False
+    test_setup_models: list[str]  # rebuilt by test_setup before grading, in DAG order
+    solution_seeds: list[SeedEntry]  # the graded tables
+    variant: Variant
+    seed_based: bool = False  # raw data from `dbt seed`: setup.sh and test_setup seed first
     status: str = "ready"
-    exclude_columns: dict[str, list[str]] = field(default_factory=dict)
-    max_test_timeout_sec: float | None = None
-    solution_rebuild: list[str] = field(default_factory=list)
+    max_test_timeout_sec: int | None = None
+    solution_rebuild: list[str] = field(default_factory=list)  # models solution.sh rebuilds
+
+    def test_setup(self) -> str:
+        cmds = ["dbt seed"] if self.seed_based else []
+        cmds.append("dbt run --select " + " ".join(self.test_setup_models))
+        return "\n".join(cmds)
+
+    def task_yaml(self) -> TaskYaml:
+        """The task.yaml document; a graded table whose AUTO test names would be too long for
+        ade-bench's parser has its AUTO tests excluded (short-named stand-ins grade it instead)."""
+        seeds = []
+        for s in self.solution_seeds:
+            if stand_in_tests.needs_stand_ins(s.table_name):
+                s = replace(s, exclude_tests=list(dict.fromkeys([*s.exclude_tests, *stand_in_tests.EXCLUDED])))
+            seeds.append(s)
+        return TaskYaml(
+            task_id=self.task_id, status=self.status, description=self.description, prompts=list(self.prompts),
+            difficulty=self.difficulty, tags=list(self.tags), variants=[self.variant],
+            test_setup=self.test_setup(), solution_seeds=seeds, max_test_timeout_sec=self.max_test_timeout_sec,
+        )
 
 
-def render_task_yaml(spec: TaskSpec) -> str:
-    lines = [
-        f"task_id: {spec.task_id}",
-        f"status: {spec.status}",
-        f"description: {_yq(spec.description)}",
-        "prompts:",
-        "  - key: base",
-        "    prompt: |-",
-        _block(spec.prompt.strip("\n"), "      "),
-        "author_name: ade-bench-plugin",
-        'author_email: ""',
-        f"difficulty: {spec.difficulty}",
-        "tags:",
-    ]
-    lines += [f"  - {_yq(t) if not re.fullmatch(r'[A-Za-z0-9_-]+', t) else t}" for t in spec.tags]
-    lines.append("")
-    setup_cmds = []
-    if spec.seed_based:
-        setup_cmds.append("dbt seed")
-    setup_cmds.append("dbt run --select " + " ".join(spec.test_setup_models))
-    lines += ["test_setup: |-"] + ["  " + c for c in setup_cmds]
-    lines.append("")
-    lines.append("solution_seeds:")
-    for t in spec.solution_tables:
-        lines.append(f"  - table_name: {t}")
-        excl = spec.exclude_columns.get(t)
-        if excl:
-            lines.append("    exclude_columns:")
-            lines += [f"      - {c}" for c in excl]
-    if spec.max_test_timeout_sec:
-        lines.append("")
-        lines.append(f"max_test_timeout_sec: {int(spec.max_test_timeout_sec)}")
-    lines += [
-        "",
-        "variants:",
-        f"- db_type: {spec.db_type}",
-        f"  db_name: {spec.db_name}",
-        "  project_type: dbt",
-        f"  project_name: {spec.project_name}",
-        f"  project_dir: {_yq(spec.project_dir)}",
-    ]
-    if spec.db_dir and spec.db_type == "duckdb":
-        lines.append(f"  db_dir: {_yq(spec.db_dir)}")
-    return "\n".join(lines) + "\n"
+def render_task_yaml(plan: TaskPlan) -> str:
+    return plan.task_yaml().render()
 
 
 def render_setup_sh(seed_based: bool, build_may_fail: bool = False) -> str:
@@ -206,16 +174,19 @@ class TaskFiles:
         return self.files[rel].decode("utf-8", errors="replace")
 
 
-def build_task_files(spec: TaskSpec, setup_patch: bytes, solution_patch: bytes,
+def build_task_files(spec: TaskPlan, setup_patch: bytes, solution_patch: bytes,
                      tests: list[tuple[str, str]], build_may_fail: bool = False) -> TaskFiles:
+    doc = spec.task_yaml()
     files: dict[str, bytes] = {
-        "task.yaml": render_task_yaml(spec).encode(),
+        "task.yaml": doc.render().encode(),
         "setup.sh": render_setup_sh(spec.seed_based, build_may_fail).encode(),
         "solution.sh": render_solution_sh(spec.solution_rebuild).encode(),
         "setup/changes.patch": setup_patch,
         "solutions/changes.patch": solution_patch,
     }
-    used: set[str] = set()
+    for rel, text in stand_in_tests.render_all(doc.solution_seeds).items():
+        files[rel] = text.encode()
+    used: set[str] = {Path(rel).stem for rel in files if rel.startswith("tests/")}
     for purpose, sql in tests:
         files["tests/" + assertion_file_name(spec.task_id, purpose, used)] = sql.encode()
     return TaskFiles(files)

@@ -178,7 +178,7 @@ def task_dirs(out: Path) -> list[Path]:
 
 def temp_leftovers(out: Path) -> list[Path]:
     found = []
-    for sub in ("tasks", "projects", "databases"):
+    for sub in ("tasks", "projects", "databases", ".adegen/runs"):
         d = out / sub
         if d.is_dir():
             found += [x for x in d.iterdir() if x.name.startswith(".adegen-tmp-")]

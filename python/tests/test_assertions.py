@@ -250,6 +250,26 @@ def test_broken_property_fails(rendered, tmp_path, mutation):
 
 
 # ---------------------------------------------------------------------------------------------
+# the registry: one entry, one renderer macro, one case here per type
+
+
+def test_registry_renderers_and_cases_agree(repo_root):
+    """Every type of adegen.assertion_types has its renderer macro (parameters = its args, in
+    order, then project_name) and a rendered, graded case in ENTRIES; nothing else exists."""
+    from adegen import assertion_types, patterns
+
+    folder = repo_root / "macros" / "assertions"
+    renderers = {p.stem[len("ade_render_"):]: p for p in folder.glob("ade_render_*.sql")}
+    renderers.pop("assertion"), renderers.pop("assertions")
+    assert set(renderers) == set(assertion_types.TYPES) == {e["type"] for e in ENTRIES.values()}
+    for name, t in assertion_types.TYPES.items():
+        sig = re.search(r"\{% macro ade_render_" + name + r"\(([^)]*)\)", renderers[name].read_text()).group(1)
+        assert [a.strip() for a in sig.split(",")] == [*t.args, "project_name"], name
+        assert set(t.args) <= set(next(e for e in ENTRIES.values() if e["type"] == name)["args"])
+    assert patterns.ASSERTION_TYPES is assertion_types.TYPES and assertions.TYPES is assertion_types.TYPES
+
+
+# ---------------------------------------------------------------------------------------------
 # validation (no dbt)
 
 

@@ -346,7 +346,47 @@ def test_end_to_end_with_validation(example_project, clean_env, tmp_path, projec
     assert doc["proposals"][0]["screening"]["observable"]
     assert (out / "databases" / "acme.duckdb").is_file() or doc["database"]["db_file"]
     assert tree_hash(example_project) == project_before
+    rec = load_record(doc)
+    rt = rec["tasks"][0]
+    assert rt["observation"]["changed_tables"] and rt["proof_seconds"]
+    assert rt["observation"]["compared_table"] in rt["graded_tables"]
     print(f"end-to-end with validation: {elapsed:.0f}s")
+
+
+RECORD_SCHEMA = REPO / "python" / "adegen" / "schemas" / "run_record.schema.json"
+
+
+def load_record(doc: dict) -> dict:
+    """The run record a --json run names: valid against both schemas, and the same document plus
+    its extras (task details, discovery graph)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    path = Path(doc["run_record"])
+    assert path.parent.name == "runs" and path.parent.parent.name == ".adegen"
+    assert re.fullmatch(r"\d{8}T\d{6}Z-\d+\.json", path.name)
+    rec = json.loads(path.read_text())
+    jsonschema.validate(rec, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(rec, json.loads(RECORD_SCHEMA.read_text()))
+    for key in ("proposals", "selected", "next_steps", "exit_code", "survey", "project"):
+        assert rec[key] == doc[key], key
+    assert [t["task_id"] for t in rec["tasks"]] == [t["task_id"] for t in doc["tasks"]]
+    for t, d in zip(rec["tasks"], doc["tasks"]):
+        assert {k: t[k] for k in d} == d  # the --json entry, extended
+    assert not list(path.parent.glob(".adegen-tmp-*"))
+    return rec
+
+
+def test_run_record(first_run, acme_discovery):
+    out, doc, _, _ = first_run
+    rec = load_record(doc)
+    proposals = {p["number"]: p for p in doc["proposals"]}
+    for t in rec["tasks"]:
+        p = proposals[t["proposal"]]
+        assert t["layer"] == p["layer"] and t["prompts"][0] == {"key": "base", "prompt": p["prompt"], "tables": []}
+        assert t["observation"] is None and t["proof_seconds"] is None  # --no-validate
+    names = {m["name"] for m in rec["discovery"]["models"]}
+    assert names == {m["name"] for m in acme_discovery["models"]}
+    uids = {m["unique_id"] for m in acme_discovery["models"]}
+    assert all(child in uids for _, child in rec["discovery"]["edges"]) and len(rec["discovery"]["edges"]) > 30
 
 
 def test_ctrl_c_leaves_nothing_half_written(example_project, clean_env, tmp_path):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from adegen import dbt as dbt_layer
-from adegen import features, layers
+from adegen import features, layers, ranking
 from adegen.dbt.result import MARKER_RE, DbtResult
 from adegen.dbt.runner import dbt_command
 from adegen.discover import TOP_LEVEL_KEYS, Scratch, run_discovery, summary_lines, validate_payload
@@ -79,7 +79,7 @@ def test_payload_shape(acme_discovery):
     assert ids == sorted(ids)
     for c in acme_discovery["candidates"]:
         m = next(m for m in acme_discovery["models"] if m["unique_id"] == c["unique_id"])
-        assert c["matched_patterns"] == m["matched_patterns"] and c["score"] == len(m["matched_patterns"])
+        assert c["matched_patterns"] == m["matched_patterns"] and c["score"] == ranking.model_score(m)
 
 
 def test_golden(acme_discovery):
@@ -228,7 +228,8 @@ def test_tiny_patterns_dag_and_ranking(tiny):
     assert by_name["fct_customer_orders"]["matched_patterns"] == ["lj", "sum_ref"]
     assert all(m["matched_patterns"] == [] for n, m in by_name.items() if n != "fct_customer_orders")
     assert tiny["candidates"] == [{"unique_id": "model.tiny.fct_customer_orders", "name": "fct_customer_orders",
-                                   "score": 2, "matched_patterns": ["lj", "sum_ref"]}]
+                                   "score": ranking.model_score(by_name["fct_customer_orders"]),
+                                   "matched_patterns": ["lj", "sum_ref"]}]
     stg = by_name["stg_orders"]
     assert stg["layer"] == "staging" and stg["sources"] == [["raw", "orders"]]
     assert stg["upstream"] == {"direct": 1, "transitive": 1}

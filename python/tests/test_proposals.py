@@ -81,3 +81,36 @@ def test_models_between(acme_discovery):
     assert path[0] == child["name"] and path[-1] == gname
     assert pp.models_between(acme_discovery, child["unique_id"], child["name"]) == [child["name"]]
     assert by
+
+
+def test_no_pattern_or_prompt_repeats_in_a_run(example_project, acme_discovery, catalog):
+    s = sv.Survey("acme", [], [], [], 0)
+    cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
+    props = pp.select(cands, s, acme_discovery, count=5, project_name="acme").proposals
+    assert len({p.pattern_id for p in props}) == 5
+    assert len({pp.prompt_key(p.prompt) for p in props}) == 5
+    # a pattern repeats only when no other pattern is left: one candidate of another pattern
+    by_pattern: dict[str, list] = {}
+    for c in cands:
+        by_pattern.setdefault(c.pattern.id, []).append(c)
+    common = max(by_pattern, key=lambda k: len({c.name for c in by_pattern[k]}))
+    other = next(k for k in by_pattern if k != common)
+    pool = by_pattern[common] + by_pattern[other][:1]
+    picked = pp.select(pool, s, acme_discovery, count=2, project_name="acme").proposals
+    assert {p.pattern_id for p in picked} == {common, other}
+
+
+def test_prompts_of_surveyed_tasks_are_not_reused(example_project, acme_discovery, catalog):
+    empty = sv.Survey("acme", [], [], [], 0)
+    cands = pp.rank(_cands(example_project, acme_discovery, catalog, empty)[0], empty)
+    first = pp.select(cands, empty, acme_discovery, count=1, project_name="acme").proposals[0]
+    # an existing task elsewhere (another model) that already asks exactly this
+    t = sv.ExistingTask("acme001", Path("."), "ade-bench", "", "other", [], "medium",
+                        changes=[sv.PatchChange("models/x/unrelated.sql", 1, 1, "a", "b", "join")],
+                        prompts=["other", first.prompt.upper() + "  "])
+    s = sv.Survey("acme", [t], [], [], 1)
+    res = pp.select(pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s), s, acme_discovery,
+                    count=5, project_name="acme")
+    keys = [pp.prompt_key(lv.text) for p in res.proposals for lv in p.prompt_levels()]
+    assert pp.prompt_key(first.prompt) not in keys and len(keys) == len(set(keys))
+    assert any("the prompt repeats the one of acme001" in r for _, _, r in res.dropped)

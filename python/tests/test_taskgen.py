@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen.taskgen import (TaskSpec, build_task_files, render_setup_sh, render_solution_sh, render_task_yaml,
+from adegen.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.taskgen import (TaskPlan, build_task_files, render_setup_sh, render_solution_sh, render_task_yaml,
                             assertion_file_name, unified_diff)
 
 CASES = {
@@ -72,14 +73,18 @@ def test_solution_is_exact_inverse():
         assert sorted(swapped) == sorted(solution.split(b"\n"))
 
 
-def _spec(**kw) -> TaskSpec:
+def _spec(*, db_type="duckdb", db_name="acme", db_dir=None, exclude_columns=None, **kw) -> TaskPlan:
+    extra = {"db_dir": db_dir} if db_dir and db_type == "duckdb" else {}
+    excl = exclude_columns or {}
     base = dict(task_id="acme007", description="Wrong join type in int_orders_enriched: `left join` -> `join`",
-                prompt="Some orders are missing from int_orders_enriched.\nCan you fix it?", difficulty="medium",
-                tags=["dbt", "debugging", "join-logic", "acme"], test_setup_models=["int_orders_enriched", "fct_orders"],
-                solution_tables=["fct_orders"], db_type="duckdb", db_name="acme", project_name="acme",
-                project_dir="/out/projects")
+                prompts=[PromptEntry("base", "Some orders are missing from int_orders_enriched.\nCan you fix it?")],
+                difficulty="medium", tags=["dbt", "debugging", "join-logic", "acme"],
+                test_setup_models=["int_orders_enriched", "fct_orders"],
+                solution_seeds=[SeedEntry("fct_orders", exclude_columns=excl.get("fct_orders", []))],
+                variant=Variant(db_type=db_type, db_name=db_name, project_name="acme", project_dir="/out/projects",
+                                extra=extra))
     base.update(kw)
-    return TaskSpec(**base)
+    return TaskPlan(**base)
 
 
 def test_task_yaml_fields_exact():

@@ -20,7 +20,8 @@ pytest.importorskip("dbt.adapters.snowflake", reason="dbt-snowflake is not insta
 from adegen.patterns import load_catalog  # noqa: E402
 from adegen.project import load_project  # noqa: E402
 from adegen.rewrite import ModelContext, apply_site, sites_for_model  # noqa: E402
-from adegen.taskgen import TaskSpec, build_task_files, unified_diff  # noqa: E402
+from adegen.task_yaml import PromptEntry, SeedEntry, Variant  # noqa: E402
+from adegen.taskgen import TaskPlan, build_task_files, unified_diff  # noqa: E402
 from adegen.validate import make_validator  # noqa: E402
 from adegen.validate.snowflake import EmulatorValidator  # noqa: E402
 
@@ -48,10 +49,12 @@ def shipped_copy(dest: Path) -> Path:
 
 
 def make_task(tasks: Path, task_id: str, original: str, mutant: str, table: str) -> Path:
-    spec = TaskSpec(task_id=task_id, description="hand-made emulator task", prompt="Something is off in "
-                    f"{table}; please fix it.", difficulty="medium", tags=["dbt", "acme_sf"],
-                    test_setup_models=[table], solution_tables=[table], db_type="snowflake",
-                    db_name="ACME_SF", project_name="acme_sf", project_dir=str(tasks.parent / "projects"),
+    spec = TaskPlan(task_id=task_id, description="hand-made emulator task",
+                    prompts=[PromptEntry("base", f"Something is off in {table}; please fix it.")],
+                    difficulty="medium", tags=["dbt", "acme_sf"], test_setup_models=[table],
+                    solution_seeds=[SeedEntry(table)],
+                    variant=Variant(db_type="snowflake", db_name="ACME_SF", project_name="acme_sf",
+                                    project_dir=str(tasks.parent / "projects")),
                     seed_based=True, max_test_timeout_sec=120)
     files = build_task_files(spec, unified_diff(original.encode(), mutant.encode(), MODEL),
                              unified_diff(mutant.encode(), original.encode(), MODEL), [])

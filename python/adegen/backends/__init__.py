@@ -1,0 +1,31 @@
+"""One module per database type holding everything adapter-specific on the build side (variant
+fields, the standalone copy's profile, database checks, proof labels, next steps, pattern
+preference, summary notes). `get(db_type)` / `for_project(project)` return its `Backend`."""
+from __future__ import annotations
+
+from ..errors import InputError
+from .base import Backend
+from .duckdb import DuckDBBackend
+from .snowflake import SnowflakeBackend
+
+BACKENDS: dict[str, Backend] = {b.name: b for b in (DuckDBBackend(), SnowflakeBackend())}
+NAMES: tuple[str, ...] = tuple(BACKENDS)  # the supported database types
+
+
+def get(db_type: str) -> Backend:
+    try:
+        return BACKENDS[db_type]
+    except KeyError:
+        raise InputError(f"database type {db_type!r} is not supported (only {' and '.join(NAMES)})",
+                         field="type") from None
+
+
+def for_project(project) -> Backend:
+    """The backend of a loaded project; an unsupported adapter names profiles.yml and `type`."""
+    if project.adapter_type not in BACKENDS:
+        raise InputError(f"database type {project.adapter_type!r} is not supported (only {' and '.join(NAMES)})",
+                         file=project.profiles_path, field="type")
+    return BACKENDS[project.adapter_type]
+
+
+__all__ = ["BACKENDS", "NAMES", "Backend", "for_project", "get"]

@@ -1,0 +1,109 @@
+"""What the build needs to know about one database type: one subclass per database in this package
+(as sqlglot keeps one module per dialect). The dbt side of the same differences lives in
+`macros/cross_db/` (adapter.dispatch); the validator internals live in `adegen.validate`.
+
+Adding a database: a module here with a `Backend` subclass, its name in `backends.BACKENDS`, a
+validator in `validate.factory.make_validator`, and its macros in `macros/cross_db/`."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InputError
+
+
+class Backend:
+    name: str = ""  # the dbt adapter type (profiles.yml `type:`), task.yaml variants[].db_type
+    dialect: str = ""  # sqlglot dialect of the compiled SQL
+    prefer_db_specific: bool = False  # at least half the proposals use this database's own patterns
+    seed_export: bool = False  # ade-bench's `ade run --seed` can export solution seeds
+    file_based: bool = False  # the database is a file: --db-path/db_dir, prepare_database, proofs need it
+    reached_how: str = "ade-bench reaches the database"  # said when --db-path is refused
+    reached_with: str = "through its own connection"
+    proof_label: str = "proven"  # the summary's word for a proven task
+    proof_fields: dict = {}  # extra keys of a task's --json `proof`
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def check_options(self, project, opts) -> None:
+        """Refuse options this database cannot use (exit 2)."""
+        if opts.db_path is not None and not self.file_based:
+            raise InputError(f"--db-path is for DuckDB only: {project.profiles_path.name} gives type: {self.name} "
+                             f"for {project.name}, and {self.title()} variants have no db_dir ({self.reached_how} "
+                             f"{project.db_name} {self.reached_with}); drop --db-path", field="--db-path")
+
+    def check_database(self, project, opts) -> None:
+        """With validation on: refuse a database the run cannot read (exit 2, before dbt runs)."""
+
+    def option_notes(self, opts) -> tuple[dict, list[str]]:
+        """(extra top-level --json fields, warnings) about the options given for this database."""
+        return {}, []
+
+    def title(self) -> str:
+        return self.name.capitalize()
+
+    # -- validation -----------------------------------------------------------------------------
+
+    def make_validator(self, project, opts, workdir: Path, progress: Callable[[str], None]):
+        from ..validate.factory import make_validator
+
+        return make_validator(project, emulate_snowflake=opts.emulate_snowflake, workdir=workdir,
+                              db_dir=opts.db_path, jobs=2, progress=progress)
+
+    def unproven_reason(self, why: str) -> str:
+        """The validator's reason as the tail of a task's "unproven: ..." line."""
+        return why
+
+    def summary_note(self, tasks: list[dict], reason: str, validating: bool) -> str | None:
+        """A closing word on the run's proofs for this database (None: nothing to add)."""
+        return None
+
+    # -- output ---------------------------------------------------------------------------------
+
+    def profile_target(self, db_name: str, schema: str, target_config: dict | None = None) -> dict:
+        """The profiles.yml target of the standalone copy (what ade-bench's container uses)."""
+        raise NotImplementedError
+
+    def copy_profile(self, project) -> str:
+        """The standalone copy's profiles.yml."""
+        from ..output import render_profiles
+
+        return render_profiles(project.profile_name, project.target_name, self.name, project.db_name,
+                               project.schema, project.target_config)
+
+    def variant_fields(self, opts) -> dict:
+        """task.yaml variant keys beyond db_type/db_name/project_*, in order."""
+        return {}
+
+    def database(self, ctx) -> tuple[Path | None, str | None]:
+        """(the database file proofs run against, what the user must do so ade-bench finds it);
+        `ctx` is the run's RunContext (options, project, ade-bench, validator, console)."""
+        return None, None
+
+    # -- next steps -----------------------------------------------------------------------------
+
+    def access_steps(self, project, db_note: str | None) -> list[str]:
+        """Step 1 of the spec's next steps: verify database access."""
+        return ["1. Verify database access: " + (db_note or "")]
+
+    def seed_steps(self, task_ids: list[str], tasks_dir: Path) -> list[str]:
+        """Step 3 of the spec's next steps: the solution seeds."""
+        return [f"3. --seed export is DuckDB-only: run without --seed and write test SQL by hand, or seed "
+                "from a DuckDB extract:"] + [
+            f"   ade run {t} --db {self.name} --project-type dbt --agent sage --tasks-dir {_q(tasks_dir)}"
+            for t in task_ids]
+
+    def harness_commands(self, task_id: str, tasks_dir: Path) -> list[list[str]]:
+        """Phase 5 `ade run ... --agent sage` commands for one task (with --seed first when it works)."""
+        base = ["ade", "run", task_id, "--db", self.name, "--project-type", "dbt", "--agent", "sage"]
+        tail = ["--tasks-dir", str(tasks_dir)]
+        return ([base + ["--seed"] + tail] if self.seed_export else []) + [base + tail]
+
+    def install_extras(self, location: str) -> list[str]:
+        """Commands beyond ade-bench's clone/install/databases that this database needs."""
+        return []
+
+
+def _q(path: Any) -> str:
+    return shlex.quote(str(path))

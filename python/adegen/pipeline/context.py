@@ -1,0 +1,102 @@
+"""The one object every stage of a run receives: options, console, project, validator, results.
+
+Stages are plain functions `stage(ctx, ...)` that read what earlier stages left in the context and
+add their own result; nothing is threaded through positional arguments. A later bulk mode builds
+the same context and calls the same stages in a loop."""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cli_args import Options
+
+
+class UI:
+    """Text to stdout (or stderr in --json mode so stdout stays one JSON document)."""
+
+    def __init__(self, json_mode: bool, interactive: bool):
+        self.json_mode = json_mode
+        self.interactive = interactive
+        self.out = sys.stderr if json_mode else sys.stdout
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def warn(self, text: str) -> None:
+        print(f"warning: {text}", file=sys.stderr, flush=True)
+
+    def ask(self, question: str, default: str = "") -> str:
+        """Only called when interactive (stdin is a terminal)."""
+        print(question, end=" ", file=self.out, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            return default
+        return line.strip() or default
+
+    def progress(self, text: str) -> None:
+        """An indented progress line (validator and screening messages)."""
+        self.say(f"  {text}")
+
+
+@dataclass
+class RunReport:
+    warnings: list[str] = field(default_factory=list)
+    tasks: list[dict] = field(default_factory=list)
+    dropped_tasks: list[dict] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    task_details: dict[str, dict] = field(default_factory=dict)  # task id -> run record extras
+
+
+@dataclass
+class OutputPlan:
+    """Where and against what the tasks of this run are written (set by `workspace.prepare`)."""
+
+    tasks_dir: Path
+    project_root: Path  # the project the patches apply to: the standalone copy, or the original
+    project_dir_field: str  # task.yaml variants[].project_dir
+    seed_based: bool  # raw data comes from `dbt seed`
+    known_models: set[str]
+    db_file: Path | None = None  # the database file proofs run against (DuckDB)
+    db_note: str | None = None  # what the user must do so ade-bench finds the database
+
+
+@dataclass
+class RunContext:
+    opts: Options
+    ui: UI
+    t0: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.time)  # wall clock, names the run record
+    report: RunReport = field(default_factory=RunReport)
+    doc: dict[str, Any] = field(default_factory=dict)  # the --json document, filled by the stages
+    project: Any = None  # ProjectInfo
+    backend: Any = None  # adegen.backends.Backend of the project's database
+    ade: Any = None  # survey.AdeBench
+    workroot: Path | None = None  # scratch directory of the run (removed at the end)
+    pending: Any = None  # validation.PendingValidator while the baseline builds
+    validator: Any = None  # a usable validator once the baseline is built, else None
+    discovery: dict | None = None
+    catalog: Any = None  # patterns.Catalog
+    survey: Any = None  # survey.Survey
+    output: OutputPlan | None = None
+
+    def timing(self, name: str, since: float) -> None:
+        self.doc.setdefault("timings_sec", {})[name] = round(time.monotonic() - since, 1)
+
+    def disable_validation(self, reason: str) -> None:
+        """Execution validation is off from here on; tasks are written status: dev."""
+        self.validator = None
+        self.doc.setdefault("validation", {}).update({"usable": False, "reason": reason})
+
+    def unproven_reason(self) -> str:
+        """Why tasks of this run cannot be proven (the validator factory's reason), for status: dev."""
+        if not self.opts.validate:
+            return "--no-validate"
+        why = str((self.doc.get("validation") or {}).get("reason") or "execution validation unavailable")
+        return self.backend.unproven_reason(why)
+
+    def finish(self, code: int) -> tuple[int, dict]:
+        self.doc["exit_code"] = code
+        return code, self.doc

@@ -1,0 +1,128 @@
+"""Stages "enumerate candidates" and "screen": every (model, pattern) candidate with its rewrite
+sites, ranked; then rounds of compile check + screening + selection until `--count` proposals
+stand. And the user's pick among them."""
+from __future__ import annotations
+
+import time
+
+from ..cli_args import parse_pick
+from ..errors import InputError
+from . import validation
+from .context import RunContext
+
+ROUNDS = 3  # pools tried before giving up on reaching --count
+POOL_FACTOR = 4  # a pool holds this many times --count candidates
+
+
+def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
+    """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
+    from .. import proposals as pp
+
+    cands, excluded = pp.enumerate_candidates(ctx.opts.project_dir, ctx.discovery, ctx.catalog, ctx.survey,
+                                              ctx.project.adapter_type, ctx.project.name, warn=ctx.ui.warn)
+    return pp.rank(cands, ctx.survey), excluded
+
+
+def propose(ctx: RunContext):
+    """The run's ProposalSet. Rounds: the candidates a selection would try first (4x --count, spread)
+    are compiled in one dbt run, screened in one parallel batch, then selected from; only if too
+    many drop out is the next pool taken. Snowflake projects: at least half the picks use
+    Snowflake-specific patterns (the spec's "prefer Snowflake-specific SQL ... but also include
+    some ANSI SQL bugs")."""
+    from .. import proposals as pp
+
+    opts, ui, project = ctx.opts, ctx.ui, ctx.project
+    t1 = time.monotonic()
+    cands, excluded = enumerate_candidates(ctx)
+    prefer_specific = ctx.backend.prefer_db_specific
+    remaining = list(cands)
+    chosen: list = []
+    dropped: list = []
+    for _round in range(ROUNDS):
+        if not remaining or len(chosen) >= opts.count:
+            break
+        sel = pp.pool(remaining, ctx.survey, ctx.discovery, size=POOL_FACTOR * opts.count,
+                      project_name=project.name, prefer_db_specific=prefer_specific)
+        if not sel:
+            break
+        ids = {id(c) for c in sel}
+        remaining = [c for c in remaining if id(c) not in ids]
+        pp.compile_check(project, sel, workdir=ctx.workroot, progress=ui.say)
+        screen = None
+        if ctx.validator is not None:
+            try:
+                screen = validation.batched_screen(ctx, sel, opts.count + 2)
+            except validation.ValidatorBroken as exc:
+                ui.warn(f"execution validation disabled: {exc}; tasks will be patch-validated only (status: dev)")
+                ctx.disable_validation(str(exc))
+        part = pp.select(sel, ctx.survey, ctx.discovery, count=opts.count - len(chosen), project_name=project.name,
+                         prefer_db_specific=prefer_specific, screen=screen, progress=ui.say, taken=chosen)
+        chosen += part.proposals
+        dropped += part.dropped
+    for i, p in enumerate(chosen, 1):
+        p.number = i
+    pset = pp.ProposalSet(chosen, excluded, dropped, len(cands))
+    ctx.timing("proposals", t1)
+    ctx.doc["proposals"] = [p.to_json() for p in pset.proposals]
+    ctx.doc["excluded"] = {"count": len(pset.excluded),
+                           "items": [{"model": m, "pattern_id": p, "task_id": t} for m, p, t in pset.excluded],
+                           "line": pset.excluded_line()}
+    ctx.doc["dropped_candidates"] = [{"model": m, "pattern_id": p, "reason": r} for m, p, r in pset.dropped]
+    ctx.doc["tasks"] = []
+    return pset
+
+
+def show(ctx: RunContext, pset) -> None:
+    ui = ctx.ui
+    ui.say(f"Proposed tasks ({len(pset.proposals)}):")
+    ui.say()
+    for p in pset.proposals:
+        print_proposal(ui, p)
+    if pset.excluded_line():
+        ui.say(pset.excluded_line())
+        ui.say()
+
+
+def print_proposal(ui, p) -> None:
+    ui.say(f"[{p.number}] {p.model} ({p.layer}) - {p.pattern_id} ({p.family}), {p.difficulty}")
+    ui.say(f"    Target: {p.model_path} line {p.site.line}: {p.why_model}")
+    ui.say(f"    Bug: {p.pattern_name}: `{' '.join(str(p.site.before).split())}` -> "
+           f"`{' '.join(str(p.site.after).split())}`")
+    ui.say(f"    Prompt: {p.prompt}")
+    ui.say(f"    Realistic: {p.realistic}")
+    if p.assertion_tests:
+        ui.say("    Assertion tests: " + ", ".join(t["type"] for t in p.assertion_tests))
+    else:
+        ui.say("    Assertion tests: none (the AUTO equality test on "
+               f"{p.compared_table} catches it)")
+    ui.say(f"    Novelty: {p.novelty}")
+    if p.observation is not None:
+        ui.say(f"    Screening: {p.observation.reason}")
+    ui.say()
+
+
+def pick(ctx: RunContext, pset) -> list | None:
+    """The proposals to generate: --pick, --yes on a terminal, or the user's answer. None when
+    not on a terminal and no --pick (the proposals were only shown)."""
+    ui, n = ctx.ui, len(pset.proposals)
+    if ctx.opts.pick is not None:
+        picked = parse_pick(ctx.opts.pick, n)
+    elif ui.interactive:
+        picked = list(range(n)) if ctx.opts.yes else _ask(ui, n)
+    else:
+        ui.say("Not a terminal and no --pick: nothing was written. Re-run with --pick all (or --pick 1,3).")
+        ctx.doc["selected"] = []
+        return None
+    ctx.doc["selected"] = [i + 1 for i in picked]
+    return [pset.proposals[i] for i in picked]
+
+
+def _ask(ui, n: int) -> list[int]:
+    while True:
+        ans = ui.ask(f"Which proposals should I generate? [all / 1,3 / none] (1-{n}):", "all")
+        if ans.lower() in ("none", "n", "q", "quit", "no"):
+            return []
+        try:
+            return parse_pick(ans, n)
+        except InputError as exc:
+            ui.say(f"  {exc.message}")

@@ -1,0 +1,143 @@
+"""Stages "prove" and "write" for one task: `realise_task` turns one proposal into a task
+directory - patches, task spec, tests, atomic write, patch round trip, execution proof, commit -
+or into nothing at all. It is the one unit the build (and a later bulk mode) calls per task."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import AdegenError
+from .context import RunContext
+from .record import task_details
+
+@dataclass
+class TaskJob:
+    """One task to write: the proposal, its id, and its rendered assertion tests (purpose, sql)."""
+
+    proposal: object  # proposals.Proposal
+    task_id: str
+    tests: list[tuple[str, str]]
+
+
+def render_tests(ctx: RunContext, proposals: list) -> dict[int, list[tuple[str, str]]]:
+    """Assertion SQL for every selected proposal, in one renderer call (the package's macros).
+    A renderer failure is dbt's error on a project discovery already parsed: it ends the run
+    (exit 2) rather than writing tasks whose pattern needs an assertion without it."""
+    from ..assertions import render_assertions, resolve_placeholders
+
+    entries, owners = [], []
+    for p in proposals:
+        for t in p.assertion_tests:
+            try:
+                args = resolve_placeholders(t["args"], t["context"])
+            except AdegenError as exc:
+                ctx.ui.warn(f"{p.pattern_id}: assertion {t['type']} skipped ({exc})")
+                continue
+            entries.append({"type": t["type"], "args": args})
+            owners.append(p.number)
+    out: dict[int, list[tuple[str, str]]] = {p.number: [] for p in proposals}
+    if not entries:
+        return out
+    rendered = render_assertions(ctx.project.project_dir, ctx.project.name, entries)
+    for owner, item in zip(owners, rendered):
+        out[owner].append(item)
+    return out
+
+
+def task_plan(ctx: RunContext, job: TaskJob):
+    """The TaskPlan of one job: every prompt level, every graded table (the compared table and
+    the tables a medium/hard prompt names, each rebuilt by test_setup), the run's variant."""
+    from ..task_yaml import PromptEntry, SeedEntry, Variant
+    from ..taskgen import TaskPlan
+
+    p, plan, project, opts = job.proposal, ctx.output, ctx.project, ctx.opts
+    variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
+                      project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(opts))
+    tables = p.graded_tables()
+    return TaskPlan(
+        task_id=job.task_id, description=p.description,
+        prompts=[PromptEntry(lv.key, lv.text) for lv in p.prompt_levels()],
+        difficulty=p.difficulty, tags=p.tags, test_setup_models=_models_to_rebuild(ctx, p, tables),
+        solution_seeds=[SeedEntry(t) for t in tables], variant=variant, seed_based=plan.seed_based,
+        status="ready" if ctx.validator is not None else "dev", solution_rebuild=p.solution_rebuild,
+        max_test_timeout_sec=120 if plan.seed_based else None,
+    )
+
+
+def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:
+    """The proposal's test_setup models, plus the models between the mutated model and every other
+    graded table (DAG order kept: depth, then name, as models_between orders them)."""
+    from ..proposals import models_between
+
+    out = list(p.test_setup_models)
+    for table in tables[1:]:
+        out += [m for m in models_between(ctx.discovery, p.model_unique_id, table) if m not in out]
+    if len(tables) == 1:
+        return out
+    depth = {m["name"]: int(m.get("depth", 0) or 0) for m in ctx.discovery.get("models", [])}
+    return sorted(out, key=lambda m: (depth.get(m, 0), m))
+
+
+def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
+    """Write one task atomically and prove it; the task's --json entry, or None when the patch
+    round trip fails (nothing is left behind and the id stays free). Needs ctx.output."""
+    from .. import output as out
+    from ..patchcheck import check_task
+    from ..task_yaml import update_task_yaml
+    from ..taskgen import build_task_files, unified_diff
+
+    p, plan = job.proposal, ctx.output
+    setup_patch = unified_diff(p.original, p.mutant, p.model_path)
+    solution_patch = unified_diff(p.mutant, p.original, p.model_path)
+    files = build_task_files(task_plan(ctx, job), setup_patch, solution_patch, job.tests, build_may_fail=p.build_error)
+    writer = out.TaskWriter(plan.tasks_dir, job.task_id)
+    try:
+        writer.write(files.files)
+        check = check_task(plan.project_root, writer.dir, job.task_id, p.model_path, p.original, p.mutant,
+                           p.test_setup_models + p.graded_tables(), plan.known_models)
+        if not check.ok:
+            ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
+            writer.discard()
+            return None
+        proven, detail, proof = _prove(ctx, job.task_id, writer.dir)
+        if not proven:
+            update_task_yaml(writer.dir / "task.yaml", status="dev")
+        final = writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
+    proof_json = None if proof is None else proof_to_json(proof, ctx.backend)
+    ctx.report.task_details[job.task_id] = task_details(p, proof)
+    return {
+        "task_id": job.task_id, "path": str(final), "model": p.model, "pattern_id": p.pattern_id,
+        "family": p.family, "difficulty": p.difficulty, "proposal": p.number,
+        "status": "ready" if proven else "dev", "proven": proven, "proof_detail": detail, "proof": proof_json,
+        "proof_label": (detail if proven else "unproven"),
+        "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
+                        "models": check.models_ok, "line": check.line()},
+        "files": sorted(str(Path(final, k).relative_to(final)) for k in files.files),
+    }
+
+
+def proof_to_json(proof, backend) -> dict:
+    return {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
+            "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
+            "expected_tests": int(proof.expected_tests), "detail": str(proof.detail),
+            "seconds": {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()}, **backend.proof_fields}
+
+
+def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, object]:
+    """(proven, detail, Proof or None) of the task in its temp dir; never raises AdegenError."""
+    validator, backend, plan = ctx.validator, ctx.backend, ctx.output
+    if validator is None:
+        return False, f"unproven: {ctx.unproven_reason()}", None
+    if plan.db_file is None and backend.file_based:
+        return False, "unproven: no database file to prove against", None
+    ctx.ui.say(f"Proving {task_id} (broken must fail, solved must pass)...")
+    try:
+        proof = validator.prove(task_dir, plan.project_root, plan.db_file)
+    except AdegenError as exc:
+        return False, f"unproven: {exc}", None
+    if not proof.ok:
+        return False, (proof.detail if proof.detail.startswith("unproven") else f"unproven: {proof.detail}"), proof
+    return True, backend.proof_label, proof  # Snowflake: "proven on emulator", never "on Snowflake"

@@ -1,0 +1,80 @@
+"""The end of a run: the summary of written tasks, the optional Phase 5 harness run, the spec's
+next steps, the timings and the exit code."""
+from __future__ import annotations
+
+import shlex
+import time
+
+from .context import RunContext
+
+def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
+    """Print what was written and what to do next; (exit code, --json document)."""
+    ui, doc, report = ctx.ui, ctx.doc, ctx.report
+    tasks_dir = ctx.opts.output_dir / "tasks"
+    if report.tasks:
+        ui.say()
+        ui.say("Patch validation:")
+        for t in report.tasks:
+            ui.say(f"  {t['patch_check']['line']}")
+    for t in report.dropped_tasks:
+        ui.warn(t)
+    steps = next_steps(ctx, written, doc.get("database", {}).get("note"))
+    doc["next_steps"] = steps
+    doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)
+    if not written:
+        ui.say("No task passed validation; nothing was written.")
+        return ctx.finish(1)
+    ui.say()
+    ui.say(f"Wrote {len(written)} task(s) to {tasks_dir}:")
+    for t in report.tasks:
+        status = t.get("proof_label", "proven") if t.get("proven") else f"status: dev ({t.get('proof_detail')})"
+        ui.say(f"  {t['task_id']}: {t['model']} / {t['pattern_id']} ({t['difficulty']}) - {status}")
+    ui.say()
+    note = ctx.backend.summary_note(report.tasks, ctx.unproven_reason(), ctx.validator is not None)
+    if note is not None:
+        doc["validation"][f"{ctx.backend.name}_note"] = note
+        ui.say(note)
+        ui.say()
+    if ctx.opts.run_harness:
+        _run_harness(ctx, written, tasks_dir)
+    ui.say("Next steps:")
+    for s in steps:
+        ui.say(f"  {s}")
+    ui.say("Timings: " + ", ".join(f"{k} {v:.0f}s" for k, v in doc.get("timings_sec", {}).items())
+           + f", total {time.monotonic() - ctx.t0:.0f}s")
+    if ctx.validator is not None and not any(t.get("proven") for t in report.tasks):
+        ui.say("No task could be proven by execution (all are status: dev).")
+        return ctx.finish(1)
+    return ctx.finish(0)
+
+
+def _run_harness(ctx: RunContext, written: list[str], tasks_dir) -> None:
+    from .. import ade_run
+
+    ui = ctx.ui
+    ui.say("Phase 5 (--run-harness): ade-bench's harness")
+    ctx.doc["harness_run"] = ade_run.run_tasks(written, ctx.project.adapter_type, tasks_dir, say=ui.say)
+    for r in ctx.doc["harness_run"]["results"]:
+        if r["verdict"] != "PASS":
+            ctx.report.warnings.append(f"{r['task_id']}: harness {r['line']}")
+    ui.say()
+
+
+def next_steps(ctx: RunContext, task_ids: list[str], db_note: str | None) -> list[str]:
+    """The spec's "After Generating Files" list with real paths (one line per command)."""
+    backend, db = ctx.backend, ctx.backend.name
+    tasks_dir = ctx.opts.output_dir / "tasks"
+    quoted = shlex.quote(str(tasks_dir))
+    steps = backend.access_steps(ctx.project, db_note)
+    steps.append("2. Review the generated tests/ directories (custom assertions must name real models and "
+                 "columns; names never start with AUTO_).")
+    steps += backend.seed_steps(task_ids, tasks_dir)
+    steps.append("4. Validate by running again without --seed:")
+    steps += [f"   ade run {t} --db {db} --project-type dbt --agent sage --tasks-dir {quoted}" for t in task_ids]
+    steps.append("5. Test with a real agent:")
+    steps += [f"   ade run {t} --db {db} --project-type dbt --agent claude --model claude-sonnet-4-5 "
+              f"--tasks-dir {quoted}" for t in task_ids]
+    if not ctx.ade.found:
+        steps.append("Reminder: ade-bench is not installed yet; install it before the tasks can run "
+                     "(see the commands printed at the start).")
+    return steps

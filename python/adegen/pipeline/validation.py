@@ -1,0 +1,121 @@
+"""The run's validator: started before discovery (its worker processes must fork before any
+in-process dbt run), the baseline built in the background, and the screening of candidates.
+
+The validator is used only through the contract of docs/architecture.md ("Build <-> validation
+contract"): usable, baseline, seed_based, screen, screen_many, prepare_database, prove, close."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from .context import RunContext
+
+
+class PendingValidator:
+    """A Validator whose baseline build runs in a background thread (the work itself happens in
+    the validator's worker processes)."""
+
+    def __init__(self, validator, warn: Callable[[str], None]):
+        self.validator = validator
+        self.warn = warn
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="adegen-baseline", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            self.validator.baseline()
+        except BaseException as exc:  # noqa: BLE001 - reported in result()
+            self.error = exc
+
+    def result(self):
+        self.thread.join()
+        if self.error is not None:
+            exc = self.error
+            self.warn(f"baseline build failed ({exc}); tasks will be patch-validated only (status: dev)")
+            return None, f"baseline failed: {exc}"
+        return self.validator, "ok"
+
+
+class ValidatorBroken(Exception):
+    """Every screened mutant failed the same way: the validator, not the mutants, is at fault."""
+
+
+def start(ctx: RunContext) -> None:
+    """ctx.pending (or the reason validation is off in ctx.doc["validation"])."""
+    if not ctx.opts.validate:
+        ctx.doc["validation"].update({"usable": False, "reason": "--no-validate"})
+        return
+    ctx.pending, why = _start(ctx)
+    if ctx.pending is None:
+        ctx.doc["validation"].update({"usable": False, "reason": why})
+
+
+def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
+    ui = ctx.ui
+    v = ctx.backend.make_validator(ctx.project, ctx.opts, ctx.workroot / "validate", ui.progress)
+    ok, why = v.usable()
+    if not ok:
+        ui.warn(f"execution validation unusable ({why}); tasks will be patch-validated only (status: dev)")
+        close(v)
+        return None, why
+    pool = getattr(v, "pool", None)
+    if callable(pool):
+        pool().submit(int).result()  # start the worker processes now, before dbt runs in this process
+    ui.say("Building the intact project once in the background (baseline)...")
+    return PendingValidator(v, ui.warn), why
+
+
+def wait(ctx: RunContext) -> None:
+    """Wait for the baseline; ctx.validator is the validator when it is usable."""
+    if ctx.pending is None:
+        return
+    t1 = time.monotonic()
+    ctx.validator, why = ctx.pending.result()
+    ctx.timing("baseline_wait", t1)
+    ctx.doc["validation"].update({"usable": ctx.validator is not None, "reason": why})
+
+
+def close(validator: Any) -> None:
+    if validator is not None and hasattr(validator, "close"):
+        try:
+            validator.close()
+        except Exception:  # noqa: BLE001 - closing must never hide the run's own outcome
+            pass
+
+
+ScreenFn = Callable[[Any, Any, str], Any]  # (candidate, site, mutant text) -> Observation
+
+
+def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
+    """Screen the likely picks (a dry selection of `count` from `cands`) in one parallel batch
+    (Validator.screen_many); later replacements are screened one at a time by the returned
+    function. Raises ValidatorBroken when every mutant of the batch fails the same way."""
+    from .. import proposals as pp
+
+    ui, validator = ctx.ui, ctx.validator
+    cache: dict[tuple[int, int], Any] = {}
+    dry = pp.select(cands, ctx.survey, ctx.discovery, count=count, project_name=ctx.project.name,
+                    prefer_db_specific=ctx.backend.prefer_db_specific)
+    items, keys = [], []
+    for p in dry.proposals:
+        c = p.candidate
+        items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern))
+        keys.append((id(c), p.site.index))
+    if items:
+        ui.say(f"Screening {len(items)} candidates by execution (mutated model + downstream)...")
+        obs = validator.screen_many(items, progress=ui.progress)
+        cache.update(zip(keys, obs))
+        errors = {str(getattr(o, "example", "") or o.reason) for o in obs}
+        if len(obs) >= 3 and all(o.build_error for o in obs) and len(errors) == 1:
+            raise ValidatorBroken(f"every screened mutant failed with the same error: {errors.pop()[:200]}")
+
+    def screen(c, site, text):
+        key = (id(c), site.index)
+        if key not in cache:
+            ui.say(f"Screening {c.pattern.id} on {c.name} (line {site.line})...")
+            cache[key] = validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern)
+        return cache[key]
+
+    return screen

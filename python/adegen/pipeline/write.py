@@ -1,0 +1,39 @@
+"""Stage "write": the chosen proposals become task directories, ids continuing the project's
+sequence, under the run lock. Each task is realised on its own (`realise.realise_task`)."""
+from __future__ import annotations
+
+import time
+
+from .context import RunContext
+from .realise import TaskJob, realise_task, render_tests
+from .workspace import prepare
+
+
+def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
+    """The ids of the tasks written (ctx.report.tasks holds their --json entries)."""
+    from .. import output as out
+
+    t1 = time.monotonic()
+    tests_by_prop = render_tests(ctx, chosen)
+    written: list[str] = []
+    lock = out.RunLock(ctx.opts.output_dir)
+    lock.acquire()
+    try:
+        plan = prepare(ctx)
+        number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
+        for p in chosen:
+            task_id = out.format_task_id(ctx.project.name, number + 1)
+            result = realise_task(ctx, TaskJob(p, task_id, tests_by_prop.get(p.number, [])))
+            if result is None:
+                continue  # the id was not used
+            number += 1
+            ctx.report.tasks.append(result)
+            written.append(task_id)
+    except KeyboardInterrupt:
+        ctx.ui.warn("interrupted: unfinished task directories were removed")
+        raise
+    finally:
+        lock.release()
+    ctx.doc["tasks"] = ctx.report.tasks
+    ctx.timing("generation", t1)
+    return written

@@ -1,0 +1,98 @@
+"""The proposal of a task as the build shows, stores and realises it: `Proposal` (one bug on one
+model with its prompt levels), `PromptLevel`, `ProposalSet` (a run's proposals plus what was
+excluded or dropped and why)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PromptLevel:
+    """One prompt key of a task (ade-bench runs each key as its own trial). `tables`: tables the
+    text names besides the compared table; each is graded too (solution_seeds + test_setup)."""
+
+    key: str  # base | medium | hard
+    text: str
+    tables: tuple[str, ...] = ()
+
+
+@dataclass
+class Proposal:
+    number: int
+    model: str
+    model_unique_id: str
+    model_path: str
+    layer: str
+    pattern_id: str
+    pattern_name: str
+    family: str
+    difficulty: str
+    why_model: str
+    realistic: str
+    prompt: str
+    prompt_source: str
+    description: str
+    assertion_tests: list[dict]
+    novelty: str
+    closest_task: str | None
+    site: Any
+    original: bytes
+    mutant: bytes
+    compared_table: str
+    test_setup_models: list[str]
+    solution_rebuild: list[str]
+    tags: list[str]
+    observation: Any = None
+    build_error: bool = False
+    candidate: Any = None  # the Candidate it came from (not serialised)
+    levels: list[PromptLevel] = field(default_factory=list)  # every prompt key; [] = base only
+
+    def prompt_levels(self) -> list[PromptLevel]:
+        """The task's prompt keys in order (base first); just `prompt` when no levels were set."""
+        return list(self.levels) or [PromptLevel("base", self.prompt)]
+
+    def graded_tables(self) -> list[str]:
+        """The compared table, then every other table a prompt level names (first mention order)."""
+        out = [self.compared_table]
+        for level in self.prompt_levels():
+            out += [t for t in level.tables if t not in out]
+        return out
+
+    def to_json(self) -> dict:
+        obs = self.observation
+        return {
+            "number": self.number, "model": self.model, "model_unique_id": self.model_unique_id,
+            "model_path": self.model_path, "layer": self.layer, "pattern_id": self.pattern_id,
+            "pattern_name": self.pattern_name, "family": self.family, "difficulty": self.difficulty,
+            "why_model": self.why_model, "realistic": self.realistic, "prompt": self.prompt,
+            "prompt_source": self.prompt_source, "description": self.description,
+            "prompt_levels": [{"key": lv.key, "prompt": lv.text, "tables": list(lv.tables)}
+                              for lv in self.prompt_levels()],
+            "assertion_tests": self.assertion_tests, "novelty": self.novelty,
+            "closest_task": self.closest_task,
+            "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
+            "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
+            "tags": self.tags,
+            "screening": None if obs is None else {
+                "observable": bool(obs.observable), "reason": str(obs.reason),
+                "build_error": bool(obs.build_error), "compared_table": obs.compared_table,
+                "rows_differing": int(obs.rows_differing or 0), "rows_total": int(obs.rows_total or 0),
+                "columns_differ": list(obs.columns_differ or []), "example": obs.example,
+            },
+        }
+
+
+@dataclass
+class ProposalSet:
+    proposals: list[Proposal]
+    excluded: list[tuple[str, str, str]]  # (model, pattern_id, existing task id)
+    dropped: list[tuple[str, str, str]]  # (model, pattern_id, reason) - compile/screen/prompt
+    considered: int
+
+    def excluded_line(self) -> str | None:
+        if not self.excluded:
+            return None
+        m, p, t = self.excluded[0]
+        return (f"Excluded {len(self.excluded)} candidate{'s' if len(self.excluded) != 1 else ''} that overlap "
+                f"existing tasks (e.g. {p} on {m} is already covered by {t}).")

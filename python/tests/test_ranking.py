@@ -1,0 +1,54 @@
+"""One ranking: adegen.ranking (the definition), the discovery macro's candidates (its twin) and
+the build's proposals order the example project's models the same way (real dbt discovery)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from adegen import proposals as pp
+from adegen import ranking
+from adegen import survey as sv
+
+
+def test_macro_candidates_are_the_python_ranking(acme_discovery):
+    cands = acme_discovery["candidates"]
+    assert len(cands) == 10
+    expected = ranking.rank_models(acme_discovery["models"], top_n=10)
+    assert [c["unique_id"] for c in cands] == [m["unique_id"] for m in expected]
+    assert [c["score"] for c in cands] == [ranking.model_score(m) for m in expected]
+    assert len({c["score"] for c in cands}) > 3  # the scores discriminate, not a constant
+
+
+def test_build_orders_models_like_the_macro(example_project, acme_discovery):
+    from adegen.patterns import load_catalog
+
+    empty = sv.Survey("acme", [], [], [], 0)
+    cands, _ = pp.enumerate_candidates(example_project, acme_discovery, load_catalog(), empty, "duckdb", "acme")
+    order: list[str] = []
+    for c in pp.rank(cands, empty):
+        if c.model["unique_id"] not in order:
+            order.append(c.model["unique_id"])
+    assert order[:10] == [c["unique_id"] for c in acme_discovery["candidates"]]
+    assert all(c.score == ranking.model_score(c.model) for c in cands)  # no survey: no penalty
+
+
+def test_survey_penalties_lower_a_covered_model(example_project, acme_discovery):
+    from adegen.patterns import load_catalog
+
+    top = acme_discovery["candidates"][0]["name"]
+    task = sv.ExistingTask("acme001", Path("."), "ade-bench", "", "prompt", [], "medium",
+                           changes=[sv.PatchChange(f"models/{top}.sql", 1, 1, "a", "b", None)])
+    s = sv.Survey("acme", [task], [], [], 1)
+    cands, _ = pp.enumerate_candidates(example_project, acme_discovery, load_catalog(), s, "duckdb", "acme")
+    mine = [c for c in pp.rank(cands, s) if c.name == top]
+    assert mine and all(c.score == ranking.model_score(c.model) - pp.COVERED_PENALTY * ranking.POINTS_PER_UNIT
+                        for c in mine)
+
+
+def test_layer_weights_and_unknown_layers():
+    base = {"name": "m", "features": [], "downstream": {"transitive": 0}, "refs": [], "sources": [], "complexity": 0}
+    assert ranking.model_score({**base, "layer": "marts"}) == ranking.LAYER * 3
+    assert ranking.model_score({**base, "layer": "reports"}) == ranking.model_score({**base, "layer": "other"})
+    big = {**base, "features": ["left_join"], "downstream": {"transitive": 50}, "complexity": 99,
+           "refs": ["a", "b", "c"], "sources": [["s", "t"], ["s", "u"]], "layer": "staging"}
+    assert ranking.model_score(big) == (ranking.JOIN + ranking.DOWNSTREAM * ranking.DOWNSTREAM_CAP
+                                        + ranking.COMPLEXITY_CAP + ranking.INPUTS * ranking.INPUTS_CAP)
