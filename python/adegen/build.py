@@ -119,6 +119,8 @@ def _print_proposal(ui: UI, p) -> None:
     ui.say(f"    Bug: {p.pattern_name}: `{' '.join(str(p.site.before).split())}` -> "
            f"`{' '.join(str(p.site.after).split())}`")
     ui.say(f"    Prompt: {p.prompt}")
+    for key, text in list(p.prompts.items())[1:]:
+        ui.say(f"    Prompt ({key}): {text}")
     ui.say(f"    Realistic: {p.realistic}")
     if p.assertion_tests:
         ui.say("    Assertion tests: " + ", ".join(t["type"] for t in p.assertion_tests))
@@ -512,6 +514,12 @@ def _propose_and_generate(opts, ui, project, discovery, catalog, survey, ade, va
         doc["exit_code"] = 0
         return 0, doc
     chosen = [pset.proposals[i] for i in picked]
+    if opts.prompt_command:
+        from .prompts.command import rewrite_proposals
+
+        rewrite_proposals(opts.prompt_command, chosen, avoid={t for task in survey.tasks for t in task.prompt_texts},
+                          progress=ui.say)
+        doc["proposals"] = [p.to_json() for p in pset.proposals]
     return _generate(opts, ui, project, discovery, chosen, survey, ade, validator, report, doc, t0)
 
 

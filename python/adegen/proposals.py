@@ -101,7 +101,7 @@ class Proposal:
     difficulty: str
     why_model: str
     realistic: str
-    prompt: str
+    prompt: str                    # the base prompt
     prompt_source: str
     description: str
     assertion_tests: list[dict]
@@ -117,6 +117,9 @@ class Proposal:
     observation: Any = None
     build_error: bool = False
     candidate: Any = None  # the Candidate it came from (not serialised)
+    prompts: dict = field(default_factory=dict)   # {base, medium, hard}: the prompt keys, in order
+    prompt_tables: list = field(default_factory=list)  # tables the prompts name: grade every one
+    prompt_set: Any = None  # the PromptSet (sources, rejected texts; not serialised)
 
     def to_json(self) -> dict:
         obs = self.observation
@@ -125,7 +128,10 @@ class Proposal:
             "model_path": self.model_path, "layer": self.layer, "pattern_id": self.pattern_id,
             "pattern_name": self.pattern_name, "family": self.family, "difficulty": self.difficulty,
             "why_model": self.why_model, "realistic": self.realistic, "prompt": self.prompt,
-            "prompt_source": self.prompt_source, "description": self.description,
+            "prompt_source": self.prompt_source, "prompts": dict(self.prompts),
+            "prompt_tables": list(self.prompt_tables),
+            "prompt_sources": dict(getattr(self.prompt_set, "sources", None) or {}),
+            "description": self.description,
             "assertion_tests": self.assertion_tests, "novelty": self.novelty,
             "closest_task": self.closest_task,
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
@@ -514,7 +520,9 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
         for mname in t.models:
             if mname in models_by_name:
                 existing_layers[models_by_name[mname].get("layer", "other")] += 1
+    avoid = {t for task in survey.tasks for t in (task.prompt_texts or [task.prompt]) if t}
     for p in taken or []:
+        avoid |= set(p.prompts.values())
         used_models[p.model] += 1
         used_fams[p.family] += 1
         used_layers[p.layer] += 1
@@ -547,9 +555,10 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
             break
         tried.add(best)
         c = remaining[best]
-        prop = _realise(c, survey, discovery, project_name, screen, dropped, progress)
+        prop = _realise(c, survey, discovery, project_name, screen, dropped, progress, avoid)
         if prop is None:
             continue
+        avoid |= set(prop.prompts.values())
         prop.number = len(chosen) + 1
         chosen.append(prop)
         used_models[c.name] += 1
@@ -559,7 +568,7 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
 
 
 def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, screen: ScreenFn | None,
-             dropped: list, progress: Callable[[str], None]) -> Proposal | None:
+             dropped: list, progress: Callable[[str], None], avoid: set | None = None) -> Proposal | None:
     """The first site of a candidate that compiles, screens observable and gets a safe prompt."""
     for si, site in enumerate(c.sites):
         r = c.compile_results.get(si)
@@ -585,11 +594,13 @@ def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, s
             dropped.append((c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)"))
             continue
         column = pick_column(c, site, obs)
-        example = getattr(obs, "example", None) if obs is not None else None
-        pr = prompts.make_prompt(c.pattern, model=c.name, column=column, project_name=project_name, site=site,
-                                 model_path=c.model["path"], example=example, table=compared)
-        if pr.prompt is None:
-            dropped.append((c.name, c.pattern.id, "every prompt candidate leaked the bug"))
+        pset = prompts.write_prompts(prompts.PromptRequest(
+            seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
+            pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
+            column=column, avoid=frozenset(avoid or ()), **prompts.model_facts(c.model, discovery)))
+        if pset.base is None:
+            why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
+            dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
         distance = 0
@@ -612,7 +623,9 @@ def _realise(c: Candidate, survey: Survey, discovery: dict, project_name: str, s
             layer=c.model.get("layer", "other"), pattern_id=c.pattern.id,
             pattern_name=str(getattr(c.pattern, "name", c.pattern.id)), family=c.family, difficulty=diff,
             why_model=why_model(c.model, c.covered_by), realistic=realistic or str(getattr(c.pattern, "mutation", "")),
-            prompt=pr.prompt, prompt_source=pr.source, description=prompts.description_for(c.pattern, c.name, site),
+            prompt=pset.base, prompt_source=pset.sources["base"], prompts=dict(pset.prompts),
+            prompt_tables=list(pset.tables), prompt_set=pset,
+            description=prompts.description_for(c.pattern, c.name, site),
             assertion_tests=tests, novelty=novelty, closest_task=closest, site=site, original=c.raw_bytes,
             mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,

@@ -131,6 +131,7 @@ class ExistingTask:
     changes: list[PatchChange] = field(default_factory=list)
     patch_problem: str | None = None
     seed_tables: list[str] = field(default_factory=list)
+    prompt_texts: list[str] = field(default_factory=list)  # every prompt key's text (new ones must differ)
 
     @property
     def models(self) -> set[str]:
@@ -427,6 +428,8 @@ def survey(locations: list[tuple[str, Path]], project_name: str, catalog=None) -
                 task_id=tid, task_dir=d, location=label, description=str(data.get("description") or ""),
                 prompt=prompt, tags=[str(t) for t in tags] if isinstance(tags, list) else [],
                 difficulty=str(data.get("difficulty") or "unknown"), seed_tables=seeds,
+                prompt_texts=[str(x.get("prompt") or "") for x in prompts if isinstance(x, dict)]
+                if isinstance(prompts, list) else [],
             )
             patches = sorted((d / "setup").glob("changes*.patch")) if (d / "setup").is_dir() else []
             problems = []

@@ -510,11 +510,12 @@ class EmulatorValidator:
                 return obs
             target = choose_compared(uid, visible, dist, models, getattr(pattern, "difficulty", None))
             d = visible[target]
-            ev = oracle.evidence(con, d, *relmap[target], symptom)
+            ev = oracle.evidence(con, d, *relmap[target], symptom, distance=dist[target])
             obs.compared_table = models[target]["alias"]
             obs.rows_differing, obs.rows_total = d.rows_differing, d.rows_base
             obs.columns_differ, obs.example = ev.columns_differ, ev.example
-            obs.details.update(ev.details)
+            obs.details["tables"] = oracle.tables_evidence(con, visible, relmap, dist, uid, target,
+                                                           known={target: ev.details})
             obs.details["rows_broken"] = d.rows_mut
             if symptom != "build_error":
                 obs.observable = True

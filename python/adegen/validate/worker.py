@@ -15,7 +15,7 @@ import duckdb
 import yaml
 
 from ..harness import dbfiles, dbtrun
-from . import oracle
+from . import evidence, oracle
 
 _COPY_IGNORE = shutil.ignore_patterns("target", "logs", ".user.yml", "*.duckdb", "*.duckdb.wal",
                                       "__pycache__", ".git", "dbt_packages")
@@ -366,6 +366,19 @@ def _screen(cfg: dict, base: dict, job: dict) -> dict:
         visible = {u: d for u, d in diffs.items() if d.visible}
         dups = {u: d for u, d in diffs.items() if d.duplicates_only}
         obs["changed_tables"] = {models[u]["alias"]: dist[u] for u in visible}
+        kind = {"intact": evidence.configured_kind(m["materialized"]),
+                "broken": evidence.relation_kind(con, db_name, m["schema"], m["alias"])}
+        if None not in kind.values() and kind["intact"] != kind["broken"]:
+            obs["details"]["relation_kind"] = {"table": m["alias"], **kind}
+            if not visible and symptom == "structure_wrong":
+                # same data, another warehouse object: the pattern's own assertion test sees it
+                obs.update(observable=True, compared_table=m["alias"], changed_tables={m["alias"]: 0},
+                           reason=f"{m['alias']}: built as a {kind['broken']} instead of a {kind['intact']}")
+                obs["details"]["tables"] = [{"table": m["alias"], "distance": 0, "relation_kind": kind,
+                                             "rows_intact": diffs[uid].rows_base,
+                                             "rows_broken": diffs[uid].rows_mut, "rows_differing": 0}]
+                obs["details"]["seconds"] = time.monotonic() - t0
+                return obs
         if not visible:
             if dups:
                 u, d = next(iter(sorted(dups.items(), key=lambda kv: dist[kv[0]])))
@@ -381,10 +394,11 @@ def _screen(cfg: dict, base: dict, job: dict) -> dict:
             return obs
         target = choose_compared(uid, visible, dist, models, job.get("difficulty"))
         d = visible[target]
-        ev = oracle.evidence(con, d, *rels[target], symptom)
+        ev = oracle.evidence(con, d, *rels[target], symptom, distance=dist[target])
         obs.update(compared_table=models[target]["alias"], rows_differing=d.rows_differing,
                    rows_total=d.rows_base, columns_differ=ev.columns_differ, example=ev.example)
-        obs["details"].update(ev.details)
+        obs["details"]["tables"] = oracle.tables_evidence(con, visible, rels, dist, uid, target,
+                                                          known={target: ev.details})
         obs["details"]["rows_broken"] = d.rows_mut
         if symptom != "build_error":
             obs["observable"] = True
