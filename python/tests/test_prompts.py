@@ -281,3 +281,14 @@ def test_tool_words_are_caught():
                  "fct: order_id = 1 has amount = 2 (expected 3)", "value is NULL"):
         assert prompts.tool_words(text), text
     assert not prompts.tool_words("Order 1 shows 0, but it should be 22,419. Can you fix it?")
+
+
+def test_unmeasured_task_uses_the_patterns_own_description():
+    @dataclass
+    class Templated(Pat):
+        symptom_template: str = "The {column} numbers in {table} look too high."
+
+    req = request(None, model="fct_revenue", column="revenue", pattern=Templated())
+    ps = prompts.write_prompts(req)
+    assert "he revenue numbers in fct_revenue look too high." in ps.base
+    assert ps.findings["base"].endswith("(pattern)")

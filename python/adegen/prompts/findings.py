@@ -130,9 +130,11 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
         elif int(col.get("rounded") or 0) >= MOST * changed:
             f.kind = "fraction_lost"
         elif ratio.get("median") and _steady(ratio) and abs(ratio["median"] - 1) > 0.05 and (
-                higher >= MOST * changed or lower >= MOST * changed):
+                higher >= MOST * changed or lower >= MOST * changed) and int(ratio.get("rows", changed)) >= MOST * changed:
             f.kind = "values_scaled"
             f.detail["ratio"] = float(ratio["median"])
+            # the example must show the factor: not a row whose right value is 0
+            f.samples = [s for s in f.samples if (_float(s.get("expected")) or 0) != 0] or f.samples
         elif higher >= MOST * changed:
             f.kind = "values_high"
         elif lower >= MOST * changed:
@@ -165,6 +167,13 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
     if pairs:
         f.detail["pairs"] = pairs
     return f
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _steady(ratio: dict) -> bool:

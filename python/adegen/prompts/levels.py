@@ -86,11 +86,22 @@ def measured_facts(req: PromptRequest) -> list[dict]:
         table = getattr(obs, "compared_table", None) or req.table or req.model
         return [{"table": table, "distance": 0,
                  "build_error": clean_dbt_message(str(getattr(obs, "example", "") or ""), req.model_path)}]
-    facts = [dict(f) for f in details.get("tables") or [] if str(f.get("table")).lower() not in unstable]
     kind = details.get("relation_kind")
-    if kind and not any(f.get("distance") == 0 for f in facts):
-        facts.insert(0, {"table": kind["table"], "distance": 0,
-                         "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]}})
+    if kind:
+        # the same SQL built as another kind of object: any data difference next to it is chance
+        return [{"table": kind["table"], "distance": 0,
+                 "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]}}]
+    unstable_cols = {str(t).lower(): {str(c).lower() for c in cols}
+                     for t, cols in (details.get("nondeterministic_columns") or {}).items()}
+    facts = []
+    for f in details.get("tables") or []:
+        if str(f.get("table")).lower() in unstable:
+            continue
+        f = dict(f)
+        drop = unstable_cols.get(str(f.get("table")).lower())
+        if drop and f.get("columns"):
+            f["columns"] = [c for c in f["columns"] if str(c.get("name")).lower() not in drop]
+        facts.append(f)
     return facts
 
 
@@ -120,6 +131,22 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
     else:
         plans.append(_Plan("medium", root, ("general",)))
     return plans
+
+
+def template_text(req: PromptRequest) -> str | None:
+    """Nothing measured: the pattern's own `symptom_template`, filled (None when a placeholder
+    has no value)."""
+    tmpl = str(getattr(req.pattern, "symptom_template", "") or "")
+    if not tmpl:
+        return None
+    table = req.table or req.model
+    values = {"model": req.model, "table": table, "project_name": req.project_name}
+    if req.column:
+        values["column"] = req.column
+    values.update({k: str(v) for k, v in (getattr(req.site, "placeholders", None) or {}).items()
+                   if isinstance(v, str)})
+    text = render.fill(tmpl, values)
+    return render._cap_sentences(text.strip()) if text else None
 
 
 def guessed_plan(req: PromptRequest) -> list[_Plan]:
@@ -205,6 +232,10 @@ def write_prompts(req: PromptRequest) -> PromptSet:
 
 def _texts(p: _Plan, req: PromptRequest):
     voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
+    guess = template_text(req) if req.observation is None else None
+    if guess:  # the pattern's description first, then adegen's general sentences
+        for text in render.compositions(guess, voice, p.key, data=p.finding.kind not in NOT_DATA):
+            yield "pattern", guess, text
     for level in p.levels:
         for body, lower_ok in render.bodies(p.finding, level, voice, p.second, key=p.key):
             for text in render.compositions(body, voice, p.key, build=p.finding.kind == "build_failed",

@@ -35,8 +35,8 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Something is throwing off {c} in {t}; the numbers are all {direction}.",
         ],
         "business": [
-            "The {m} we report out of {t} is way {direction}.",
-            "Nobody trusts the {m} in {t} right now, it's way {direction}.",
+            "The {m} numbers we report out of {t} are way {direction}.",
+            "Nobody trusts the {m} numbers in {t} right now, they're way {direction}.",
             "Our {m} numbers in {t} are way out of line.",
         ],
     },
@@ -44,7 +44,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Some {c} values in {t} are higher than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} overstates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
-            "{c} for {who} in {t} is {obs}. That's too high, it should be {exp}, and {n_are} off the same way.",
+            "{c} for {who} in {t} is {obs}. That's too high, it should be {exp}, and {others_are} off the same way.",
             "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too high.",
         ],
         "specific_nokey": [
@@ -71,7 +71,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Some {c} values in {t} are lower than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} understates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
-            "{c} for {who} in {t} is only {obs}. It should be {exp}, and {n_are} too low as well.",
+            "{c} for {who} in {t} is only {obs}. It should be {exp}, and {others_are} too low as well.",
             "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too low.",
         ],
         "specific_nokey": [
@@ -97,7 +97,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     "values_changed": {
         "specific": [
             "{c} in {t} is wrong for {n_of}. {Who} shows {obs} where it should be {exp}.",
-            "I spot-checked {t} and {who} has {c} = {obs}. It should be {exp}, and {n_are} affected.",
+            "I spot-checked {t} and {who} has {c} = {obs}. It should be {exp}. {N_are} affected.",
             "The {c} values in {t} don't add up: {who} gets {obs} instead of {exp}.",
             "{Who} has the wrong {c} in {t} ({obs}, should be {exp}). Same problem for {n_of}.",
             "Some {es} in {t} have a wrong {c}. {Who}, for example, shows {obs} but the right value is {exp}.",
@@ -128,7 +128,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{c} is blank for {n_of} in {t}. {Who}, for instance, should show {exp}.",
             "In {t}, {n_have} no {m} anymore, e.g. {who} (it should be {exp}).",
             "A bunch of {c} values went empty in {t}. {Who} should show {exp} but it's blank.",
-            "{Who} has an empty {c} in {t}, and so do {others}. It should be {exp}.",
+            "{Who} has an empty {c} in {t}, and {others_are} blank too. It should be {exp}.",
         ],
         "specific_nokey": [
             "{c} is empty in {n_rows_of} of {t} where it used to be filled in.",
@@ -153,7 +153,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     "values_filled": {
         "specific": [
             "{t} shows {c} = {obs} for {n} that shouldn't have a value there, e.g. {who}.",
-            "{Who} has {c} = {obs} in {t}, but it should be empty. {N_are} like that.",
+            "{Who} has {c} = {obs} in {t}, but it should be empty, and {others_are} like that too.",
             "{c} in {t} is filled in for {n_of} where it should be blank ({who} shows {obs}).",
         ],
         "counts": [
@@ -298,7 +298,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     "rows_lost": {
         "specific": [
             "{t} is missing {es}: it has {after} now, it should have {before}. {Who} isn't there anymore, for example.",
-            "{Who} doesn't show up in {t} anymore, and {n_are} gone in total ({after} left of {before}).",
+            "{Who} doesn't show up in {t} anymore. {N_are} gone in total ({after} left of {before}).",
             "We lost {n} from {t} ({after} left out of {before}), including {who}.",
             "{t} dropped from {before} to {after}. I can't find {who} in there, for one.",
         ],
@@ -364,7 +364,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     "rows_replaced": {
         "specific": [
             "The {es} in {t} changed: {n} that should be there are gone (like {who}) and {n_extra} showed up that shouldn't.",
-            "{Who} is missing from {t}, while {n_extra} appeared that don't belong there. In total {n_are} gone.",
+            "{Who} is missing from {t}, while {n_extra} appeared that don't belong there.",
             "{t} has the wrong set of {es}: {n_are} missing, e.g. {who}, and there are {n_extra} instead.",
         ],
         "counts": [
@@ -452,7 +452,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
 SEVERAL = [
     "A few of our reports look off since the last run, {t} and {t2} among them.",
     "Both {t} and {t2} look wrong since the last run.",
-    "The numbers in {t} and {t2} moved a lot and nobody changed anything on purpose.",
+    "The numbers in {t} and {t2} changed since the last run, and nobody touched them on purpose.",
 ]
 
 # (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a

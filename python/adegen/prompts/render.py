@@ -99,7 +99,7 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
     if f.column:
         v["c"] = voice.column(f.column)
         v["m"] = words.column_words(f.column)
-    noun = e if f.key else "row"
+    noun = e if len(f.key) == 1 else "row"  # rows of an account-month table are not accounts
     if f.count:
         v["n"] = words.count_of(f.count, noun)
         v["n_rows"] = words.count_of(f.count, "row")
@@ -113,8 +113,10 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
         elif f.total and f.count == f.total:
             v["n_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
         if f.count > 1:
-            v["others"] = f"{words.count_of(f.count - 1, 'other')}" if noun == "row" else \
-                f"{words.number(f.count - 1)} other {words.plural(noun) if f.count > 2 else noun}"
+            k = f.count - 1
+            v["others_are"] = (f"the other {words.count_of(k, noun)} " if f.total and f.count == f.total
+                               else f"{words.number(k)} other {words.plural(noun) if k > 1 else noun} ") + \
+                ("are" if k > 1 else "is")
     if f.total or f.after:
         v["before"] = words.count_of(f.total, noun)
         v["after"] = words.count_of(f.after, noun)

@@ -262,11 +262,12 @@ def _numbers(t: _Tables, col: dict, c: str, where: str) -> None:
         min(mv / bv) filter (where bv <> 0 and mv is not null),
         max(mv / bv) filter (where bv <> 0 and mv is not null),
         count(*) filter (where bv <> 0 and mv = -bv),
-        count(*) filter (where bv <> round(bv) and (mv = round(bv) or mv = trunc(bv) or mv = floor(bv)))
+        count(*) filter (where bv <> round(bv) and (mv = round(bv) or mv = trunc(bv) or mv = floor(bv))),
+        count(*) filter (where bv <> 0 and mv is not null)
         from (select try_cast(b.{q(c)} as double) as bv, try_cast(m.{q(mc)} as double) as mv {where})""")
     col.update(higher=int(r[0]), lower=int(r[1]), negated=int(r[5]), rounded=int(r[6]))
     if r[2] is not None:
-        col["ratio"] = {"median": _num(r[2]), "min": _num(r[3]), "max": _num(r[4])}
+        col["ratio"] = {"median": _num(r[2]), "min": _num(r[3]), "max": _num(r[4]), "rows": int(r[7])}
     col["total"] = _totals(t, c)
 
 
