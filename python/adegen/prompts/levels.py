@@ -146,7 +146,7 @@ def template_text(req: PromptRequest) -> str | None:
     values.update({k: str(v) for k, v in (getattr(req.site, "placeholders", None) or {}).items()
                    if isinstance(v, str)})
     text = render.fill(tmpl, values)
-    return render._cap_sentences(text.strip()) if text else None
+    return render.cap_sentences(text.strip()) if text else None
 
 
 def guessed_plan(req: PromptRequest) -> list[_Plan]:
@@ -201,6 +201,7 @@ def write_prompts(req: PromptRequest) -> PromptSet:
     out = PromptSet(request=req)
     taken = {norm(t) for t in req.avoid}
     used: dict[str, tuple[str, str]] = {}   # key -> (table, level) it was written at
+    templates: set[str] = set()              # sentences already used by this task's other keys
     for p in plans:
         if p.key != "base" and "base" not in out.prompts:
             break
@@ -208,7 +209,7 @@ def write_prompts(req: PromptRequest) -> PromptSet:
             continue  # base already had to stay general on this table: nothing less specific left
         allowed = _allowed(req, p)
         bad_bodies: set[str] = set()
-        for level, body, text in _texts(p, req):
+        for level, body, text, tpl in _texts(p, req, templates):
             if body in bad_bodies:
                 continue
             why = reasons_against(body, req, changed, allowed)
@@ -226,21 +227,27 @@ def write_prompts(req: PromptRequest) -> PromptSet:
             out.tables += [t for t in named if t not in out.tables]
             taken.add(norm(text))
             used[p.key] = (p.finding.table, level)
+            templates.add(tpl)
             break
     return out
 
 
-def _texts(p: _Plan, req: PromptRequest):
+def _texts(p: _Plan, req: PromptRequest, templates: set):
+    """(level, body, whole text, template) in order of preference; a sentence another key of the
+    task already used comes after every fresh one of the same level."""
     voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
     guess = template_text(req) if req.observation is None else None
     if guess:  # the pattern's description first, then adegen's general sentences
-        for text in render.compositions(guess, voice, p.key, data=p.finding.kind not in NOT_DATA):
-            yield "pattern", guess, text
+        lower_ok = not str(getattr(req.pattern, "symptom_template", "")).lstrip().startswith("{")
+        for text in render.compositions(guess, voice, p.key, data=p.finding.kind not in NOT_DATA, lower_ok=lower_ok):
+            yield "pattern", guess, text, guess
     for level in p.levels:
-        for body, lower_ok in render.bodies(p.finding, level, voice, p.second, key=p.key):
+        found = render.bodies(p.finding, level, voice, p.second, key=p.key)
+        found = [b for b in found if b[2] not in templates] + [b for b in found if b[2] in templates]
+        for body, lower_ok, tpl in found:
             for text in render.compositions(body, voice, p.key, build=p.finding.kind == "build_failed",
                                             lower_ok=lower_ok, data=p.finding.kind not in NOT_DATA):
-                yield level, body, text
+                yield level, body, text, tpl
 
 
 _PATHS = re.compile(r"\s*\((?:models|analyses|tests|snapshots|macros)/[^)]*\)|\s*compiled code at \S+|"

@@ -19,6 +19,7 @@ P = dict  # kind -> level -> [templates]
 BODIES: dict[str, dict[str, list[str]]] = {
     "values_scaled": {
         "specific": [
+            "Why is {c} for {who} {obs} in {t}? The right number is {exp}, and the rest look off by the same factor.",
             "The {c} numbers in {t} are {rw} what they should be. {Who} shows {obs} and it should be {exp}.",
             "{t} has {c} at {rw} the right value: {who} comes out at {obs} instead of {exp}.",
             "Every {c} value in {t} seems off by the same factor. Take {who}: {obs}, where the real number is {exp}.",
@@ -42,6 +43,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "values_high": {
         "specific": [
+            "Why does {who} show {c} = {obs} in {t}? It should be {exp}, and {others_are} too high as well.",
             "Some {c} values in {t} are higher than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} overstates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
             "{c} for {who} in {t} is {obs}. That's too high, it should be {exp}, and {others_are} off the same way.",
@@ -69,6 +71,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "values_low": {
         "specific": [
+            "Why is {c} only {obs} for {who} in {t}? It should be {exp}.",
             "Some {c} values in {t} are lower than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} understates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
             "{c} for {who} in {t} is only {obs}. It should be {exp}, and {others_are} too low as well.",
@@ -96,6 +99,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "values_changed": {
         "specific": [
+            "Why does {who} have {c} = {obs} in {t}? I'd expect {exp}.",
             "{c} in {t} is wrong for {n_of}. {Who} shows {obs} where it should be {exp}.",
             "I spot-checked {t} and {who} has {c} = {obs}. It should be {exp}. {N_are} affected.",
             "The {c} values in {t} don't add up: {who} gets {obs} instead of {exp}.",
@@ -125,6 +129,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "values_blank": {
         "specific": [
+            "Why is {c} empty for {who} in {t}? It should be {exp}.",
             "{c} is blank for {n_of} in {t}. {Who}, for instance, should show {exp}.",
             "In {t}, {n_have} no {m} anymore, e.g. {who} (it should be {exp}).",
             "A bunch of {c} values went empty in {t}. {Who} should show {exp} but it's blank.",
@@ -297,9 +302,10 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "rows_lost": {
         "specific": [
+            "Where did {who} go? It's not in {t} anymore, and {t} is down to {after} from {before}.",
             "{t} is missing {es}: it has {after} now, it should have {before}. {Who} isn't there anymore, for example.",
-            "{Who} doesn't show up in {t} anymore. {N_are} gone in total ({after} left of {before}).",
-            "We lost {n} from {t} ({after} left out of {before}), including {who}.",
+            "{Who} doesn't show up in {t} anymore. {N_are} gone in total ({after_n} left of {before_n}).",
+            "We lost {n} from {t} ({after_n} left out of {before_n}), including {who}.",
             "{t} dropped from {before} to {after}. I can't find {who} in there, for one.",
         ],
         "specific_nokey": [
@@ -345,6 +351,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "duplicated": {
         "specific": [
+            "Why is {who} in {t} {copies} times? It should appear once.",
             "{t} should have one row per {e}, but {n_keys} appear more than once. {Who} is in there {copies} times.",
             "Duplicates in {t}: {who} shows up {copies} times, and {n_keys} are duplicated overall.",
             "I'm seeing {who} {copies} times in {t}. It should be there once; {n_keys} have the same problem.",
@@ -381,6 +388,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "table_empty": {
         "specific": [
+            "Why is {t} empty? It should have {before}.",
             "{t} is empty. It should have {before}.",
             "{t} came back with nothing in it; normally it has {before}.",
             "All {before} are gone from {t}, the table is empty now.",
@@ -419,7 +427,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     "relation_kind": {
         "specific": [
             "{t} shows up as a {kind_b} in the warehouse now. We build it as a {kind_i}, like the other {layer} models, so please put it back.",
-            "Small thing from code review: {t} isn't a {kind_i} anymore, it's deployed as a {kind_b}. That breaks our convention for {layer} models.",
+            "{t} isn't a {kind_i} anymore, it's deployed as a {kind_b}. That breaks our convention for {layer} models.",
             "Someone changed how {t} is built. It's a {kind_b} now but it has to stay a {kind_i}, the downstream tools rely on that.",
         ],
         "general": [

@@ -91,14 +91,19 @@ def _cap(text: str) -> str:
 def fields(f: Finding, voice: Voice) -> dict[str, str]:
     """Every field a template of `f.kind` may use; a field that cannot be filled truthfully is
     absent, which rules out the templates that need it."""
-    e = _entity(f)
+    # a row of a two-column-key table (account x month) is not an account: call it a row
+    e = _entity(f) if len(f.key) < 2 else "row"
     es = words.plural(e)
-    v: dict[str, str] = {"t": voice.table(f.table), "topic": words.table_topic(f.table), "e": e, "es": es}
+    plain = f.kind == "relation_kind" and voice.table_style == 2  # "the X table ... stays a view"
+    v: dict[str, str] = {"t": f.table if plain else voice.table(f.table), "topic": words.table_topic(f.table),
+                         "e": e, "es": es}
     if voice.layer:
         v["layer"] = voice.layer
     if f.column:
         v["c"] = voice.column(f.column)
         v["m"] = words.column_words(f.column)
+        if f.col_type == "bool" and not v["m"].endswith("flag"):
+            v["m"] += " flag"
     noun = e if len(f.key) == 1 else "row"  # rows of an account-month table are not accounts
     if f.count:
         v["n"] = words.count_of(f.count, noun)
@@ -120,6 +125,7 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
     if f.total or f.after:
         v["before"] = words.count_of(f.total, noun)
         v["after"] = words.count_of(f.after, noun)
+        v["before_n"], v["after_n"] = words.number(f.total), words.number(f.after)
     samples = list(f.samples)
     if samples:
         s = samples[spin(voice.seed, f"sample:{f.table}:{f.column}:{f.distance}", min(len(samples), 2))]
@@ -180,9 +186,10 @@ def fill(template: str, values: dict[str, str]) -> str | None:
 
 
 def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
-           key: str = "base") -> list[tuple[str, bool]]:
+           key: str = "base") -> list[tuple[str, bool, str]]:
     """The candidate body texts of one level for a finding, in this task's order, each with
-    whether its first letter may be lower-cased after a lead-in ("Heads up: the ...")."""
+    whether its first letter may be lower-cased after a lead-in ("Heads up: the ...") and the
+    template it came from."""
     bank = phrases.BODIES.get(f.kind, {})
     vals = fields(f, voice)
     if second is not None:
@@ -196,9 +203,12 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
     for tpl in tpls:
         text = fill(tpl, vals)
         if text:
-            lower_ok = bool(_ENGLISH_START.match(text)) or (
+            # a sentence that starts with a word of the template (not a name) may run on from
+            # a lead-in; so may a generated "account A1001"
+            lower_ok = not tpl.startswith("{") or (
                 tpl.startswith("{Who}") and vals.get("Who", "") != vals.get("who", ""))
-            out.append((_cap_sentences(text), lower_ok))
+            styled = text.startswith("the ")  # "the X table" written for {t}
+            out.append((_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl))
     return out
 
 
@@ -207,7 +217,7 @@ _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|sm
                             r"reports|where|both|this|it|part|dbt)\b", re.I)
 
 
-def _cap_sentences(text: str) -> str:
+def cap_sentences(text: str) -> str:
     """Capital letter at the start when the text starts with an English word (names stay as they
     are: `fct_orders is ...`)."""
     return _cap(text) if _ENGLISH_START.match(text) and not text.startswith("dbt ") else text
@@ -225,7 +235,7 @@ def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_o
     asks = rotated(phrases.ASKS_BUILD if build else phrases.ASKS, voice.seed, f"ask:{key}")
     if not data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
-    if build or body.startswith(("I ", "I'm ")):
+    if build or body.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")):
         openers = [o for o in openers if o[1] != "lead"]
     if re.search(r"\bplease\b", body, re.I) or body.rstrip().endswith("?"):
         asks = [""]  # the body already asks

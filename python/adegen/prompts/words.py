@@ -24,7 +24,8 @@ ABBREVIATIONS = {"avg": "average", "amt": "amount", "qty": "quantity", "pct": "p
                  "org": "organisation", "dept": "department", "emp": "employee", "mgr": "manager",
                  "min": "minimum", "max": "maximum", "lat": "latitude", "lng": "longitude",
                  "lon": "longitude", "nbr": "number"}
-UNITS = {"usd", "eur", "gbp", "cents", "cent", "dollars", "amt_usd"}
+UNITS = {"usd", "eur", "gbp", "cents", "cent", "dollars", "seconds", "secs", "minutes", "mins", "hours", "hrs",
+         "ms", "millis"}
 # mass nouns: no plural, no singular
 UNCOUNTABLE = {"data", "revenue", "health", "info", "information", "news", "feedback", "inventory", "spend",
                "usage", "equipment", "staff", "churn", "retention", "attribution", "performance", "series",
