@@ -49,6 +49,8 @@ def test_same_number_written_differently_is_not_a_change(con):
     assert [c["name"] for c in f["columns"]] == ["b"]
     only_written = facts(con, base, "select id, cast(a as integer) as a, b from (" + base + ")", table="w")
     assert [c["name"] for c in only_written["columns"]] == ["a"]  # nothing else to show
+    a = only_written["columns"][0]
+    assert a["written_only"] and a["sql_type"] == {"intact": "DECIMAL(2,1)", "broken": "INTEGER"}
 
 
 def test_rows_lost_and_gained_by_key(con):

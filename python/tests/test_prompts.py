@@ -292,3 +292,12 @@ def test_unmeasured_task_uses_the_patterns_own_description():
     ps = prompts.write_prompts(req)
     assert "he revenue numbers in fct_revenue look too high." in ps.base
     assert ps.findings["base"].endswith("(pattern)")
+
+
+def test_same_numbers_in_another_type_are_reported_as_a_type_change():
+    t = value_table("stg_payments", 0, column="amount", obs_v="10", exp_v="10.0", key="payment_id", label=None,
+                    written_only=True, sql_type={"intact": "DOUBLE", "broken": "INTEGER"})
+    req = request(obs(t), model="stg_payments")
+    ps = prompts.write_prompts(req)
+    assert ps.findings["base"].startswith("type_changed")
+    assert "whole numbers" in ps.base and "10.0" in ps.base

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_empty", "duplicated",
          "rows_lost", "rows_added", "rows_replaced", "values_blank", "values_filled", "sign_flipped",
          "values_scaled", "date_grain", "date_shifted", "time_lost", "fraction_lost", "labels_swapped",
-         "flag_flipped", "values_high", "values_low", "values_changed", "column_added")
+         "flag_flipped", "values_high", "values_low", "values_changed", "type_changed", "column_added")
 ROW_KINDS = {"table_empty", "duplicated", "rows_lost", "rows_added", "rows_replaced"}
 MOST = 0.8  # share of the changed rows that must agree before a column finding is that specific
 
@@ -119,6 +119,10 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
         return f
     if was_null >= MOST * changed:
         f.kind = "values_filled"
+        return f
+    if col.get("written_only"):
+        f.kind = "type_changed"
+        f.detail["sql_type"] = dict(col.get("sql_type") or {})
         return f
     # the rest compares two values: samples where one side is blank would contradict the wording
     f.samples = [s for s in f.samples if s.get("observed") is not None and s.get("expected") is not None] or f.samples

@@ -419,6 +419,23 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Reports that use {t} stopped loading.",
         ],
     },
+    "type_changed": {
+        "specific": [
+            "{c} in {t} comes out as {tb} now instead of {ti}: {who} shows {obs} where it used to be {exp}.",
+            "The {c} values in {t} changed type, they're {tb} now. {Who} has {obs}, it should be {exp}.",
+            "{Who} shows {c} = {obs} in {t}. It should be {exp}; the column holds {tb} now instead of {ti}.",
+        ],
+        "counts": [
+            "{c} in {t} holds {tb} now instead of {ti}, for {n_of}.",
+        ],
+        "general": [
+            "The {c} values in {t} don't have the format they should.",
+            "{c} in {t} changed type and the reports that read it break.",
+        ],
+        "business": [
+            "The {m} in {t} is formatted differently and the exports that read it break.",
+        ],
+    },
     "column_added": {
         "specific": ["{t} has a new {c} column nobody asked for, and it breaks the export that reads it."],
         "general": ["The shape of {t} changed and the export that reads it broke."],

@@ -173,9 +173,25 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
         v["kind_i"], v["kind_b"] = str(f.detail.get("intact")), str(f.detail.get("broken"))
         if not voice.convention:
             v.pop("layer", None)
+    types = f.detail.get("sql_type") or {}
+    if types.get("intact") and types.get("broken"):
+        v["ti"], v["tb"] = _type_words(types["intact"]), _type_words(types["broken"])
+        if v["ti"] == v["tb"]:
+            del v["ti"], v["tb"]
     if f.detail.get("message"):
         v["msg"] = f.detail["message"]
     return v
+
+
+def _type_words(sql_type: str) -> str:
+    t = str(sql_type).lower()
+    if re.match(r"(tinyint|smallint|integer|int|bigint|hugeint|u?int)", t):
+        return "whole numbers"
+    if re.match(r"(double|float|real|decimal|numeric)", t):
+        return "decimals"
+    if t.startswith(("varchar", "text", "string")):
+        return "text"
+    return t
 
 
 def fill(template: str, values: dict[str, str]) -> str | None:

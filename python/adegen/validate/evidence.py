@@ -20,6 +20,8 @@ One table's facts (keys are present only when measured):
                                 "grain" {intact, broken}, "pairs" [[intact, broken, n]],
                                 "total" {intact, broken}, "distinct" {intact, broken},
                                 "only_intact", "only_broken" (value samples, tables without key),
+                                "sql_type" {intact, broken} (when it changed), "written_only" (the
+                                same numbers written differently: 10.0 -> 10),
                                 "sample" [{"key", "label", "observed", "expected"}]}]
 """
 from __future__ import annotations
@@ -210,7 +212,8 @@ def _keyed(t: _Tables, f: dict, key: list[str], label: str | None) -> None:
     for i, cond in enumerate(numeric):
         if cond:
             counts[i], diffs[i] = next(as_number), cond
-    if not any(counts):  # only the way numbers are written changed: that is what shows
+    written_only = not any(counts)
+    if written_only:  # only the way numbers are written changed: that is what shows
         counts, diffs = as_text, [f"cast(b.{q(c)} as varchar) is distinct from cast(m.{q(t.mnames[c])} as varchar)"
                                   for c in others]
     changed = sorted(((int(k), i) for i, k in enumerate(counts) if k), key=lambda x: (-x[0], x[1]))
@@ -218,7 +221,12 @@ def _keyed(t: _Tables, f: dict, key: list[str], label: str | None) -> None:
     for k, i in changed[:MAX_COLUMNS]:
         c = others[i]
         where = f"{join} where {diffs[i]}"
-        cols.append(_keyed_column(t, c, k, where, (keys_b, kb, n), label))
+        col = _keyed_column(t, c, k, where, (keys_b, kb, n), label)
+        if written_only and numeric[i]:
+            col["written_only"] = True  # same numbers, another type: 10.0 became 10
+        if t.btypes[c] != t.mtypes[c]:
+            col["sql_type"] = {"intact": t.btypes[c], "broken": t.mtypes[c]}
+        cols.append(col)
     f["columns"] = cols
 
 
