@@ -65,7 +65,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {m} in {t} looks inflated.",
-            "Our {m} in {t} seems higher than it really is.",
+            "The {m} numbers in {t} seem higher than they really are.",
             "People are asking why the {m} in {t} went up so much.",
         ],
     },
@@ -93,7 +93,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {m} in {t} looks too low.",
-            "Our {m} in {t} dropped and nothing in the business explains it.",
+            "The {m} numbers in {t} dropped and nothing in the business explains it.",
             "People are asking why the {m} in {t} went down so much.",
         ],
     },
@@ -131,7 +131,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Why is {c} empty for {who} in {t}? It should be {exp}.",
             "{c} is blank for {n_of} in {t}. {Who}, for instance, should show {exp}.",
-            "In {t}, {n_have} no {m} anymore, e.g. {who} (it should be {exp}).",
+            "{N_have} no {m} in {t} anymore, e.g. {who} (it should be {exp}).",
             "A bunch of {c} values went empty in {t}. {Who} should show {exp} but it's blank.",
             "{Who} has an empty {c} in {t}, and {others_are} blank too. It should be {exp}.",
         ],

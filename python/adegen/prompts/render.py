@@ -112,6 +112,7 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
                       else _cap(v["n"]) + (" is" if f.count == 1 else " are"))
         v["n_are"] = v["n"] + (" is" if f.count == 1 else " are")
         v["n_have"] = v["n"] + (" has" if f.count == 1 else " have")
+        v["N_have"] = _cap(v["n_have"])
         if f.total and f.count < f.total:
             v["n_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
             v["n_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
