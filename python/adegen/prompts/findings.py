@@ -14,7 +14,6 @@ ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_em
          "rows_lost", "rows_added", "rows_replaced", "values_blank", "values_filled", "sign_flipped",
          "values_scaled", "date_grain", "date_shifted", "time_lost", "fraction_lost", "labels_swapped",
          "flag_flipped", "values_high", "values_low", "values_changed", "type_changed", "column_added")
-ROW_KINDS = {"table_empty", "duplicated", "rows_lost", "rows_added", "rows_replaced"}
 MOST = 0.8  # share of the changed rows that must agree before a column finding is that specific
 
 

@@ -14,8 +14,6 @@ layer (the model's layer words), kind_i / kind_b (warehouse object before / afte
 """
 from __future__ import annotations
 
-P = dict  # kind -> level -> [templates]
-
 BODIES: dict[str, dict[str, list[str]]] = {
     "values_scaled": {
         "specific": [

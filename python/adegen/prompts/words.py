@@ -194,10 +194,3 @@ def duration_words(seconds: float) -> str:
             k = round(s / size)
             return count_of(k, unit)
     return count_of(round(s), "second")
-
-
-def join_words(items: list[str]) -> str:
-    items = [i for i in items if i]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
