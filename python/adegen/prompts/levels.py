@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import checks, render
+from . import checks, render, words
 from .findings import Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -174,6 +174,13 @@ def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
         if f is None:
             continue
         allowed.add(f.table)
+        # the words of a named table and its entity noun ("products" of dim_products) are plain
+        # English here, even when the SQL uses the same word as an alias
+        allowed |= set(f.table.lower().split("_"))
+        for key_col in f.key or []:
+            allowed |= set(key_col.lower().split("_"))
+        entity = words.table_entity(f.table)
+        allowed |= {entity, words.plural(entity)}
         if f.column:
             allowed |= {f.column, *f.column.lower().split("_")}
         allowed |= set(f.detail.get("columns") or [])

@@ -62,7 +62,7 @@ def _entity(f: Finding) -> str:
 
 def who(sample: dict, f: Finding, variant: int) -> str | None:
     """One affected entity as a person names it: 'Falcon Works', 'account A1001 (Falcon Works)',
-    'order 1', 'Falcon Works (invoice month 2025-01-01)', 'the row for season 2019, driver 7'."""
+    'order 1', 'Falcon Works (invoice month 2025-01-01)', 'season 2019, driver 7'."""
     keys = [str(k) for k in (sample.get("key") or [])]
     label = str(sample.get("label") or "").strip()
     if keys and len(keys) != len(f.key):
@@ -72,7 +72,7 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
         if label:
             return f"{label} ({second})"
         parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
-        return "the row for " + ", ".join(parts)
+        return ", ".join(parts)
     if label:
         e = _entity(f)
         if variant % 2 and keys and e != "record":
@@ -134,7 +134,7 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
         if w:
             # a name stays as written; a generated "account A1001" starts a sentence with a capital
             v["who"] = w
-            v["Who"] = _cap(w) if w.startswith(("the ", *[p for p in (_entity(f),) if p])) else w
+            v["Who"] = _cap(w) if not s.get("label") else w  # a name stays as written
         if "observed" in s or "expected" in s:
             obs, exp = words.two_values(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
             v["obs"], v["exp"] = obs, exp
