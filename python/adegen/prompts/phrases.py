@@ -129,7 +129,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Why is {c} empty for {who} in {t}? It should be {exp}.",
             "{c} is blank for {n_of} in {t}. {Who}, for instance, should show {exp}.",
-            "{N_have} no {m} in {t} anymore, e.g. {who} (it should be {exp}).",
+            "{N_have} no {m} in {t} anymore. {Who}, for one, should show {exp}.",
             "A bunch of {c} values went empty in {t}. {Who} should show {exp} but it's blank.",
             "{Who} has an empty {c} in {t}, and {others_are} blank too. It should be {exp}.",
         ],

@@ -258,6 +258,8 @@ def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_o
         asks = [""]  # the body already asks
     if _TIME.search(body):
         openers = [o for o in openers if not _TIME.search(o[0])]
+    first = body.split(" ", 1)[0].lower().strip("'`\"")
+    openers = [o for o in openers if not o[0] or o[0].split(" ", 1)[0].lower().rstrip("'s") != first.rstrip("'s")]
     openers = openers or [("", "none", "any")]
     for i in range(len(openers) * len(asks)):
         yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], lower_ok)
