@@ -134,7 +134,8 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
         if w:
             # a name stays as written; a generated "account A1001" starts a sentence with a capital
             v["who"] = w
-            v["Who"] = _cap(w) if not s.get("label") else w  # a name stays as written
+            label = str(s.get("label") or "").strip()
+            v["Who"] = w if label and w.startswith(label) else _cap(w)  # a name stays as written
         if "observed" in s or "expected" in s:
             obs, exp = words.two_values(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
             v["obs"], v["exp"] = obs, exp
