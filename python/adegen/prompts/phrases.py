@@ -473,7 +473,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
 
 # several tables at once (hard level, two or more downstream tables changed)
 SEVERAL = [
-    "A few of our reports look off since the last run, {t} and {t2} among them.",
+    "A few of our {group} look off since the last run, {t} and {t2} among them.",
     "Both {t} and {t2} look wrong since the last run.",
     "The numbers in {t} and {t2} changed since the last run, and nobody touched them on purpose.",
 ]

@@ -212,6 +212,8 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
     vals = fields(f, voice)
     if second is not None:
         vals["t2"] = voice.table(second.table, first=False)
+        marts = re.compile(r"^(rpt|mart|marts|fct|fact|dim|agg|obt|report)_", re.I)
+        vals["group"] = "reports" if marts.match(f.table) and marts.match(second.table) else "tables"
         tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{key}")
     else:
         tpls = rotated(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{key}")
