@@ -128,7 +128,7 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
             plans.append(_Plan("hard", far, ("business",), second=down[-2]))
         else:
             plans.append(_Plan("hard", far, ("business",)))
-    else:
+    elif root.kind not in ("table_empty", "table_gone"):  # "X is empty" has no vaguer version
         plans.append(_Plan("medium", root, ("general",)))
     return plans
 
