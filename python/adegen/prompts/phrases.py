@@ -44,7 +44,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Why does {who} show {c} = {obs} in {t}? It should be {exp}, and {others_are} too high as well.",
             "Some {c} values in {t} are higher than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} overstates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
-            "{c} for {who} in {t} is {obs}. That's too high, it should be {exp}, and {others_are} off the same way.",
+            "{Who} is showing {c} of {obs} in {t}, should be {exp}.",
             "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too high.",
         ],
         "specific_nokey": [
@@ -406,6 +406,9 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Our {topic} dashboard broke this morning. It reads {c} from {t} and that column isn't there anymore.",
             "{t} no longer has the {c} column, and a couple of reports depend on it.",
             "Where did {c} go? It used to be in {t} and our {topic} report needs it.",
+            "Queries against {t} fail now because {c} doesn't exist anymore.",
+            "{c} is missing from {t}. Did someone drop it? The {topic} report needs it.",
+            "Since when does {t} not have {c}? Our {topic} dashboard reads it.",
         ],
         "general": [
             "Something changed in {t} and the {topic} dashboard that reads it stopped working.",
@@ -444,6 +447,11 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{t} shows up as a {kind_b} in the warehouse now. We build it as a {kind_i}, like the other {layer} models, so please put it back.",
             "{t} isn't a {kind_i} anymore, it's deployed as a {kind_b}. That breaks our convention for {layer} models.",
             "Someone changed how {t} is built. It's a {kind_b} now but it has to stay a {kind_i}, the downstream tools rely on that.",
+            "Why is {t} a {kind_b} now? It's supposed to be a {kind_i}.",
+            "{t} got built as a {kind_b} in the last run. It should be a {kind_i}.",
+            "All our {layer} models are {kind_i}s except {t}, which is a {kind_b} now.",
+            "{t} should be a {kind_i}, not a {kind_b}. Can you switch it back?",
+            "Looks like {t} is materialized as a {kind_b} these days. It needs to be a {kind_i} again.",
         ],
         "general": [
             "{t} isn't materialized the way our project conventions say it should be.",
@@ -481,18 +489,26 @@ SEVERAL = [
 # (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a
 # complaint about numbers, "any" fits every report
 OPENERS: list[tuple[str, str, str]] = [
-    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
+    # most reports start with the problem itself
+    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
+    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
+    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
     ("We have a data problem.", "sentence", "data"),
     ("Something's off in the warehouse.", "sentence", "data"),
     ("Got a complaint from the business this morning.", "sentence", "data"),
+    ("Finance pinged me about this.", "sentence", "data"),
     ("Quick one.", "sentence", "any"),
     ("This came up in today's review.", "sentence", "any"),
+    ("Hey, ", "lead", "any"),
     ("Since the last run, ", "lead", "data"),
     ("Heads up: ", "lead", "any"),
     ("A colleague noticed that ", "lead", "any"),
     ("I just noticed that ", "lead", "any"),
     ("Not sure when it started, but ", "lead", "data"),
     ("After the latest deploy, ", "lead", "data"),
+    ("FYI, ", "lead", "any"),
+    ("One of the analysts flagged that ", "lead", "any"),
+    ("Not urgent, but ", "lead", "any"),
 ]
 
 ASKS = [
@@ -506,6 +522,17 @@ ASKS = [
     "Could you take a look and fix it?",
     "Can you get this fixed and the table rebuilt?",
     "Can you look into it?",
+    "Can you fix it?",
+    "Mind taking a look?",
+    "Please fix.",
+    "Any idea what happened? Needs fixing.",
+    "Can you fix the model and rebuild it?",
+    "Please sort it out before the next refresh.",
+    "Can you track it down?",
+    "Could you fix whatever broke it?",
+    "",
+    "",
+    "",
     "",
 ]
 ASKS_BUILD = [
@@ -513,5 +540,7 @@ ASKS_BUILD = [
     "Please get the run green again.",
     "Can you fix it?",
     "Could you sort this out?",
+    "Mind fixing it?",
+    "",
     "",
 ]

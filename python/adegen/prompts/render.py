@@ -33,13 +33,16 @@ class Voice:
     column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes"
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
+    exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
 
     @classmethod
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
-        table_style = spin(seed, "table-style", 3)
+        # most people write names plain; some quote them, a few write "the X table"
+        table_style = (0, 0, 0, 0, 0, 1, 2, 2)[spin(seed, "table-style", 8)]
         # whoever writes tables in backticks writes columns the same way
-        column_style = 1 if table_style == 1 else (0, 2)[spin(seed, "column-style", 2)]
-        return cls(seed, table_style, column_style, layer, convention)
+        column_style = 1 if table_style == 1 else (0, 0, 0, 0, 2)[spin(seed, "column-style", 5)]
+        exact = spin(seed, "count-style", 5) < 2  # most people round a count ("most of the ...")
+        return cls(seed, table_style, column_style, layer, convention, exact)
 
     def table(self, name: str, first: bool = True) -> str:
         if self.table_style == 1:
@@ -97,6 +100,9 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
     plain = f.kind == "relation_kind" and voice.table_style == 2  # "the X table ... stays a view"
     v: dict[str, str] = {"t": f.table if plain else voice.table(f.table), "topic": words.table_topic(f.table),
                          "e": e, "es": es}
+    if f.table.lower() in (e.lower(), es.lower()) and not plain and voice.table_style != 2:
+        # "customers dropped from 100 customers ..." reads wrong: say which one is the table
+        v["t"] = f"the {voice.table(f.table)} table"
     if voice.layer:
         v["layer"] = voice.layer
     if f.column:
@@ -113,7 +119,10 @@ def fields(f: Finding, voice: Voice) -> dict[str, str]:
         v["n_are"] = v["n"] + (" is" if f.count == 1 else " are")
         v["n_have"] = v["n"] + (" has" if f.count == 1 else " have")
         v["N_have"] = _cap(v["n_have"])
-        if f.total and f.count < f.total:
+        if f.total and f.count < f.total and not voice.exact_counts:
+            v["n_of"] = words.share_of(f.count, f.total, noun)
+            v["n_rows_of"] = words.share_of(f.count, f.total, "row")
+        elif f.total and f.count < f.total:
             v["n_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
             v["n_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
         elif f.total and f.count == f.total:
@@ -221,6 +230,8 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
             tpls = rotated(bank.get("specific_nokey", []), voice.seed, f"body:{f.kind}:nokey:{key}") + tpls
     out = []
     for tpl in tpls:
+        if not _fits(tpl, f, vals):
+            continue
         text = fill(tpl, vals)
         if text:
             # a sentence that starts with a word of the template (not a name) may run on from
@@ -230,6 +241,21 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
             styled = text.startswith("the ")  # "the X table" written for {t}
             out.append((_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl))
     return out
+
+
+_ZERO = re.compile(r"^-?0(\.0+)?$")
+
+
+def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
+    """Whether a template's words agree with the facts beyond its fields: no "some" when every
+    entity is affected, no "only 0", no "the same factor" without a steady ratio."""
+    if f.total and f.count and f.count >= f.total and re.search(r"(^|\. )Some ", tpl):
+        return False
+    if "only {obs}" in tpl and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
+        return False
+    if ("same factor" in tpl or "off the same way" in tpl) and "rw" not in vals:
+        return False
+    return True
 
 
 _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|small|someone|something|"

@@ -56,6 +56,28 @@ def count_of(n: int, noun: str) -> str:
     return f"{number(n)} {noun if n == 1 else plural(noun)}"
 
 
+def share_of(count: int, total: int, noun: str) -> str:
+    """How a person says how many of a table's entities are affected without counting them:
+    "most of the 90 accounts", "about a third of the orders", "a handful of invoices"."""
+    many = plural(noun)
+    r = count / total if total else 0.0
+    if total and count >= total:
+        return f"all {number(total)} {many}" if total > 1 else f"the only {noun}"
+    if r >= 0.85:
+        return f"almost all the {many}"
+    if r >= 0.55:
+        return f"most of the {many}"
+    if r >= 0.4:
+        return f"about half the {many}"
+    if r >= 0.28:
+        return f"about a third of the {many}"
+    if count <= 3:
+        return count_of(count, noun)
+    if count <= 9:
+        return f"a handful of {many}"
+    return f"a bunch of {many}" if r < 0.1 else f"quite a few {many}"
+
+
 def number(n) -> str:
     """An integer as people write it: 22419 -> 22,419 (years and small numbers stay plain)."""
     n = int(n)
