@@ -30,7 +30,6 @@ LONG_SIGNATURES_TO_FIX = {
     "emulator/server.py:FakesnowServer.write_profiles",
     "harness/prepared.py:PreparedTrialRunner.__init__",
     "output.py:render_profiles",
-    "patchcheck.py:check_task",
     "prompts/checks.py:leaks",
     "prompts/render.py:compositions",
     "validate/evidence.py:_keyed_column",
