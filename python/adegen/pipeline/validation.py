@@ -93,11 +93,11 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
     (Validator.screen_many); later replacements are screened one at a time by the returned
     function. Raises ValidatorBroken when every mutant of the batch fails the same way."""
     from .. import proposals as pp
+    from .propose import scope  # propose imports this module
 
     ui, validator = ctx.ui, ctx.validator
     cache: dict[tuple[int, int], Any] = {}
-    dry = pp.select(cands, ctx.survey, ctx.discovery, count=count, project_name=ctx.project.name,
-                    prefer_db_specific=ctx.backend.prefer_db_specific)
+    dry = pp.select(cands, scope(ctx), count=count)
     items, keys = [], []
     for p in dry.proposals:
         c = p.candidate
