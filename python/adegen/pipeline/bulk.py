@@ -107,6 +107,7 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
         dataset.write_dataset(out_dir, ledger, facts)
 
     ctx.ui.quiet = True
+    progress.update(len(ledger.tasks), ledger.drops, f"{len(units) - ledger.cursor} candidate(s) to go")
     try:
         BulkLoop(ctx, ledger, units, LoopSetup(bopts.tasks, bopts.opts.jobs, progress, on_commit)).run()
     finally:
