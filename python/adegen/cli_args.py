@@ -39,6 +39,8 @@ class Options:
     target: str | None = None
     emulate_snowflake: bool = False
     run_harness: bool = False
+    prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
+    report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
 
 
@@ -61,6 +63,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-harness", action="store_true",
                    help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
                         "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
+    p.add_argument("--prompt-command", metavar="CMD",
+                   help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
+                        "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
+                        "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
     return p
 
 
@@ -83,6 +89,9 @@ def add_project_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--emulate-snowflake", action="store_true",
                    help="Snowflake projects: prove the tasks on the local fakesnow emulator (needs the "
                         "snowflake-emulator extra); results are labelled 'proven on emulator'")
+    p.add_argument("--no-report", action="store_true",
+                   help="do not write the review page <output-dir>/report.html (rebuild it any time with "
+                        "`python -m adegen.report OUTPUT_DIR`)")
     p.add_argument("--profiles-dir", metavar="DIR", help="directory holding profiles.yml (default: dbt's lookup)")
     p.add_argument("--target", metavar="NAME", help="profile target (default: the profile's target)")
 
@@ -144,7 +153,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if ns.pick is not None:
         parse_pick(ns.pick, count, at_most=True)  # syntax and --count now; the exact range once proposals exist
     opts.no_copy, opts.count, opts.pick, opts.yes = ns.no_copy, count, ns.pick, ns.yes
-    opts.validate, opts.run_harness = not ns.no_validate, ns.run_harness
+    if ns.prompt_command is not None and not ns.prompt_command.strip():
+        raise InputError("must not be empty", field="--prompt-command")
+    opts.validate, opts.run_harness, opts.prompt_command = not ns.no_validate, ns.run_harness, ns.prompt_command
     return opts
 
 
@@ -202,5 +213,5 @@ def project_options(ns: argparse.Namespace) -> Options:
     return Options(
         project_dir=project_dir, output_dir=output_dir, db_type=ns.db_type, db_name=ns.db_name, db_path=db_path,
         ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs, json=ns.json, profiles_dir=profiles_dir,
-        target=ns.target, emulate_snowflake=ns.emulate_snowflake,
+        target=ns.target, emulate_snowflake=ns.emulate_snowflake, report=not ns.no_report,
     )
