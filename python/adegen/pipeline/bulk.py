@@ -18,11 +18,12 @@ import time
 from .. import __version__
 from ..cli_args import Options
 from ..paths import claim_run_dir
-from . import bulk_units, dataset, discovery, inputs, record, validation, workspace
+from . import bulk_units, dataset, discovery, inputs, validation, workspace
 from .bulk_loop import BulkLoop, LoopSetup
 from .context import RunContext
 from .ledger import Ledger, clean_stale
 from .progress import BulkUI, Progress
+from .run import finish_files
 
 
 @dataclasses.dataclass
@@ -48,7 +49,7 @@ class BulkOptions:
 def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
     """(exit code, --json document): 0 when --tasks tasks are proven, 1 when the candidates ran out
     first (or nothing can be proven); bad input raises InputError before anything is written."""
-    ctx = RunContext(opts=bopts.opts, ui=ui)
+    ctx = RunContext(opts=bopts.opts, ui=ui, command="bulk")
     ctx.doc.update({"adegen_version": __version__, "mode": "bulk", "seed": bopts.seed, "tasks_wanted": bopts.tasks,
                     "jobs": bopts.opts.jobs})
     inputs.load_project(ctx)
@@ -74,10 +75,7 @@ def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
     finally:
         validation.close(ctx.pending.validator if ctx.pending is not None else None)
         shutil.rmtree(ctx.workroot, ignore_errors=True)
-    try:
-        record.write_record(ctx, ctx.started)
-    except OSError as exc:  # the tasks are written; a missing record must not undo that outcome
-        ui.warn(f"could not write the run record: {exc}")
+    finish_files(ctx)  # the run record and the review page, as the build writes them
     return ctx.finish(code)
 
 
@@ -137,6 +135,7 @@ def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -
         "dropped": dict(sorted(ledger.drops.items())), "ledger": str(ledger.path),
         **{k: str(v) for k, v in paths.items()},
     }
+    ctx.doc["dropped_by_reason"] = dict(sorted(ledger.drops.items()))  # what the review page counts
     ctx.doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)
     ui.say(f"Bulk: {len(rows)}/{bopts.tasks} proven task(s) in {bopts.opts.output_dir / 'tasks'} "
            f"({len(rows) - result['written_before']} this run); {sum(ledger.drops.values())} candidate(s) dropped.")
