@@ -182,9 +182,10 @@ class BulkLoop:
             task = next(results)
             if task is None or not task.proven:
                 reason = "patch round trip failed" if task is None else "unproven"
-                detail = "" if task is None else f": {task.detail[:160]}"
+                detail = reason if task is None else task.detail  # "unproven: <why>"
+                self.ctx.ui.say(f"{prop.model} / {prop.pattern_id} line {prop.site.line}: {detail}")  # the log
                 led.drop(reason)
-                progress.update(len(led.tasks), led.drops, f"dropped {c.name} / {c.pattern.id}: {reason}{detail}")
+                progress.update(len(led.tasks), led.drops, f"dropped {c.name} / {c.pattern.id}: {detail[:200]}")
                 return  # later tasks of this step assumed this one written: the next step redoes them
             row = dataset.task_row(prop, task.job.task_id, task.proof, self.ctx.discovery)
             led.begin_commit(row)
