@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Callable
 
 from . import __version__
 from .cli_args import Options, parse_args
@@ -30,10 +31,21 @@ def run(opts: Options, ui: UI) -> tuple[int, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The one error boundary of the command: a problem the user can fix ends with one message
-    (`adegen: error: ...`, exit 2 for bad input), Ctrl-C with exit 130 (unfinished task dirs are
-    removed on the way out), anything unexpected with one line and exit 1 (`ADEGEN_DEBUG=1` adds
-    the traceback). No traceback otherwise."""
+    return run_command(argv, parse_args, _run_parsed)
+
+
+def _run_parsed(opts: Options) -> tuple[int, dict]:
+    interactive = sys.stdin.isatty() and opts.pick is None
+    return run(opts, UI(opts.json, interactive))
+
+
+def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any],
+                execute: Callable[[Any], tuple[int, dict]]) -> int:
+    """The one error boundary of a command (the build, bulk mode): `parse(argv)` gives options
+    with a `json` flag, `execute(options)` the (exit code, --json document). A problem the user can
+    fix ends with one message (`adegen: error: ...`, exit 2 for bad input), Ctrl-C with exit 130
+    (unfinished task dirs are removed on the way out), anything unexpected with one line and exit 1
+    (`ADEGEN_DEBUG=1` adds the traceback). No traceback otherwise."""
     import os
 
     json_mode = "--json" in (argv if argv is not None else sys.argv[1:])
@@ -50,9 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.unraisablehook = unraisable
     try:
-        opts = parse_args(argv)
-        interactive = sys.stdin.isatty() and opts.pick is None
-        code, doc = run(opts, UI(opts.json, interactive))
+        opts = parse(argv)
+        code, doc = execute(opts)
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:

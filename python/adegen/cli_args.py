@@ -41,21 +41,41 @@ class Options:
     run_harness: bool = False
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
+    jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
 
 
-class _Parser(argparse.ArgumentParser):
+class ArgParser(argparse.ArgumentParser):
     def error(self, message: str):  # pragma: no cover - exercised via main()
         raise InputError(message, field="command line")
 
 
 def make_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="adegen", description=DESCRIPTION, epilog=EPILOG,
+    p = ArgParser(prog="adegen", description=DESCRIPTION, epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_project_args(p)
+    p.add_argument("--no-copy", action="store_true",
+                   help="reference the original project in place instead of copying it (output not self-contained)")
+    p.add_argument("--count", metavar="N", type=str, default="5", help="number of proposals, 3-5 (default 5)")
+    p.add_argument("--pick", metavar="all|1,3,...", help="select proposals without asking")
+    p.add_argument("--yes", action="store_true", help="answer yes to every question")
+    p.add_argument("--no-validate", action="store_true",
+                   help="skip execution validation (patch round-trip validation still runs)")
+    p.add_argument("--run-harness", action="store_true",
+                   help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
+                        "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
+    p.add_argument("--prompt-command", metavar="CMD",
+                   help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
+                        "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
+                        "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
+    return p
+
+
+def add_project_args(p: argparse.ArgumentParser) -> None:
+    """The project, database and output options the build and bulk mode share (`project_options`
+    checks them)."""
     p.add_argument("project_dir", metavar="PROJECT_DIR", help="the dbt project (directory holding dbt_project.yml)")
     p.add_argument("--output-dir", metavar="DIR",
                    help="where tasks are written (default: ade-bench-tasks next to the project directory)")
-    p.add_argument("--no-copy", action="store_true",
-                   help="reference the original project in place instead of copying it (output not self-contained)")
     p.add_argument("--db-type", choices=list(backends.NAMES), help="database type (default: from profiles.yml)")
     p.add_argument("--db-name", metavar="NAME", help="database name (default: from profiles.yml)")
     p.add_argument("--db-path", metavar="DIR",
@@ -64,29 +84,16 @@ def make_parser() -> argparse.ArgumentParser:
                    help="ade-bench checkout (default: detected via `ade --help`, then ~/.ade-bench)")
     p.add_argument("--patterns-dir", metavar="DIR", action="append", default=[],
                    help="extra directory of pattern YAML files (repeatable)")
-    p.add_argument("--count", metavar="N", type=str, default="5", help="number of proposals, 3-5 (default 5)")
-    p.add_argument("--pick", metavar="all|1,3,...", help="select proposals without asking")
-    p.add_argument("--yes", action="store_true", help="answer yes to every question")
     p.add_argument("--json", action="store_true",
                    help="print one JSON document (proposals, tasks, validation) instead of text")
-    p.add_argument("--no-validate", action="store_true",
-                   help="skip execution validation (patch round-trip validation still runs)")
     p.add_argument("--emulate-snowflake", action="store_true",
                    help="Snowflake projects: prove the tasks on the local fakesnow emulator (needs the "
                         "snowflake-emulator extra); results are labelled 'proven on emulator'")
-    p.add_argument("--run-harness", action="store_true",
-                   help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
-                        "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
-    p.add_argument("--prompt-command", metavar="CMD",
-                   help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
-                        "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
-                        "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
     p.add_argument("--no-report", action="store_true",
                    help="do not write the review page <output-dir>/report.html (rebuild it any time with "
                         "`python -m adegen.report OUTPUT_DIR`)")
     p.add_argument("--profiles-dir", metavar="DIR", help="directory holding profiles.yml (default: dbt's lookup)")
     p.add_argument("--target", metavar="NAME", help="profile target (default: the profile's target)")
-    return p
 
 
 def parse_pick(pick: str, n: int, *, at_most: bool = False) -> list[int]:
@@ -136,6 +143,24 @@ def _check_writable(output_dir: Path) -> None:
 
 def parse_args(argv: list[str] | None = None) -> Options:
     ns = make_parser().parse_args(argv)
+    opts = project_options(ns)
+    try:
+        count = int(ns.count)
+    except ValueError:
+        raise InputError(f"expected a number from 3 to 5, got {ns.count!r}", field="--count") from None
+    if not 3 <= count <= 5:
+        raise InputError(f"expected a number from 3 to 5, got {count}", field="--count")
+    if ns.pick is not None:
+        parse_pick(ns.pick, count, at_most=True)  # syntax and --count now; the exact range once proposals exist
+    opts.no_copy, opts.count, opts.pick, opts.yes = ns.no_copy, count, ns.pick, ns.yes
+    if ns.prompt_command is not None and not ns.prompt_command.strip():
+        raise InputError("must not be empty", field="--prompt-command")
+    opts.validate, opts.run_harness, opts.prompt_command = not ns.no_validate, ns.run_harness, ns.prompt_command
+    return opts
+
+
+def project_options(ns: argparse.Namespace) -> Options:
+    """Options from the arguments `add_project_args` defined, each checked (InputError naming it)."""
     project_dir = Path(ns.project_dir).expanduser()
     if not project_dir.exists():
         raise InputError("does not exist", file=project_dir, field="PROJECT_DIR")
@@ -144,12 +169,6 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if not (project_dir / "dbt_project.yml").is_file():
         raise InputError("no dbt_project.yml in this directory", file=project_dir, field="PROJECT_DIR")
     project_dir = project_dir.resolve()
-    try:
-        count = int(ns.count)
-    except ValueError:
-        raise InputError(f"expected a number from 3 to 5, got {ns.count!r}", field="--count") from None
-    if not 3 <= count <= 5:
-        raise InputError(f"expected a number from 3 to 5, got {count}", field="--count")
     output_dir = (Path(ns.output_dir).expanduser() if ns.output_dir
                   else project_dir.parent / "ade-bench-tasks")
     output_dir = output_dir.resolve()
@@ -184,21 +203,15 @@ def parse_args(argv: list[str] | None = None) -> Options:
         if not pd.is_dir():
             raise InputError("directory does not exist", file=pd, field="--patterns-dir")
         patterns_dirs.append(pd.resolve())
-    if ns.pick is not None:
-        parse_pick(ns.pick, count, at_most=True)  # syntax and --count now; the exact range once proposals exist
     if ns.db_name is not None and not ns.db_name.strip():
         raise InputError("must not be empty", field="--db-name")
-    if ns.prompt_command is not None and not ns.prompt_command.strip():
-        raise InputError("must not be empty", field="--prompt-command")
     profiles_dir = None
     if ns.profiles_dir:
         profiles_dir = Path(ns.profiles_dir).expanduser().resolve()
         if not profiles_dir.is_dir():
             raise InputError("directory does not exist", file=profiles_dir, field="--profiles-dir")
     return Options(
-        project_dir=project_dir, output_dir=output_dir, no_copy=ns.no_copy, db_type=ns.db_type,
-        db_name=ns.db_name, db_path=db_path, ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs,
-        count=count, pick=ns.pick, yes=ns.yes, json=ns.json, validate=not ns.no_validate,
-        profiles_dir=profiles_dir, target=ns.target, emulate_snowflake=ns.emulate_snowflake,
-        run_harness=ns.run_harness, prompt_command=ns.prompt_command, report=not ns.no_report,
+        project_dir=project_dir, output_dir=output_dir, db_type=ns.db_type, db_name=ns.db_name, db_path=db_path,
+        ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs, json=ns.json, profiles_dir=profiles_dir,
+        target=ns.target, emulate_snowflake=ns.emulate_snowflake, report=not ns.no_report,
     )

@@ -49,7 +49,7 @@ class Backend:
         from ..validate.factory import make_validator
 
         return make_validator(project, emulate_snowflake=opts.emulate_snowflake, workdir=workdir,
-                              db_dir=opts.db_path, jobs=2, progress=progress)
+                              db_dir=opts.db_path, jobs=opts.jobs, progress=progress)
 
     def unproven_reason(self, why: str) -> str:
         """The validator's reason as the tail of a task's "unproven: ..." line."""

@@ -10,6 +10,7 @@ from ..errors import AdegenError
 from .context import RunContext
 from .record import task_details
 
+
 @dataclass
 class TaskJob:
     """One task to write: the proposal, its id, and its rendered assertion tests (purpose, sql)."""
@@ -78,9 +79,33 @@ def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:
     return sorted(out, key=lambda m: (depth.get(m, 0), m))
 
 
+@dataclass
+class PreparedTask:
+    """A task written and proven in its temp dir, not yet renamed into place (`commit_task`)."""
+
+    job: TaskJob
+    writer: object  # output.TaskWriter
+    files: object  # taskgen.TaskFiles
+    check: object  # patchcheck.PatchCheck
+    proven: bool
+    detail: str
+    proof: object  # validate Proof or None
+
+    def discard(self) -> None:
+        self.writer.discard()
+
+
 def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
     """Write one task atomically and prove it; the task's --json entry, or None when the patch
     round trip fails (nothing is left behind and the id stays free). Needs ctx.output."""
+    prepared = prepare_task(ctx, job)
+    return None if prepared is None else commit_task(ctx, prepared)
+
+
+def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
+    """Files, patch round trip and proof of one task in its temp dir (unproven: status dev there);
+    None when the round trip fails (nothing left behind). Safe to call from several threads at
+    once for different task ids: it touches only its own temp dir and the validator."""
     from .. import output as out
     from ..patchcheck import TaskPatches, check_task
     from ..task_yaml import update_task_yaml
@@ -102,9 +127,20 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
         proven, detail, proof = _prove(ctx, job.task_id, writer.dir)
         if not proven:
             update_task_yaml(writer.dir / "task.yaml", status="dev")
-        final = writer.commit()
     except BaseException:
         writer.discard()
+        raise
+    return PreparedTask(job, writer, files, check, proven, detail, proof)
+
+
+def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
+    """Rename a prepared task into place; its --json entry (details for the run record kept)."""
+    job, check, proven, detail, proof = prepared.job, prepared.check, prepared.proven, prepared.detail, prepared.proof
+    p = job.proposal
+    try:
+        final = prepared.writer.commit()
+    except BaseException:
+        prepared.discard()
         raise
     proof_json = None if proof is None else proof_to_json(proof, ctx.backend)
     ctx.report.task_details[job.task_id] = task_details(p, proof)
@@ -115,7 +151,7 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
         "proof_label": (detail if proven else "unproven"),
         "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
                         "models": check.models_ok, "line": check.line()},
-        "files": sorted(str(Path(final, k).relative_to(final)) for k in files.files),
+        "files": sorted(str(Path(final, k).relative_to(final)) for k in prepared.files.files),
     }
 
 

@@ -1,0 +1,66 @@
+"""`python -m adegen.bulk PROJECT_DIR --tasks N [--seed S] [--jobs J]`: many distinct, proven
+tasks per project, reproducible (same project, seed and options: same tasks in the same order)
+and resumable (rerun the same command after any interruption). The stages are the build's
+(`adegen.pipeline`); `pipeline/bulk.py` adds the loop."""
+from __future__ import annotations
+
+import os
+import sys
+
+from .build import exit_with, run_command
+from .cli_args import ArgParser, add_project_args, project_options
+from .errors import InputError
+from .pipeline.bulk import BulkOptions, run_bulk
+from .pipeline.ledger import LEDGER_DIR
+from .pipeline.progress import BulkUI
+
+DESCRIPTION = ("Bulk mode: enumerate every (model, pattern, site) bug candidate of a dbt project, order them "
+               "from a seed with a spread over models, families, layers and difficulty, and write proven "
+               "ADE-bench tasks until --tasks are proven or the candidates run out. Rerun the same command to "
+               "resume an interrupted run.")
+EPILOG = """outputs: <output>/tasks/<id>/, tasks.jsonl, DATASET.md, experiment_sets/<project>_bulk_seed<S>.yaml
+exit codes: 0 --tasks proven tasks written, 1 the candidates ran out first (or nothing can be proven),
+2 bad input (the message names the file and field or the argument)."""
+
+
+def _positive(value: str, flag: str, minimum: int) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise InputError(f"expected a whole number, got {value!r}", field=flag) from None
+    if n < minimum:
+        raise InputError(f"expected a number of at least {minimum}, got {n}", field=flag)
+    return n
+
+
+def parse_bulk_args(argv: list[str] | None = None) -> BulkOptions:
+    p = ArgParser(prog="python -m adegen.bulk", description=DESCRIPTION, epilog=EPILOG)
+    add_project_args(p)
+    p.add_argument("--tasks", metavar="N", required=True, help="proven tasks to write")
+    p.add_argument("--seed", metavar="S", default="0", help="seed of the candidate order (default 0)")
+    p.add_argument("--jobs", metavar="J", default=None,
+                   help="proofs side by side, each in its own worker (default: the number of cores)")
+    args = list(sys.argv[1:] if argv is None else argv)
+    ns = p.parse_args(args)
+    tasks = _positive(ns.tasks, "--tasks", 1)
+    seed = _positive(ns.seed, "--seed", 0)
+    jobs = _positive(ns.jobs, "--jobs", 1) if ns.jobs is not None else max(1, os.cpu_count() or 1)
+    opts = project_options(ns)
+    opts.jobs, opts.yes = jobs, False
+    return BulkOptions(opts, tasks, seed, args)
+
+
+def _execute(bopts: BulkOptions) -> tuple[int, dict]:
+    ui = BulkUI(bopts.json, bopts.opts.output_dir / LEDGER_DIR / "bulk.log")
+    try:
+        return run_bulk(bopts, ui)
+    finally:
+        ui.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(argv, parse_bulk_args, _execute)
+
+
+if __name__ == "__main__":
+    exit_with(main())

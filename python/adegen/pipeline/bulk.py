@@ -1,0 +1,147 @@
+"""Bulk mode (`python -m adegen.bulk`): the build's stages run at scale, without questions.
+
+    load project -> ade-bench -> validator (background baseline) -> discover -> survey
+    -> [run lock] ledger -> workspace -> every (model, pattern, site) candidate, seeded order
+    -> loop: compile check + screen ahead, propose, prove side by side, commit in order
+    -> tasks.jsonl, DATASET.md, experiment set -> run record
+
+Only proven tasks are written (an unproven candidate is a drop). Resuming: the ledger
+(`pipeline/ledger.py`) says which candidates are decided and which tasks are this run's own; those
+are left out of the survey so the candidate list is the one the first run saw."""
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import shutil
+import time
+
+from .. import __version__
+from ..cli_args import Options
+from ..paths import claim_run_dir
+from . import bulk_units, dataset, discovery, inputs, validation, workspace
+from .bulk_loop import BulkLoop, LoopSetup
+from .context import RunContext
+from .ledger import Ledger, clean_stale
+from .progress import BulkUI, Progress
+from .run import finish_files
+
+
+@dataclasses.dataclass
+class BulkOptions:
+    opts: Options  # the project/database options, shared with the build
+    tasks: int  # proven tasks wanted
+    seed: int
+    argv: list[str]  # the command line, for DATASET.md
+
+    @property
+    def json(self) -> bool:
+        return self.opts.json
+
+    def key_fields(self) -> dict:
+        """What decides the output (the ledger's key): not --tasks, --jobs or --json."""
+        o = self.opts
+        return {"project_dir": str(o.project_dir), "seed": self.seed, "patterns_dirs": [str(p) for p in o.patterns_dirs],
+                "db_type": o.db_type, "db_name": o.db_name, "db_path": str(o.db_path) if o.db_path else None,
+                "profiles_dir": str(o.profiles_dir) if o.profiles_dir else None, "target": o.target,
+                "emulate_snowflake": o.emulate_snowflake}
+
+
+def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
+    """(exit code, --json document): 0 when --tasks tasks are proven, 1 when the candidates ran out
+    first (or nothing can be proven); bad input raises InputError before anything is written."""
+    ctx = RunContext(opts=bopts.opts, ui=ui, command="bulk")
+    ctx.doc.update({"adegen_version": __version__, "mode": "bulk", "seed": bopts.seed, "tasks_wanted": bopts.tasks,
+                    "jobs": bopts.opts.jobs})
+    inputs.load_project(ctx)
+    inputs.detect_ade_bench(ctx)
+    ctx.workroot = claim_run_dir("adegen-bulk-")
+    try:
+        validation.start(ctx)
+        discovery.discover(ctx)
+        discovery.survey(ctx)
+        validation.wait(ctx)
+        if ctx.validator is None:
+            ui.say(f"Bulk mode writes proven tasks only, and execution validation is unavailable: "
+                   f"{ctx.unproven_reason()}")
+            return ctx.finish(1)
+        from ..output import RunLock
+
+        lock = RunLock(bopts.opts.output_dir)
+        lock.acquire()
+        try:
+            code = _generate(ctx, bopts)
+        finally:
+            lock.release()
+    finally:
+        validation.close(ctx.pending.validator if ctx.pending is not None else None)
+        shutil.rmtree(ctx.workroot, ignore_errors=True)
+    finish_files(ctx)  # the run record and the review page, as the build writes them
+    return ctx.finish(code)
+
+
+def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
+    from ..output import highest_task_number
+
+    out_dir = bopts.opts.output_dir
+    clean_stale(out_dir)
+    ledger = Ledger.open(out_dir, bopts.key_fields())
+    tasks_dir = out_dir / "tasks"
+    ledger.recover(tasks_dir)
+    _leave_out_own_tasks(ctx, ledger, tasks_dir)
+    workspace.prepare(ctx)
+    units, excluded = bulk_units.enumerate_units(ctx)
+    units = bulk_units.order_units(units, bopts.seed)
+    ledger.bind(bulk_units.units_fingerprint(units),
+                max(ctx.survey.highest_number, highest_task_number(tasks_dir, ctx.project.name)))
+    facts = {"project": ctx.project.name, "seed": bopts.seed, "candidates": len(units), "excluded": len(excluded),
+             "command": "python -m adegen.bulk " + shlex.join(bopts.argv)}
+    ctx.ui.say(f"Bulk: {len(units)} candidates (model x pattern x site), {len(excluded)} left out as repeats of "
+               f"surveyed tasks; {len(ledger.tasks)} task(s) already written, {ledger.cursor} candidate(s) decided.")
+    progress = Progress(ctx.ui, bopts.tasks, (len(ledger.tasks), ledger.cursor))
+    written_before = len(ledger.tasks)
+    t1 = time.monotonic()
+
+    def on_commit() -> None:
+        dataset.write_dataset(out_dir, ledger, facts)
+
+    ctx.ui.quiet = True
+    progress.update(len(ledger.tasks), ledger.drops, f"{len(units) - ledger.cursor} candidate(s) to go")
+    try:
+        BulkLoop(ctx, ledger, units, LoopSetup(bopts.tasks, bopts.opts.jobs, progress, on_commit)).run()
+    finally:
+        ctx.ui.quiet = False
+        progress.finish()
+        ledger.save()
+    paths = dataset.write_dataset(out_dir, ledger, facts)
+    ctx.timing("generation", t1)
+    return _report(ctx, bopts, ledger, {"paths": paths, "facts": facts, "written_before": written_before})
+
+
+def _leave_out_own_tasks(ctx: RunContext, ledger: Ledger, tasks_dir) -> None:
+    """The survey without this run's own tasks (they are the ledger's, not earlier work to avoid)."""
+    own = ledger.task_ids()
+    root = tasks_dir.resolve()
+    keep = [t for t in ctx.survey.tasks if not (t.task_id in own and t.task_dir.resolve().parent == root)]
+    ctx.survey = dataclasses.replace(ctx.survey, tasks=keep)
+
+
+def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -> int:
+    ui, rows = ctx.ui, ledger.tasks
+    facts, paths = result["facts"], result["paths"]
+    ctx.doc["tasks"] = ctx.report.tasks  # this process's commits, as the build reports them
+    ctx.doc["dataset"] = {
+        "tasks": [dataset.public_row(r) for r in rows], "written_this_run": len(rows) - result["written_before"],
+        "candidates": facts["candidates"], "decided": ledger.cursor, "excluded": facts["excluded"],
+        "dropped": dict(sorted(ledger.drops.items())), "ledger": str(ledger.path),
+        **{k: str(v) for k, v in paths.items()},
+    }
+    ctx.doc["dropped_by_reason"] = dict(sorted(ledger.drops.items()))  # what the review page counts
+    ctx.doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)
+    ui.say(f"Bulk: {len(rows)}/{bopts.tasks} proven task(s) in {bopts.opts.output_dir / 'tasks'} "
+           f"({len(rows) - result['written_before']} this run); {sum(ledger.drops.values())} candidate(s) dropped.")
+    for k, v in paths.items():
+        ui.say(f"  {k}: {v}")
+    if len(rows) < bopts.tasks:
+        ui.say(f"The candidates ran out after {len(rows)} proven task(s) (of {bopts.tasks} asked).")
+        return 1
+    return 0

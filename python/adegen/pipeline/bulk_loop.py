@@ -1,0 +1,206 @@
+"""Bulk mode's loop over the ordered candidates: compile check and screening ahead of the cursor
+(batched, in the validator's worker pool), then steps of: realise the next candidates into
+proposals (`proposals.select`, the build's own unit), prove up to --jobs of them side by side
+(`realise.prepare_task` in threads; the proofs' dbt work runs in the validator's workers), commit
+them in candidate order.
+
+Same output for any --jobs: a step assumes that every proposal it starts gets proven (its task id
+and the prompts later candidates must avoid follow from that). When one is not, the tasks after
+it in that step are thrown away unwritten and the next step starts right after it - exactly the
+decisions a one-job run makes, at the cost of re-proving those few."""
+from __future__ import annotations
+
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .. import output as out
+from .. import proposals as pp
+from . import dataset
+from .context import RunContext
+from .realise import TaskJob, commit_task, prepare_task, render_tests
+
+COMPILE_BATCH = 48  # candidates compiled per dbt run (one compile per batch is the fixed cost)
+SCREEN_AHEAD_MIN = 8  # candidates screened ahead of the cursor, at least
+
+# first match decides the reason a dropped candidate is counted under (DATASET.md, --json)
+DROP_REASONS = (
+    ("does not compile", "mutant does not compile"),
+    ("rewrite", "rewrite failed"),
+    ("no materialized table", "no table to compare"),
+    ("prompt", "no distinct, safe prompt"),
+    ("runaway", "runaway build"),
+    ("duplicate rows", "duplicate rows only"),
+    ("expects a build error", "no build error as the pattern expects"),
+    ("build error, but", "unexpected build error"),
+    ("nondeterministic", "nondeterministic tables only"),
+    ("equivalent on this data", "equivalent on this data"),
+    ("screening failed", "screening failed"),
+)
+
+
+def drop_reason(text: str) -> str:
+    low = text.lower()
+    return next((label for needle, label in DROP_REASONS if needle in low), "not observable")
+
+
+@dataclasses.dataclass
+class LoopSetup:
+    want: int  # --tasks
+    jobs: int  # proofs side by side
+    progress: object  # progress.Progress
+    on_commit: object  # callable(): rewrite the dataset files
+
+
+class BulkLoop:
+    def __init__(self, ctx: RunContext, ledger, units: list, setup: LoopSetup):
+        self.ctx, self.ledger, self.units, self.setup = ctx, ledger, units, setup
+        self.compiled: set[str] = set()
+        self.observations: dict[str, object] = {}
+        self.tests: dict[str, list] = {}
+
+    def run(self) -> None:
+        while len(self.ledger.tasks) < self.setup.want and self.ledger.cursor < len(self.units):
+            span = self.look_ahead()
+            self.step(span)
+
+    # -- compile check and screening ahead of the cursor ---------------------------------------------
+
+    def look_ahead(self) -> int:
+        """Compile-check and screen the next candidates; how many past the cursor are ready."""
+        led, setup = self.ledger, self.setup
+        need = setup.want - len(led.tasks)
+        span = min(max(2 * setup.jobs, 2 * need), max(SCREEN_AHEAD_MIN, 4 * setup.jobs), COMPILE_BATCH)
+        ahead = self.units[led.cursor:led.cursor + span]
+        if any(u.key not in self.compiled for u in ahead):
+            batch = [u for u in self.units[led.cursor:led.cursor + COMPILE_BATCH] if u.key not in self.compiled]
+            pp.compile_check(self.ctx.project, [u.candidate for u in batch], workdir=self.ctx.workroot,
+                             progress=self.ctx.ui.say)
+            self.compiled |= {u.key for u in batch}
+        items, keys = [], []
+        for u in ahead:
+            c = u.candidate
+            result = c.compile_results.get(0)
+            if u.key in self.observations or (result is not None and result.ok is False):
+                continue
+            try:
+                text = pp.apply_site(c.raw, c.sites[0])
+            except Exception:  # noqa: BLE001 - select() records the rewrite failure as the drop reason
+                continue
+            items.append((c.model["unique_id"], c.model["path"], text, c.pattern))
+            keys.append(u.key)
+        if items:
+            self.ctx.ui.say(f"Screening {len(items)} candidates by execution...")
+            self.observations.update(zip(keys, self.ctx.validator.screen_many(items, progress=self.ctx.ui.progress)))
+        return len(ahead)
+
+    def screen(self, c, site, text):
+        key = f"{c.model['unique_id']}|{c.pattern.id}|{site.index}"
+        if key not in self.observations:
+            self.observations[key] = self.ctx.validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern)
+        return self.observations[key]
+
+    # -- one step: propose, prove side by side, commit in order ---------------------------------------
+
+    def step(self, span: int) -> None:
+        led, setup = self.ledger, self.setup
+        taken: list[tuple[str, list[str]]] = [(t["id"], t["prompt_texts"]) for t in led.tasks]
+        events, started = [], []
+        index = led.cursor
+        while (index < min(len(self.units), led.cursor + span) and len(started) < setup.jobs
+               and len(led.tasks) + len(started) < setup.want):
+            unit = self.units[index]
+            prop, why = self.propose(unit, index, taken)
+            if prop is not None:
+                task_id = out.format_task_id(self.ctx.project.name, led.next_number() + len(started))
+                started.append(TaskJob(prop, task_id, []))
+                taken.append((task_id, [lv.text for lv in prop.prompt_levels()]))
+            events.append((unit, prop, why))
+            index += 1
+        prepared = self.prove(started)
+        try:
+            self.commit(events, prepared)
+        finally:
+            for p in prepared:
+                if p is not None:
+                    p.discard()  # the ones committed are gone from their temp dir already
+
+    def propose(self, unit, index: int, taken: list[tuple[str, list[str]]]):
+        """(Proposal, None) or (None, drop reason) for one candidate; prompts of `taken` (the run's
+        tasks, including the ones this step assumes proven) and of surveyed tasks are avoided."""
+        ctx = self.ctx
+        pset = pp.select([unit.candidate], _survey_with(ctx.survey, taken), ctx.discovery, count=1,
+                         project_name=ctx.project.name, screen=self.screen)
+        if pset.proposals:
+            prop = pset.proposals[0]
+            prop.number = index + 1
+            return prop, None
+        why = pset.dropped[-1][2] if pset.dropped else "not proposed"
+        return None, why
+
+    def prove(self, jobs: list[TaskJob]) -> list:
+        """prepare_task for each job, side by side; results in job order (None: round trip failed)."""
+        if not jobs:
+            return []
+        pending = [j for j in jobs if j.proposal.assertion_tests and self.unit_key(j) not in self.tests]
+        if pending:
+            rendered = render_tests(self.ctx, [j.proposal for j in pending])
+            for j in pending:
+                self.tests[self.unit_key(j)] = rendered.get(j.proposal.number, [])
+        for j in jobs:
+            j.tests = self.tests.get(self.unit_key(j), [])
+        with ThreadPoolExecutor(max_workers=self.setup.jobs, thread_name_prefix="adegen-bulk") as pool:
+            futures = [pool.submit(prepare_task, self.ctx, j) for j in jobs]
+        results, error = [], None
+        for f in futures:
+            try:
+                results.append(f.result())
+            except BaseException as exc:  # noqa: BLE001 - re-raised once every temp dir is discarded
+                results.append(None)
+                error = error or exc
+        if error is not None:
+            for r in results:
+                if r is not None:
+                    r.discard()
+            raise error
+        return results
+
+    @staticmethod
+    def unit_key(job: TaskJob) -> str:
+        c = job.proposal.candidate
+        return f"{c.model['unique_id']}|{c.pattern.id}|{job.proposal.site.index}"
+
+    def commit(self, events: list, prepared: list) -> None:
+        led, progress = self.ledger, self.setup.progress
+        results = iter(prepared)
+        for unit, prop, why in events:
+            c = unit.candidate
+            if prop is None:
+                led.drop(drop_reason(why))
+                progress.update(len(led.tasks), led.drops, f"dropped {c.name} / {c.pattern.id}: {why[:120]}")
+                continue
+            task = next(results)
+            if task is None or not task.proven:
+                reason = "patch round trip failed" if task is None else "unproven"
+                detail = reason if task is None else task.detail  # "unproven: <why>"
+                self.ctx.ui.say(f"{prop.model} / {prop.pattern_id} line {prop.site.line}: {detail}")  # the log
+                led.drop(reason)
+                progress.update(len(led.tasks), led.drops, f"dropped {c.name} / {c.pattern.id}: {detail[:200]}")
+                return  # later tasks of this step assumed this one written: the next step redoes them
+            row = dataset.task_row(prop, task.job.task_id, task.proof, self.ctx.discovery)
+            led.begin_commit(row)
+            entry = commit_task(self.ctx, task)
+            led.end_commit()
+            self.ctx.report.tasks.append(entry)
+            self.setup.on_commit()
+            progress.update(len(led.tasks), led.drops, f"{row['id']}: {row['model']} / {row['pattern']} "
+                                                      f"({row['difficulty']}) proven in {row['proof_seconds']}s")
+
+
+def _survey_with(survey, taken: list[tuple[str, list[str]]]):
+    """The survey plus the run's own tasks as far as prompts go (select avoids their prompts)."""
+    from ..survey import ExistingTask
+
+    extra = [ExistingTask(task_id=tid, task_dir=Path(tid), location="bulk", description="", prompt=texts[0],
+                          tags=[], difficulty="", prompts=list(texts)) for tid, texts in taken if texts]
+    return dataclasses.replace(survey, tasks=list(survey.tasks) + extra)

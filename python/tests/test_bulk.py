@@ -1,0 +1,213 @@
+"""Bulk mode (`python -m adegen.bulk`) end to end on the example project (real dbt + DuckDB).
+
+Two runs of 3 proven tasks with seed 1 are shared by every test: one uninterrupted with --jobs 2,
+one with --jobs 1 that is SIGKILLed at random moments and rerun until it finishes. Both must give
+the same tasks (same seed: same list; killed: no duplicate, no partial task; jobs 1 == jobs 2)."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reliability_kit import REPO, assert_complete_tasks, build_env, temp_leftovers, tree_state
+
+TASKS = 3
+SEED = 1
+SCHEMA = REPO / "python" / "adegen" / "schemas" / "bulk_tasks.schema.json"
+
+
+@dataclass
+class BulkRun:
+    out: Path
+    result: subprocess.CompletedProcess
+    seconds: float
+    kills: list[str]
+
+
+def bulk_cmd(project: Path, out: Path, jobs: int) -> list[str]:
+    return [sys.executable, "-m", "adegen.bulk", str(project), "--tasks", str(TASKS), "--seed", str(SEED),
+            "--jobs", str(jobs), "--output-dir", str(out), "--json"]
+
+
+def run_bulk(cmd: list[str], env: dict) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return r, time.monotonic() - t0
+
+
+@pytest.fixture(scope="module")
+def bulk_env(tmp_path_factory, adegen_cache) -> dict:
+    return build_env(tmp_path_factory.mktemp("bulk-home"))
+
+
+@pytest.fixture(scope="module")
+def project_state(example_project) -> dict:
+    return tree_state(example_project)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(example_project, bulk_env, project_state, tmp_path_factory) -> BulkRun:
+    out = tmp_path_factory.mktemp("bulk-a") / "out"
+    r, secs = run_bulk(bulk_cmd(example_project, out, jobs=2), bulk_env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    print(f"bulk --tasks {TASKS} --jobs 2: {secs:.0f}s")
+    return BulkRun(out, r, secs, [])
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(example_project, bulk_env, uninterrupted, tmp_path_factory) -> BulkRun:
+    """--jobs 1, SIGKILLed twice at random moments (printed): once anywhere in a run, once while
+    tasks are being proven or committed; then run to the end."""
+    out = tmp_path_factory.mktemp("bulk-b") / "out"
+    rng = random.Random()
+    kills = []
+    for when in ("anywhere", "writing"):
+        proc = subprocess.Popen(bulk_cmd(example_project, out, jobs=1), env=bulk_env, cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        t0 = time.monotonic()
+        if when == "writing":  # the first task dir (temp or final) of this run is there
+            seen = set(os.listdir(out / "tasks")) if (out / "tasks").is_dir() else set()
+            while proc.poll() is None and not (set(os.listdir(out / "tasks")) - seen if (out / "tasks").is_dir()
+                                               else set()):
+                time.sleep(0.1)
+        try:
+            proc.wait(timeout=rng.uniform(2.0, uninterrupted.seconds) if when == "anywhere" else rng.uniform(0, 6))
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)  # the validator's workers die with it (PDEATHSIG)
+            proc.wait()
+            kills.append(f"{when} {time.monotonic() - t0:.1f}s")
+        if out.exists():  # whatever the moment: only complete tasks are visible, ids without gaps
+            assert_complete_tasks(out, "acme")
+    r, secs = run_bulk(bulk_cmd(example_project, out, jobs=1), bulk_env)
+    print(f"bulk --jobs 1 killed at {kills}, then finished in {secs:.0f}s")
+    assert r.returncode == 0, r.stderr[-3000:]
+    return BulkRun(out, r, secs, kills)
+
+
+def rows(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+
+
+def stable(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k != "proof_seconds"}  # a measurement
+
+
+def task_texts(out: Path, task_id: str) -> tuple[bytes, list]:
+    d = out / "tasks" / task_id
+    return (d / "setup" / "changes.patch").read_bytes(), yaml.safe_load((d / "task.yaml").read_text())["prompts"]
+
+
+def test_writes_the_asked_number_of_proven_distinct_tasks(uninterrupted, example_project, project_state):
+    out = uninterrupted.out
+    doc = json.loads(uninterrupted.result.stdout)
+    ids = assert_complete_tasks(out, "acme")
+    assert len(ids) == TASKS and doc["exit_code"] == 0 and doc["dataset"]["written_this_run"] == TASKS
+    got = rows(out)
+    assert [r["id"] for r in got] == ids == [r["id"] for r in doc["dataset"]["tasks"]]
+    for tid in ids:
+        data = yaml.safe_load((out / "tasks" / tid / "task.yaml").read_text())
+        assert data["status"] == "ready" and list((out / "tasks" / tid / "seeds").glob("solution__*.csv"))
+    sites = [(r["model"], r["pattern"], r["site"]["line"]) for r in got]
+    assert len(set(sites)) == len(sites)
+    prompts = [p["prompt"] for tid in ids for p in task_texts(out, tid)[1]]
+    assert len(set(prompts)) == len(prompts)
+    assert not temp_leftovers(out)
+    assert tree_state(example_project) == project_state  # the user's project is never written
+
+
+def test_tasks_jsonl_validates_against_the_shipped_schema(uninterrupted):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text())
+    for row in rows(uninterrupted.out):
+        jsonschema.validate(row, schema)
+        assert row["prompt_keys"][0] == "base" and row["dag_distance"] == max(row["graded_tables"].values())
+
+
+def test_dataset_md_counts_and_command(uninterrupted):
+    text = (uninterrupted.out / "DATASET.md").read_text()
+    assert f"--tasks {TASKS} --seed {SEED}" in text and "| Family | tasks |" in text
+    for row in rows(uninterrupted.out):
+        assert f"| {row['family']} |" in text and f"| {row['layer']} |" in text
+    doc = json.loads(uninterrupted.result.stdout)
+    for reason, n in doc["dataset"]["dropped"].items():
+        assert f"| {reason} | {n} |" in text
+
+
+def test_experiment_set_loads_with_ade_bench_dataset(uninterrupted):
+    dataset = pytest.importorskip("ade_bench.utils.dataset", reason="ade-bench (test-harness extra) not installed")
+    out = uninterrupted.out
+    data = yaml.safe_load((out / "experiment_sets" / f"acme_bulk_seed{SEED}.yaml").read_text())
+    assert set(data) == {"experiment_name", "description", "task_ids"}
+    ds = dataset.Dataset(out / "tasks", task_ids=[f"@acme_bulk_seed{SEED}"])
+    expected = sorted(f"{r['id']}.{k}" for r in rows(out) for k in r["prompt_keys"])
+    assert ds.task_ids == expected and len(ds) == len(expected)
+
+
+def test_killed_rerun_and_one_job_give_the_same_tasks(uninterrupted, killed_and_resumed):
+    a, b = uninterrupted.out, killed_and_resumed.out
+    ids = assert_complete_tasks(b, "acme")
+    assert [stable(r) for r in rows(b)] == [stable(r) for r in rows(a)]
+    assert ids == [r["id"] for r in rows(a)]
+    for tid in ids:
+        assert task_texts(b, tid) == task_texts(a, tid)
+    assert not temp_leftovers(b)
+    exp = yaml.safe_load((b / "experiment_sets" / f"acme_bulk_seed{SEED}.yaml").read_text())
+    assert exp["task_ids"] == ids
+    doc = json.loads(killed_and_resumed.result.stdout)
+    assert doc["dataset"]["dropped"] == json.loads(uninterrupted.result.stdout)["dataset"]["dropped"]
+
+
+def test_candidate_order_depends_only_on_the_seed(example_project, acme_discovery, tmp_path):
+    from adegen.cli_args import parse_args
+    from adegen.pipeline import UI, RunContext, bulk_units, discovery, inputs
+    from adegen.survey import AdeBench
+
+    ctx = RunContext(opts=parse_args([str(example_project), "--output-dir", str(tmp_path), "--no-validate"]),
+                     ui=UI(json_mode=True, interactive=False))
+    inputs.load_project(ctx)
+    ctx.ade, ctx.discovery = AdeBench(False, None, "not looked for"), acme_discovery
+    discovery.survey(ctx)
+    units, _ = bulk_units.enumerate_units(ctx)
+    keys = [u.key for u in bulk_units.order_units(units, 1)]
+    assert len(set(keys)) == len(keys) == len(units)
+    assert [u.key for u in bulk_units.order_units(random.Random(5).sample(units, len(units)), 1)] == keys
+    assert [u.key for u in bulk_units.order_units(units, 2)] != keys
+    first = bulk_units.order_units(units, 1)[:12]  # the spread: no model twice before others had a turn
+    assert len({u.candidate.model["unique_id"] for u in first}) == 12
+    assert len({u.candidate.family for u in first}) >= 6
+
+
+def test_ledger_settles_a_commit_a_kill_left_pending(tmp_path):
+    from adegen.pipeline.ledger import Ledger
+
+    tasks = tmp_path / "tasks"
+    (tasks / "acme001").mkdir(parents=True)
+    for present in (True, False):
+        led = Ledger.open(tmp_path, {"seed": int(present)})
+        led.bind("units", 0)
+        led.drop("equivalent on this data")
+        led.begin_commit({"id": "acme001" if present else "acme002", "prompt_texts": ["x"]})
+        led = Ledger.open(tmp_path, {"seed": int(present)})  # what the rerun reads
+        led.recover(tasks)
+        assert led.pending is None and led.cursor == (2 if present else 1)
+        assert [t["id"] for t in led.tasks] == (["acme001"] if present else [])
+        assert led.next_number() == (2 if present else 1)
+        with pytest.raises(Exception, match="changed since this bulk run started"):
+            Ledger.open(tmp_path, {"seed": int(present)}).bind("other units", 0)
+
+
+def test_bad_arguments_end_with_one_message(example_project, tmp_path, capsys):
+    from adegen.bulk import main
+
+    assert main([str(example_project), "--tasks", "0", "--output-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--tasks" in err and "Traceback" not in err and not (tmp_path / "o").exists()
