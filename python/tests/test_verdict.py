@@ -104,3 +104,13 @@ def test_finish_proof():
     assert not p.ok and p.detail.startswith("unproven: the emulator cannot run: current_session")
     p = finish_proof(ProofInput(none, sage, [], {}, None, solved_differs="t differs"), {})
     assert not p.ok and not p.solved_passes and "differs from the intact build" in p.detail
+
+
+def test_incremental_downstream_tables_are_never_named():
+    models = dict(MODELS, **{"model.p.inc": {"name": "inc", "alias": "inc", "materialized": "incremental"}})
+    f = facts(models=models, dist=dict(DIST, **{"model.p.inc": 1}),
+              diffs={"model.p.stg": TableDiff("stg", 10, 10, 1, 1), "model.p.inc": TableDiff("inc", 5, 5, 1, 1),
+                     "model.p.fct": TableDiff("fct", 5, 5, 1, 1)})
+    obs = judge(f, evidence)
+    assert [t["table"] for t in obs.details["tables"]] == ["model.p.fct", "model.p.stg"]
+    assert obs.changed_tables["inc"] == 1  # still reported as changed, only never named

@@ -129,8 +129,10 @@ class BulkLoop:
         """(Proposal, None) or (None, drop reason) for one candidate; prompts of `taken` (the run's
         tasks, including the ones this step assumes proven) and of surveyed tasks are avoided."""
         ctx = self.ctx
-        pset = pp.select([unit.candidate], _survey_with(ctx.survey, taken), ctx.discovery, count=1,
-                         project_name=ctx.project.name, screen=self.screen)
+        from .propose import scope
+
+        pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken)),
+                         count=1, screen=self.screen)
         if pset.proposals:
             prop = pset.proposals[0]
             prop.number = index + 1

@@ -36,15 +36,13 @@ def enumerate_units(ctx: RunContext) -> tuple[list[Unit], list]:
     """(units in enumeration order, excluded pairs that repeat a surveyed task): the build's
     candidates (`propose.enumerate_candidates`: same model + family as a surveyed task excluded)
     split into one unit per rewrite site."""
-    from .. import proposals as pp
     from . import propose
 
     cands, excluded = propose.enumerate_candidates(ctx)
     units: list[Unit] = []
     for c in cands:
         for site in c.sites:
-            one = pp.Candidate(c.model, c.pattern, [site], c.raw, c.raw_bytes, score=c.score,
-                               covered_by=c.covered_by)
+            one = c.with_sites([site])
             units.append(Unit(f"{c.model['unique_id']}|{c.pattern.id}|{site.index}", one))
     return units, excluded
 

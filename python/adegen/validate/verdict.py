@@ -116,7 +116,10 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     target = choose_compared(uid, visible, facts.dist, models, facts.difficulty)
     d = visible[target]
     ev = inspect.evidence(target, d)
-    details["tables"] = inspect.tables(visible, target, {target: ev.details})
+    # a prompt may name only tables the fix restores: ade-bench's rerun of an incremental model
+    # keeps the broken rows it already merged, so one downstream is never named (nor graded)
+    nameable = {u: x for u, x in visible.items() if u == target or models[u].get("materialized") != "incremental"}
+    details["tables"] = inspect.tables(nameable, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
     if symptom == "build_error":
         reason, observable = "the pattern expects a build error, but the mutant builds", False
