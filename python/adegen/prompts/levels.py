@@ -259,7 +259,8 @@ def _texts(p: _Plan, req: PromptRequest, templates: set):
         found = [b for b in found if b[2] not in templates] + [b for b in found if b[2] in templates]
         for body, lower_ok, tpl in found:
             for text in render.compositions(body, voice, p.key, build=p.finding.kind == "build_failed",
-                                            lower_ok=lower_ok, data=p.finding.kind not in NOT_DATA):
+                                            lower_ok=lower_ok, data=p.finding.kind not in NOT_DATA,
+                                            several=p.second is not None):
                 yield level, body, text, tpl
 
 

@@ -275,7 +275,7 @@ _TIME = re.compile(r"\b(this morning|today|yesterday|since|last run|deploy|start
 
 
 def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_ok: bool = True,
-                 data: bool = True):
+                 data: bool = True, several: bool = False):
     """The whole prompts for one body: opening x request in this task's order. Openings that run
     into the body need a body that starts with an ordinary word; a body that already says when it
     happened gets no opening that says it again."""
@@ -285,6 +285,8 @@ def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_o
         openers = [o for o in openers if o[2] == "any"]
     if build or body.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")):
         openers = [o for o in openers if o[1] != "lead"]
+    if several:  # the body names two tables: no request about "the table"
+        asks = [a for a in asks if "the table" not in a]
     if re.search(r"\bplease\b", body, re.I) or body.rstrip().endswith("?"):
         asks = [""]  # the body already asks
     if _TIME.search(body):
