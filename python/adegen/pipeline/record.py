@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..output import TMP_PREFIX, write_text_atomic
+from . import runtime
 from .context import RunContext
 
 RECORD_VERSION = 1
@@ -52,6 +53,8 @@ def discovery_graph(discovery: dict | None) -> dict:
 
 
 def build_record(ctx: RunContext, started: float) -> dict:
+    if "runtime" not in ctx.doc:  # written before the summary collected it
+        ctx.doc["runtime"] = runtime.collect(ctx)
     doc = copy.deepcopy(_plain(ctx.doc))
     details = ctx.report.task_details
     for t in doc.get("tasks", []):

@@ -65,7 +65,7 @@ def build_budget(model_seconds: dict[str, float], uids, overhead: float, rows: d
                   {t: row_guard(n) for t, n in rows.items()})
 
 
-def _size(text: str) -> int | None:
+def size_bytes(text: str) -> int | None:
     units = {"kib": 1024, "mib": 1024 ** 2, "gib": GiB, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "b": 1}
     t = text.strip().lower().replace(" ", "")
     for unit, mult in units.items():
@@ -88,8 +88,8 @@ def duckdb_settings(workdir: Path, jobs: int) -> dict[str, str]:
     Path(workdir).mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(workdir).free
     temp = min(10 * GiB, max(GiB, free // (4 * max(1, jobs))))
-    memory = _size(os.environ.get("ADEGEN_DUCKDB_MEMORY_LIMIT", "")) or memory
-    temp = _size(os.environ.get("ADEGEN_DUCKDB_TEMP_LIMIT", "")) or temp
+    memory = size_bytes(os.environ.get("ADEGEN_DUCKDB_MEMORY_LIMIT", "")) or memory
+    temp = size_bytes(os.environ.get("ADEGEN_DUCKDB_TEMP_LIMIT", "")) or temp
     return {"memory_limit": f"{memory // (1024 ** 2)}MiB", "max_temp_directory_size": f"{temp // (1024 ** 2)}MiB",
             "temp_directory": str(Path(workdir) / "duckdb-tmp")}
 

@@ -20,7 +20,7 @@ from ..harness import dbfiles
 from ..harness.seeds import check_table, export_solution_seeds
 from ..harness.testgen import GradingSpec, check_test_names
 from . import fastprove, intact, proving, screening
-from .budget import TempMeter, build_budget, duckdb_settings
+from .budget import TempMeter, build_budget, duckdb_settings, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
 from .jobs import Baseline, ScreenJob, TrialJob, WorkerConfig
@@ -73,7 +73,8 @@ class Validator:
         self._meter = TempMeter(self.root)
         settings = duckdb_settings(self.root, self.jobs)
         self._facts.memory_limit = settings["memory_limit"]
-        self._facts.temp_bytes_limit = None
+        # every worker may spill up to this much; the run's bound is jobs x it
+        self._facts.temp_bytes_limit = size_bytes(settings["max_temp_directory_size"])
         self.cfg = WorkerConfig(str(self.root), str(Path(project.project_dir).resolve()), project.db_name,
                                 project.profile_name, project.target_name,
                                 dict(getattr(project, "target_config", None) or {}),
@@ -155,7 +156,8 @@ class Validator:
     def facts(self) -> RunFacts:
         """Run-level facts for the summary (temp bytes, storage version, nondeterministic tables,
         packages reused, runaway candidates)."""
-        self._facts.temp_bytes_peak = max(self._facts.temp_bytes_peak, self._meter.sample())
+        self._meter.sample()
+        self._facts.temp_bytes_peak = max(self._facts.temp_bytes_peak, self._meter.peak)
         return self._facts
 
     @property
