@@ -37,12 +37,17 @@ FACTOR = _env_float("ADEGEN_BUDGET_FACTOR", 10.0)
 ROW_FACTOR = _env_float("ADEGEN_BUDGET_ROW_FACTOR", 20.0)
 ROW_FLOOR = int(_env_float("ADEGEN_BUDGET_ROW_FLOOR", 100_000))
 KILL_GRACE = 15.0  # seconds between cancelling the queries and killing the worker
+# below this many rows in every table of the intact build, a screen skips the row precount of the
+# mutated model (a dbt compile per screen): even a cartesian product of such tables stays within
+# what the wall-time budget and DuckDB's memory/temp limits stop
+PRECOUNT_MIN_ROWS = int(_env_float("ADEGEN_BUDGET_PRECOUNT_MIN_ROWS", 10_000))
 
 
 @dataclass(frozen=True)
 class Budget:
     seconds: float            # wall time of one build
     rows: dict[str, int]      # table (lower-case alias) -> row guard
+    precount: bool = True     # count the mutated model's SELECT (LIMIT guard + 1) before building it
 
     def guard(self, table: str) -> int:
         return self.rows.get(table.lower(), ROW_FLOOR)
@@ -51,6 +56,12 @@ class Budget:
     def deadline(self) -> float:
         """When the pool kills the worker (the build's own timeout cancels the queries first)."""
         return self.seconds + KILL_GRACE
+
+
+def needs_precount(largest_table_rows: int | None) -> bool:
+    """Is a precount worth its dbt compile? Not when every table of the intact build is small
+    (unknown sizes: yes)."""
+    return largest_table_rows is None or largest_table_rows > PRECOUNT_MIN_ROWS
 
 
 def row_guard(intact_rows: int) -> int:
