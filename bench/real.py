@@ -142,11 +142,11 @@ def summarise(name: str, dbt: dict, build: dict, checks: list[dict]) -> dict:
             key = "unproven: " + drop_kind(t.get("proof_detail") or "")
             drops[key] = drops.get(key, 0) + 1
     proofs = [float((t.get("proof") or {}).get("seconds", {}).get("total", 0.0)) for t in tasks if t.get("proof")]
-    models = (record.get("discovery") or {}).get("models", [])
-    own = [m for m in models if m.get("package_name") in (None, doc.get("project", {}).get("name"))]
+    # the record's graph: the project's own models (packages' models are not in it)
+    models = [n for n in (record.get("graph") or {}).get("nodes", []) if str(n.get("unique_id", "")).startswith("model.")]
     rt = doc.get("runtime") or {}
     row = {
-        "project": name, "models": len(models), "own_models": len(own), "tasks_written": len(tasks),
+        "project": name, "models": len(models), "tasks_written": len(tasks),
         "tasks_proven": sum(1 for t in tasks if t.get("proven")), "dropped": drops,
         "phases_s": doc.get("timings_sec", {}), "build_s": build.get("wall_s"), "build_cpu_s": build.get("cpu_s"),
         "proof_median_s": round(statistics.median(proofs), 2) if proofs else None,
@@ -173,7 +173,7 @@ def targets(row: dict) -> dict:
             "script_mode": bool(row["script_checks"]) and all(row["script_checks"].values())}
 
 
-HEADER = ("| project | models (own + packages') | tasks written / proven | dropped by reason | phases s (discovery, baseline wait, "
+HEADER = ("| project | models (own) | tasks written / proven | dropped by reason | phases s (discovery, baseline wait, "
           "proposals, generation) | build s (cpu s) | dbt build s (2x + 60) | median proof s | peak MB | temp MB "
           "| script mode | load |\n| --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
@@ -185,8 +185,7 @@ def table_row(r: dict) -> str:
     checks = r["script_checks"]
     script = f"{sum(checks.values())}/{len(checks)} pass" if checks else "not run"
     limit = r["targets"]["build_limit_s"]
-    models = f"{r['models']}" + (f" ({r['own_models']} own)" if r["own_models"] != r["models"] else "")
-    return (f"| {r['project']} | {models} | {r['tasks_written']} / {r['tasks_proven']} | {drops} | {phases} "
+    return (f"| {r['project']} | {r['models']} | {r['tasks_written']} / {r['tasks_proven']} | {drops} | {phases} "
             f"| {r['build_s']:.0f} ({r['build_cpu_s'] or 0:.0f}) | {r['dbt_build_s'] or 0:.1f} ({limit or '-'}) "
             f"| {r['proof_median_s']} | {r['peak_rss_mb']:.0f} | {r['temp_mb']} | {script} | {r['load_1m']} |")
 

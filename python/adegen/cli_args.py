@@ -39,6 +39,8 @@ class Options:
     target: str | None = None
     emulate_snowflake: bool = False
     run_harness: bool = False
+    prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
+    report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,6 +77,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-harness", action="store_true",
                    help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
                         "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
+    p.add_argument("--prompt-command", metavar="CMD",
+                   help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
+                        "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
+                        "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
+    p.add_argument("--no-report", action="store_true",
+                   help="do not write the review page <output-dir>/report.html (rebuild it any time with "
+                        "`python -m adegen.report OUTPUT_DIR`)")
     p.add_argument("--profiles-dir", metavar="DIR", help="directory holding profiles.yml (default: dbt's lookup)")
     p.add_argument("--target", metavar="NAME", help="profile target (default: the profile's target)")
     return p
@@ -179,6 +188,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         parse_pick(ns.pick, count, at_most=True)  # syntax and --count now; the exact range once proposals exist
     if ns.db_name is not None and not ns.db_name.strip():
         raise InputError("must not be empty", field="--db-name")
+    if ns.prompt_command is not None and not ns.prompt_command.strip():
+        raise InputError("must not be empty", field="--prompt-command")
     profiles_dir = None
     if ns.profiles_dir:
         profiles_dir = Path(ns.profiles_dir).expanduser().resolve()
@@ -189,5 +200,5 @@ def parse_args(argv: list[str] | None = None) -> Options:
         db_name=ns.db_name, db_path=db_path, ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs,
         count=count, pick=ns.pick, yes=ns.yes, json=ns.json, validate=not ns.no_validate,
         profiles_dir=profiles_dir, target=ns.target, emulate_snowflake=ns.emulate_snowflake,
-        run_harness=ns.run_harness,
+        run_harness=ns.run_harness, prompt_command=ns.prompt_command, report=not ns.no_report,
     )

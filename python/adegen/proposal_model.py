@@ -47,6 +47,17 @@ class Proposal:
     build_error: bool = False
     candidate: Any = None  # the Candidate it came from (not serialised)
     levels: list[PromptLevel] = field(default_factory=list)  # every prompt key; [] = base only
+    prompt_set: Any = None  # the prompts.PromptSet the levels came from (sources, rejected; not serialised)
+
+    @property
+    def prompts(self) -> dict[str, str]:
+        """{key: text} in level order (base first)."""
+        return {lv.key: lv.text for lv in self.prompt_levels()}
+
+    def use_prompt_set(self, pset) -> None:
+        """Take every level (and the base prompt) from a PromptSet, e.g. after --prompt-command."""
+        self.prompt_set, self.levels = pset, levels_of(pset, self.compared_table)
+        self.prompt, self.prompt_source = pset.prompts["base"], pset.sources["base"]
 
     def prompt_levels(self) -> list[PromptLevel]:
         """The task's prompt keys in order (base first); just `prompt` when no levels were set."""
@@ -67,6 +78,7 @@ class Proposal:
             "pattern_name": self.pattern_name, "family": self.family, "difficulty": self.difficulty,
             "why_model": self.why_model, "realistic": self.realistic, "prompt": self.prompt,
             "prompt_source": self.prompt_source, "description": self.description,
+            "prompt_sources": dict(getattr(self.prompt_set, "sources", None) or {}),
             "prompt_levels": [{"key": lv.key, "prompt": lv.text, "tables": list(lv.tables)}
                               for lv in self.prompt_levels()],
             "assertion_tests": self.assertion_tests, "novelty": self.novelty,
@@ -81,6 +93,13 @@ class Proposal:
                 "columns_differ": list(obs.columns_differ or []), "example": obs.example,
             },
         }
+
+
+def levels_of(pset, compared: str) -> list[PromptLevel]:
+    """The prompt levels of a prompts.PromptSet: each key with the tables its text names (the
+    compared table is graded anyway)."""
+    return [PromptLevel(key, text, tuple(t for t in (pset.named.get(key) or []) if t != compared))
+            for key, text in pset.prompts.items()]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import prompts, ranking
-from .proposal_model import PromptLevel, Proposal, ProposalSet  # noqa: F401 - part of this module's API
+from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
 from .survey import Survey
@@ -280,9 +280,7 @@ class _Selection:
 
 def prompt_key(text: str) -> str:
     """Prompts are "the same" when they differ only in case, spacing or punctuation."""
-    import re
-
-    return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
+    return prompts.norm(text)
 
 
 def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
@@ -400,15 +398,18 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
             dropped.append((c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)"))
             continue
         column = pick_column(c, site, obs)
-        example = getattr(obs, "example", None) if obs is not None else None
-        pr = prompts.make_prompt(c.pattern, model=c.name, column=column, project_name=project_name, site=site,
-                                 model_path=c.model["path"], example=example, table=compared)
-        if pr.prompt is None:
-            dropped.append((c.name, c.pattern.id, "every prompt candidate leaked the bug"))
+        pset = prompts.write_prompts(prompts.PromptRequest(
+            seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
+            pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
+            column=column, avoid=frozenset(st.used_prompts), **prompts.model_facts(c.model, discovery)))
+        if pset.base is None:
+            why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
+            dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))
             continue
-        if prompt_key(pr.prompt) in st.used_prompts:
+        repeated = next((t for t in pset.prompts.values() if prompt_key(t) in st.used_prompts), None)
+        if repeated is not None:
             dropped.append((c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
-                                                  f"{st.used_prompts[prompt_key(pr.prompt)]}"))
+                                                  f"{st.used_prompts[prompt_key(repeated)]}"))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
         distance = 0
@@ -431,7 +432,8 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
             layer=c.model.get("layer", "other"), pattern_id=c.pattern.id,
             pattern_name=str(getattr(c.pattern, "name", c.pattern.id)), family=c.family, difficulty=diff,
             why_model=why_model(c.model, c.covered_by), realistic=realistic or str(getattr(c.pattern, "mutation", "")),
-            prompt=pr.prompt, prompt_source=pr.source, description=prompts.description_for(c.pattern, c.name, site),
+            prompt=pset.base, prompt_source=pset.sources["base"], levels=levels_of(pset, compared), prompt_set=pset,
+            description=prompts.description_for(c.pattern, c.name, site),
             assertion_tests=tests, novelty=novelty, closest_task=closest, site=site, original=c.raw_bytes,
             mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,

@@ -2,7 +2,7 @@
 
 A pattern's `symptom` field must be one of these ids (patterns.py validates it); prompts describe
 the symptom in a user's words and the oracle's observation can be checked against it. Adding a
-symptom = one entry here, plus its wording in prompts.py."""
+symptom = one entry here, plus the finding it stands for in prompts/levels.py (GUESS)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -9,6 +9,12 @@ Keep this file small: one documented fixture per shared need.
 * `fixtures_dir` - python/tests/fixtures.
 * `acme_discovery` - the discovery payload of integration_tests (shipped catalog, top_n=10),
   computed once per session.
+* `acme_tasks_built` - a validated build of every proposal of integration_tests
+  (`python -m adegen.build integration_tests --pick all --yes --json`, no ade-bench on PATH), once
+  per session: (output dir, the --json document). Read it, never write into it.
+* `acme_run_record` - the run record that build wrote (`<output>/.adegen/runs/*.json`): the --json
+  document plus per task its layer, prompt levels, observation (changed tables, measured facts) and
+  proof seconds, and the discovery graph.
 """
 from __future__ import annotations
 
@@ -59,3 +65,24 @@ def acme_discovery(example_project) -> dict:
     from adegen.discover import run_discovery
 
     return run_discovery(example_project)
+
+
+@pytest.fixture(scope="session")
+def acme_tasks_built(example_project, tmp_path_factory, adegen_cache) -> tuple[Path, dict]:
+    import json
+
+    from reliability_kit import build_env, run_build
+
+    out = tmp_path_factory.mktemp("acme-built") / "ade-bench-tasks"
+    env = build_env(tmp_path_factory.mktemp("acme-built-home"))
+    r = run_build([example_project, "--output-dir", out, "--pick", "all", "--yes", "--json"], env, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out, json.loads(r.stdout)
+
+
+@pytest.fixture(scope="session")
+def acme_run_record(acme_tasks_built) -> dict:
+    import json
+
+    _out, doc = acme_tasks_built
+    return json.loads(Path(doc["run_record"]).read_text())

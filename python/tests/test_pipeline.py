@@ -101,4 +101,6 @@ def test_run_record_from_the_context(ctx, acme_discovery):
         jsonschema.validate(rec, json.loads((schemas / name).read_text()))
     t = rec["tasks"][0]
     assert t["layer"] == p.layer and t["graded_tables"] == [p.compared_table] and t["observation"] is None
-    assert len(rec["discovery"]["models"]) == len(acme_discovery["models"])
+    graph_models = {m["unique_id"] for m in rec["graph"]["models"] if m["unique_id"].startswith("model.")}
+    assert graph_models == {m["unique_id"] for m in acme_discovery["models"]}
+    assert rec["command"] == "build" and rec["run_id"] == path.stem

@@ -1,9 +1,16 @@
-"""prompts: symptom text from the pattern template, and the leak check that rejects giveaways."""
+"""adegen.prompts: prompts written from the measured diff, three hint levels, and the checks every
+text passes (leaks, tool words, only changed tables named, no repeats)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 from adegen import prompts
+from adegen.prompts import checks, findings, words
+from adegen.prompts.levels import clean_dbt_message
+
+TOOL = re.compile(r"intact build|oracle|column\(s\)|row\(s\)|\b1 rows\b|\(expected|\bNULL\b|mutant|baseline")
 
 
 @dataclass
@@ -15,6 +22,7 @@ class Site:
     end: int = 0
     note: str = ""
     pattern_id: str = "p"
+    placeholders: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -23,25 +31,229 @@ class Pat:
     name: str = "Wrong aggregation function"
     family: str = "aggregation"
     symptom: str = "values_too_high"
-    symptom_template: str = "The {column} in {model} looks inflated for some customers. Can you fix it?"
+    difficulty: str = "medium"
 
 
-def test_template_used_with_real_names():
-    r = prompts.make_prompt(Pat(), model="int_customer_order_history", column="lifetime_value",
-                            project_name="acme", site=Site("max(", "sum("), model_path="models/x/int_customer_order_history.sql")
-    assert r.source == "template"
-    assert r.prompt == "The lifetime_value in int_customer_order_history looks inflated for some customers. Can you fix it?"
-    assert not prompts.leaks(r.prompt, site=Site("max(", "sum("), pattern=Pat(),
-                             allowed={"int_customer_order_history", "lifetime_value"})
+def obs(*tables, build_error=False, example=None, **details):
+    return SimpleNamespace(observable=True, build_error=build_error, example=example,
+                           compared_table=tables[0]["table"] if tables else None,
+                           changed_tables={t["table"]: t["distance"] for t in tables},
+                           details={"tables": list(tables), **details})
 
 
-def test_leaking_template_falls_back():
-    leaky = Pat(symptom_template="{model} uses sum where it should use max for {column}.")
-    r = prompts.make_prompt(leaky, model="fct_orders", column="item_quantity", project_name="acme",
-                            site=Site("max(quantity)", "sum(quantity)"), model_path="models/marts/fct_orders.sql")
-    assert r.rejected and "sum" in " ".join(r.rejected[0][1])
-    assert r.source == "generic" and "sum" not in r.prompt.lower() and "max" not in r.prompt.lower()
-    assert "fct_orders" in r.prompt
+def value_table(table, distance, column="avg_csat_score", obs_v="18.0", exp_v="4.5", changed=88, total=90,
+                key="account_id", label="Helio Systems", **col):
+    c = {"name": column, "type": "number", "changed": changed, "now_null": 0, "was_null": 0,
+         "higher": changed, "lower": 0, "negated": 0, "rounded": 0,
+         "sample": [{"key": ["A1001"], "label": label, "observed": obs_v, "expected": exp_v}]}
+    c.update(col)
+    return {"table": table, "distance": distance, "rows_intact": total, "rows_broken": total,
+            "rows_differing": 2 * changed, "key": [key], "label": "account_name" if label else None,
+            "missing": {"count": 0, "sample": []}, "extra": {"count": 0, "sample": []}, "columns": [c]}
+
+
+def request(o, seed="acme001", model="mart_account_360", site=None, **kw):
+    models = ("stg_accounts", "int_accounts", "mart_account_360", "mart_account_health", "fct_revenue",
+              "dim_accounts")
+    return prompts.PromptRequest(seed=seed, model=model, project_name="acme", pattern=kw.pop("pattern", Pat()),
+                                 site=site or Site("avg(", "sum("), model_path=f"models/marts/{model}.sql",
+                                 observation=o, table=model, model_materialized=kw.pop("mat", "table"),
+                                 project_models=models, **kw)
+
+
+def assert_clean(ps, req):
+    changed = {t["table"] for t in req.observation.details["tables"]} if req.observation else {req.table}
+    for key, text in ps.prompts.items():
+        assert not TOOL.search(text), (key, text)
+        assert not prompts.tool_words(text), (key, text)
+        assert not prompts.leaks(text, site=req.site, pattern=req.pattern, model_path=req.model_path,
+                                 allowed={req.model, *changed, "avg_csat_score", "account_id"}), (key, text)
+        assert not checks.unchanged_tables_named(text, changed, req.project_models), (key, text)
+    assert set(ps.tables) <= changed
+    assert len({t.lower() for t in ps.prompts.values()}) == len(ps.prompts)
+
+
+def test_base_names_table_and_concrete_value():
+    req = request(obs(value_table("mart_account_360", 0)))
+    ps = prompts.write_prompts(req)
+    assert list(ps.prompts) == ["base", "medium"]  # nothing downstream changed: no hard key
+    base = ps.prompts["base"]
+    assert "mart_account_360" in base and "18" in base and "4.5" in base
+    assert "Helio Systems" in base or "A1001" in base
+    assert "18" not in ps.prompts["medium"] and "mart_account_360" in ps.prompts["medium"]
+    assert ps.tables == ["mart_account_360"]
+    assert_clean(ps, req)
+
+
+def test_downstream_levels_name_changed_tables_only():
+    tables = [value_table("int_accounts", 0, column="csat_score"),
+              value_table("mart_account_360", 1), value_table("mart_account_health", 2)]
+    req = request(obs(*tables), model="int_accounts")
+    ps = prompts.write_prompts(req)
+    assert list(ps.prompts) == ["base", "medium", "hard"]
+    assert ps.named["base"] == ["int_accounts"]
+    assert ps.named["medium"] == ["mart_account_360"]
+    assert "mart_account_health" in ps.named["hard"]
+    assert not re.search(r"\d", ps.prompts["hard"].replace("360", ""))  # business level: no values
+    assert_clean(ps, req)
+
+
+def test_unchanged_model_with_changed_downstream_is_chance():
+    """A materialized model whose own table is equal cannot change its children: a downstream
+    difference is non-determinism, never evidence."""
+    req = request(obs(value_table("mart_account_health", 1)), model="mart_account_360")
+    assert prompts.write_prompts(req).prompts == {}
+
+
+def test_unstable_tables_are_never_named():
+    tables = [value_table("int_accounts", 0, column="csat_score"), value_table("mart_account_360", 1)]
+    req = request(obs(*tables, nondeterministic_tables=["mart_account_360"]), model="int_accounts")
+    ps = prompts.write_prompts(req)
+    assert "mart_account_360" not in " ".join(ps.prompts.values()) and "hard" not in ps.prompts
+
+
+def test_ephemeral_model_reports_its_nearest_child():
+    req = request(obs(value_table("mart_account_360", 1)), model="int_accounts", mat="ephemeral")
+    ps = prompts.write_prompts(req)
+    assert ps.named["base"] == ["mart_account_360"] and "hard" not in ps.prompts
+
+
+def test_rows_lost_with_counts_and_an_entity():
+    t = {"table": "dim_accounts", "distance": 0, "rows_intact": 90, "rows_broken": 88, "rows_differing": 2,
+         "key": ["account_id"], "label": "account_name",
+         "missing": {"count": 2, "sample": [{"key": ["A1007"], "label": "Falcon Works"}]},
+         "extra": {"count": 0, "sample": []}, "columns": []}
+    req = request(obs(t), model="dim_accounts", pattern=Pat(symptom="rows_missing"))
+    ps = prompts.write_prompts(req)
+    base = ps.prompts["base"]
+    assert "dim_accounts" in base
+    assert "Falcon Works" in base or ("88" in base and "90" in base) or "2 accounts" in base
+    assert "1 accounts" not in base
+    assert_clean(ps, req)
+
+
+def test_singular_and_plural():
+    assert words.count_of(1, "account") == "1 account" and words.count_of(2, "company") == "2 companies"
+    assert words.count_of(22419, "order") == "22,419 orders"
+    assert words.plural("SLA") == "SLAs" and words.singular("analysis") == "analysis"
+    f = findings.Finding("values_blank", "dim_accounts", column="csat", count=1, total=5, key=["account_id"])
+    from adegen.prompts import render
+    v = render.fields(f, render.Voice("s"))
+    assert v["n_are"] == "1 account is" and v["n_of"] == "1 of the 5 accounts"
+
+
+def test_domain_words_from_names():
+    assert words.column_words("avg_csat_score") == "average CSAT score"
+    assert words.column_words("total_revenue_usd") == "total revenue"
+    assert words.column_words("is_active") == "active flag"
+    assert words.table_topic("fct_monthly_revenue") == "monthly revenue"
+    assert words.table_topic("stg_f1_dataset__results") == "results"
+    assert words.table_entity("mart_account_360") == "account"
+    assert words.table_entity("int_workspace_roster") == "workspace"
+    assert words.entity_of_key("order_id", "x") == "order"
+    assert words.ratio_words(2.0) == "twice" and words.ratio_words(0.01) == "a hundredth of"
+
+
+def test_value_kinds_are_classified_from_the_numbers():
+    scaled = value_table("t", 0, obs_v="450", exp_v="4.5", ratio={"median": 100.0, "min": 100.0, "max": 100.0})
+    assert findings.classify(scaled)[0].kind == "values_scaled"
+    neg = value_table("t", 0, obs_v="-5", exp_v="5", negated=88, higher=0, lower=88)
+    assert findings.classify(neg)[0].kind == "sign_flipped"
+    blank = value_table("t", 0, obs_v=None, exp_v="5", now_null=88)
+    assert findings.classify(blank)[0].kind == "values_blank"
+    grain = value_table("t", 0, obs_v="2024-05-01", exp_v="2024-05-17", type="date",
+                        grain={"intact": "day", "broken": "month"})
+    assert findings.classify(grain)[0].kind == "date_grain"
+    swap = value_table("t", 0, obs_v="b2b", exp_v="b2c", type="text",
+                       pairs=[["b2b", "b2c", 3], ["b2c", "b2b", 2]])
+    f = findings.classify(swap)[0]
+    assert f.kind == "labels_swapped" and f.detail["swap"] == ["b2b", "b2c"]
+
+
+def test_helper_columns_are_not_the_reported_symptom():
+    t = value_table("mart_account_360", 0, column="rn", changed=90)
+    t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])
+    assert findings.classify(t)[0].column == "latest_mrr_usd"
+
+
+def test_column_gone_is_reported_like_a_dashboard_owner():
+    t = {"table": "fct_revenue", "distance": 0, "rows_intact": 90, "rows_broken": 90, "rows_differing": 0,
+         "columns_missing": ["customer_id"], "columns_extra": []}
+    req = request(obs(t), model="fct_revenue", site=Site("customer_id,", ""),
+                  pattern=Pat(id="output_column_dropped", name="Output column dropped", family="projection-column",
+                              symptom="structure_wrong"), column="customer_id")
+    ps = prompts.write_prompts(req)
+    assert "customer_id" in ps.prompts["base"] and re.search(r"dashboard|report", ps.prompts["base"])
+    assert "hard" not in ps.prompts
+
+
+def test_materialization_change_is_a_convention_breach_on_the_model():
+    t = {"table": "dim_accounts", "distance": 0, "relation_kind": {"intact": "table", "broken": "view"},
+         "rows_intact": 9, "rows_broken": 9, "rows_differing": 0}
+    req = request(obs(t), model="dim_accounts", site=Site("'table'", "'view'", line=1),
+                  pattern=Pat(id="materialization_changed", name="Materialization changed",
+                              family="config-materialization", symptom="structure_wrong"),
+                  layer="marts", convention=True)
+    ps = prompts.write_prompts(req)
+    base = ps.prompts["base"]
+    assert "dim_accounts" in base and "view" in base and "table" in base
+    assert ps.tables == ["dim_accounts"] and "hard" not in ps.prompts
+
+
+def test_build_error_pastes_dbts_message_without_the_file():
+    msg = ("Runtime Error in model stg_orders (models/staging/stg_orders.sql) Conversion Error: "
+           "Could not convert string 'n/a' to INT32 LINE 5: select cast(amount as integer)")
+    o = SimpleNamespace(observable=True, build_error=True, example=msg, compared_table="stg_orders",
+                        changed_tables={"stg_orders": 0}, details={})
+    req = request(o, model="stg_orders", site=Site("try_cast(", "cast("),
+                  pattern=Pat(id="try_cast_to_cast", name="TRY_CAST", family="casting", symptom="build_error"))
+    ps = prompts.write_prompts(req)
+    assert "Could not convert string 'n/a' to INT32" in ps.prompts["base"]
+    assert "stg_orders.sql" not in ps.prompts["base"] and "LINE 5" not in ps.prompts["base"]
+    assert "hard" not in ps.prompts
+    assert clean_dbt_message(msg).startswith("Runtime Error in model stg_orders")
+
+
+def test_a_literal_the_mutation_changes_is_never_quoted():
+    t = value_table("stg_plans", 0, column="plan_family", obs_v="enterprise", exp_v="starter", changed=1, total=4,
+                    key="plan_id", label="Starter Monthly", type="text", pairs=[["starter", "enterprise", 1]],
+                    higher=0)
+    req = request(obs(t), model="stg_plans", site=Site("'starter'", "'stater'"),
+                  pattern=Pat(id="like_pattern_changed", name="LIKE", family="string", symptom="values_wrong"))
+    ps = prompts.write_prompts(req)
+    assert ps.base and "starter" not in " ".join(ps.prompts.values()).lower().replace("starter monthly", "")
+    assert ps.rejected  # the quoting variants were tried and refused
+
+
+def test_deterministic_per_seed_and_varied_across_seeds():
+    req = request(obs(value_table("mart_account_360", 0)))
+    assert prompts.write_prompts(req).prompts == prompts.write_prompts(req).prompts
+    texts = {prompts.write_prompts(replace(req, seed=f"acme{i:03d}")).base for i in range(12)}
+    assert len(texts) >= 8
+
+
+def test_a_run_never_repeats_a_prompt():
+    """Many tasks on the same table and finding, one avoid set (what proposals.select keeps):
+    every key of every task is new, and none equals a surveyed task's prompt."""
+    surveyed = prompts.write_prompts(request(obs(value_table("mart_account_360", 0)), seed="s")).base
+    avoid = {surveyed}
+    seen = []
+    for i in range(40):
+        req = request(obs(value_table("mart_account_360", 0)), seed="same-seed", avoid=frozenset(avoid))
+        ps = prompts.write_prompts(req)
+        assert ps.base, i
+        assert_clean(ps, req)
+        seen += ps.prompts.values()
+        avoid |= set(ps.prompts.values())
+    assert len(seen) == len(set(seen)) and surveyed not in seen
+
+
+def test_nothing_measured_gives_one_general_base_prompt():
+    req = request(None, model="fct_revenue", column="revenue")
+    ps = prompts.write_prompts(req)
+    assert list(ps.prompts) == ["base"] and "fct_revenue" in ps.base
+    assert ps.sources["base"].startswith("adegen (pattern")
+    assert not re.search(r"\d", ps.base)
 
 
 def test_leak_reasons():
@@ -64,26 +276,28 @@ def test_changed_column_is_a_leak_unless_it_is_the_symptom_column():
                              allowed={"discount_cents", "fct_orders"})
 
 
-def test_example_included_when_safe_and_dropped_when_leaking():
-    r = prompts.make_prompt(Pat(), model="dim_customers", column="lifetime_value", project_name="acme",
-                            site=Site("max(", "sum("), example="customer 42 shows 1,980.00 instead of 990.00")
-    assert "customer 42" in r.prompt
-    r = prompts.make_prompt(Pat(), model="dim_customers", column="lifetime_value", project_name="acme",
-                            site=Site("max(", "sum("), example="the sum is 1,980.00")
-    assert "sum" not in r.prompt.lower()
+def test_tool_words_are_caught():
+    for text in ("fct_orders has 3 rows; the intact build has 4", "missing column(s) x", "It has 1 rows",
+                 "fct: order_id = 1 has amount = 2 (expected 3)", "value is NULL"):
+        assert prompts.tool_words(text), text
+    assert not prompts.tool_words("Order 1 shows 0, but it should be 22,419. Can you fix it?")
 
 
-def test_missing_placeholder_falls_back_to_generic():
-    r = prompts.make_prompt(Pat(symptom_template="{model}: {unknown_thing} is off"), model="fct_orders",
-                            column=None, project_name="acme", site=Site("a", "b"))
-    assert r.prompt and r.source in ("generic", "minimal")
+def test_unmeasured_task_uses_the_patterns_own_description():
+    @dataclass
+    class Templated(Pat):
+        symptom_template: str = "The {column} numbers in {table} look too high."
+
+    req = request(None, model="fct_revenue", column="revenue", pattern=Templated())
+    ps = prompts.write_prompts(req)
+    assert "he revenue numbers in fct_revenue look too high." in ps.base
+    assert ps.findings["base"].endswith("(pattern)")
 
 
-def test_changed_string_literal_is_a_leak():
-    s = Site("else 'active'", "")
-    assert prompts.leaks("customer_tier is NULL (expected active).", site=s,
-                         changed=({"'active'", "else"}, set()), allowed={"customer_tier"})
-    r = prompts.make_prompt(Pat(symptom="values_null", symptom_template="{column} in {table} is blank."),
-                            model="dim_customers", column="customer_tier", project_name="acme", site=s,
-                            example="dim_customers: customer_id = 1 has customer_tier = NULL (expected active)")
-    assert "active" not in r.prompt.replace("customer_tier", "")
+def test_same_numbers_in_another_type_are_reported_as_a_type_change():
+    t = value_table("stg_payments", 0, column="amount", obs_v="10", exp_v="10.0", key="payment_id", label=None,
+                    written_only=True, sql_type={"intact": "DOUBLE", "broken": "INTEGER"})
+    req = request(obs(t), model="stg_payments")
+    ps = prompts.write_prompts(req)
+    assert ps.findings["base"].startswith("type_changed")
+    assert "whole numbers" in ps.base and "10.0" in ps.base

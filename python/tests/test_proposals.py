@@ -113,4 +113,7 @@ def test_prompts_of_surveyed_tasks_are_not_reused(example_project, acme_discover
                     count=5, project_name="acme")
     keys = [pp.prompt_key(lv.text) for p in res.proposals for lv in p.prompt_levels()]
     assert pp.prompt_key(first.prompt) not in keys and len(keys) == len(set(keys))
-    assert any("the prompt repeats the one of acme001" in r for _, _, r in res.dropped)
+    # the same bug is still proposed, worded another way (the writer avoids used texts)
+    again = [p for p in res.proposals if (p.model, p.pattern_id, p.site.line) ==
+             (first.model, first.pattern_id, first.site.line)]
+    assert again and pp.prompt_key(again[0].prompt) != pp.prompt_key(first.prompt)

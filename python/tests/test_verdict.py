@@ -24,8 +24,17 @@ def facts(**kw) -> ScreenFacts:
     return ScreenFacts(**base)
 
 
-def evidence(uid, diff):
-    return Evidence(["amount"], f"{diff.table}: id = 1 has amount = 2 (expected 1)", {"key": "id"})
+class FixedInspector:
+    """Evidence as a backend's connection would give it (one fixed example)."""
+
+    def evidence(self, uid, diff):
+        return Evidence(["amount"], f"{diff.table}: id = 1 has amount = 2 (expected 1)", {"key": ["id"]})
+
+    def tables(self, visible, compared, known):
+        return [dict(known.get(u) or {}, table=u) for u in sorted(visible)]
+
+
+evidence = FixedInspector()
 
 
 SCENARIOS = {
@@ -41,6 +50,8 @@ SCENARIOS = {
                                   error_message="Binder Error: column amout not found"),
     "build_error_unintended": facts(build_ok=False, error_message="Binder Error: x"),
     "runaway": facts(stopped="runaway: stg would hold more than 6e+06 rows"),
+    "materialization_only": facts(symptom="structure_wrong", diffs={"model.p.stg": TableDiff("stg", 10, 10)},
+                                  relation_kind={"table": "stg", "intact": "view", "broken": "table"}),
 }
 
 
@@ -71,6 +82,11 @@ def test_verdict_rules():
     assert v["build_error_intended"].observable and v["build_error_intended"].build_error
     assert not v["build_error_unintended"].observable and "symptom is values_wrong" in v["build_error_unintended"].reason
     assert not v["runaway"].observable and v["runaway"].reason.startswith("runaway:")
+    assert [t["table"] for t in o.details["tables"]] == ["model.p.stg"]  # facts of the changed tables
+    mk = v["materialization_only"]
+    assert mk.observable and mk.compared_table == "stg" and mk.changed_tables == {"stg": 0}
+    assert mk.details["tables"][0]["relation_kind"] == {"intact": "view", "broken": "table"}
+    assert not v["equivalent"].observable  # same data and same kind: nothing to report
 
 
 def test_finish_proof():

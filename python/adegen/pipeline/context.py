@@ -81,6 +81,8 @@ class RunContext:
     catalog: Any = None  # patterns.Catalog
     survey: Any = None  # survey.Survey
     output: OutputPlan | None = None
+    command: str = "build"  # "build" | "bulk": names the run in its record and the review page
+    record: dict | None = None  # the run record once written (record.write_record)
 
     def timing(self, name: str, since: float) -> None:
         self.doc.setdefault("timings_sec", {})[name] = round(time.monotonic() - since, 1)

@@ -89,6 +89,8 @@ def print_proposal(ui, p) -> None:
     ui.say(f"    Bug: {p.pattern_name}: `{' '.join(str(p.site.before).split())}` -> "
            f"`{' '.join(str(p.site.after).split())}`")
     ui.say(f"    Prompt: {p.prompt}")
+    for key, text in list(p.prompts.items())[1:]:
+        ui.say(f"    Prompt ({key}): {text}")
     ui.say(f"    Realistic: {p.realistic}")
     if p.assertion_tests:
         ui.say("    Assertion tests: " + ", ".join(t["type"] for t in p.assertion_tests))
@@ -114,7 +116,20 @@ def pick(ctx: RunContext, pset) -> list | None:
         ctx.doc["selected"] = []
         return None
     ctx.doc["selected"] = [i + 1 for i in picked]
-    return [pset.proposals[i] for i in picked]
+    chosen = [pset.proposals[i] for i in picked]
+    if ctx.opts.prompt_command and chosen:
+        rewrite_prompts(ctx, chosen)
+        ctx.doc["proposals"] = [p.to_json() for p in pset.proposals]
+    return chosen
+
+
+def rewrite_prompts(ctx: RunContext, chosen: list) -> None:
+    """--prompt-command: let the user's command rewrite the chosen tasks' prompts (adegen's own
+    are kept for any key whose text fails a check)."""
+    from ..prompts.command import rewrite_proposals
+
+    surveyed = {t for task in ctx.survey.tasks for t in (task.prompts or [task.prompt]) if t}
+    rewrite_proposals(ctx.opts.prompt_command, chosen, avoid=surveyed, progress=ctx.ui.say)
 
 
 def _ask(ui, n: int) -> list[int]:

@@ -3,7 +3,8 @@ the end of every run that wrote (or tried to write) tasks, so a report can be re
 
 It is the run's --json document plus, per task, what a report needs and --json leaves out (layer,
 every prompt key and text, the screening observation's changed tables and evidence, proof
-seconds), and the discovery graph (models with their layers, edges). Schema:
+seconds), the discovery graph (`graph`: models, the sources/seeds they read, their layers and
+edges) and what adegen.report reads (`run_id`, `command`, `started_at`). Schema:
 `schemas/run_record.schema.json` (a record is also a valid `build.schema.json` document)."""
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..output import TMP_PREFIX, write_text_atomic
+from ..report.records import graph_from_discovery
 from . import runtime
 from .context import RunContext
 
 RECORD_VERSION = 1
 RUNS_DIR = Path(".adegen") / "runs"
+ISO = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def task_details(p, proof=None) -> dict:
@@ -40,28 +43,19 @@ def task_details(p, proof=None) -> dict:
     }
 
 
-def discovery_graph(discovery: dict | None) -> dict:
-    """Models (unique_id, name, package, layer, materialized, path) and edges parent -> child
-    between every node a model depends on (models, seeds, sources, snapshots)."""
-    models = (discovery or {}).get("models", [])
-    return {
-        "models": [{"unique_id": m["unique_id"], "name": m["name"], "package_name": m.get("package_name"),
-                    "layer": m.get("layer", "other"), "materialized": m.get("materialized"),
-                    "path": m.get("path")} for m in models],
-        "edges": [[dep, m["unique_id"]] for m in models for dep in m.get("depends_on", [])],
-    }
-
-
-def build_record(ctx: RunContext, started: float) -> dict:
+def build_record(ctx: RunContext, started: float, run_id: str) -> dict:
     if "runtime" not in ctx.doc:  # written before the summary collected it
         ctx.doc["runtime"] = runtime.collect(ctx)
     doc = copy.deepcopy(_plain(ctx.doc))
     details = ctx.report.task_details
     for t in doc.get("tasks", []):
         t.update(details.get(t["task_id"], {}))
-    doc["record"] = {"version": RECORD_VERSION, "started_utc": _utc(started, "%Y-%m-%dT%H:%M:%SZ"),
-                     "finished_utc": _utc(time.time(), "%Y-%m-%dT%H:%M:%SZ"), "pid": os.getpid()}
-    doc["discovery"] = discovery_graph(ctx.discovery)
+    started_at, finished_at = _utc(started, ISO), _utc(time.time(), ISO)
+    doc["record"] = {"version": RECORD_VERSION, "started_utc": started_at, "finished_utc": finished_at,
+                     "pid": os.getpid()}
+    # the fields adegen.report reads (its package docstring, RUN RECORD)
+    doc.update(run_id=run_id, command=ctx.command, started_at=started_at, finished_at=finished_at,
+               graph=graph_from_discovery(ctx.discovery or {}))
     return doc
 
 
@@ -71,8 +65,8 @@ def write_record(ctx: RunContext, started: float) -> Path:
     runs.mkdir(parents=True, exist_ok=True)
     path = runs / f"{_utc(started, '%Y%m%dT%H%M%SZ')}-{os.getpid()}.json"
     ctx.doc["run_record"] = str(path)
-    text = json.dumps(build_record(ctx, started), indent=2, default=str) + "\n"
-    write_text_atomic(path, text, tmp_prefix=TMP_PREFIX)
+    ctx.record = build_record(ctx, started, path.stem)
+    write_text_atomic(path, json.dumps(ctx.record, indent=2, default=str) + "\n", tmp_prefix=TMP_PREFIX)
     return path
 
 

@@ -54,8 +54,25 @@ def _after_validator_start(ctx: RunContext) -> tuple[int, dict]:
         return ctx.finish(0)
     written = write_tasks(ctx, chosen)
     code, doc = summary.finish(ctx, written)
+    finish_files(ctx)
+    return code, doc
+
+
+def finish_files(ctx: RunContext) -> None:
+    """The run record, then the review page from it (unless --no-report). The tasks are written:
+    a failure here is a warning, never a failed run."""
     try:
         record.write_record(ctx, ctx.started)
-    except OSError as exc:  # the tasks are written; a missing record must not undo that outcome
+    except OSError as exc:
         ctx.ui.warn(f"could not write the run record: {exc}")
-    return code, doc
+    if not ctx.opts.report:
+        return
+    from ..report import write_report
+
+    try:
+        page = write_report(ctx.opts.output_dir, run_doc=ctx.record)
+    except Exception as exc:  # noqa: BLE001 - a page that cannot be drawn must not fail the run
+        ctx.ui.warn(f"could not write the review page: {type(exc).__name__}: {exc}")
+        return
+    ctx.doc["report"] = str(page)
+    ctx.ui.say(f"Review page: {page}")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KEY_SUFFIXES = ("_id", "_key", "_pk")
-
 
 def q(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
@@ -83,19 +81,6 @@ def compare_relations(con, table: str, base_rel: str, mut_rel: str) -> TableDiff
     return d
 
 
-def find_key(con, rel: str, cols: list[str]) -> str | None:
-    """First id-like column that is unique and non-null in `rel`."""
-    cands = [c for c in cols if c.lower() == "id" or c.lower().endswith(KEY_SUFFIXES)]
-    total = con.execute(f"select count(*) from {rel}").fetchone()[0]
-    if total == 0:
-        return None
-    for c in cands:
-        n, nn = con.execute(f"select count(distinct {q(c)}), count({q(c)}) from {rel}").fetchone()
-        if n == total and nn == total:
-            return c
-    return None
-
-
 @dataclass
 class Evidence:
     columns_differ: list[str]
@@ -103,81 +88,74 @@ class Evidence:
     details: dict
 
 
-def evidence(con, diff: TableDiff, base_rel: str, mut_rel: str, symptom: str | None) -> Evidence:
-    """Columns that differ and one concrete, fix-free example of the symptom."""
-    t = diff.table
-    if diff.error:
-        return Evidence([], f"{t} could not be read after the build ({diff.error})", {"error": diff.error})
-    if diff.column_set_differs:
-        parts = []
-        if diff.columns_missing:
-            parts.append("missing column(s) " + ", ".join(diff.columns_missing))
-        if diff.columns_extra:
-            parts.append("unexpected column(s) " + ", ".join(diff.columns_extra))
-        return Evidence(diff.columns_missing + diff.columns_extra, f"{t} has " + " and ".join(parts),
-                        {"columns_missing": diff.columns_missing, "columns_extra": diff.columns_extra})
-    bcols = columns(con, base_rel)
-    mcols = {c.lower(): c for c in columns(con, mut_rel)}
-    key = find_key(con, base_rel, bcols)
-    details: dict = {"rows_intact": diff.rows_base, "rows_broken": diff.rows_mut, "key": key}
-    if key is not None:
-        mk = mcols[key.lower()]
-        vk = f"cast(b.{q(key)} as varchar)"
-        missing = con.execute(
-            f"select count(*), min({vk}) from {base_rel} b where not exists "
-            f"(select 1 from {mut_rel} m where cast(m.{q(mk)} as varchar) = {vk})").fetchone()
-        extra = con.execute(
-            f"select count(*), min(cast(m.{q(mk)} as varchar)) from {mut_rel} m where not exists "
-            f"(select 1 from {base_rel} b where cast(m.{q(mk)} as varchar) = {vk})").fetchone()
-        changed: dict[str, int] = {}
-        first: dict[str, tuple] = {}
-        for c in bcols:
-            if c == key:
-                continue
-            mc = mcols[c.lower()]
-            cond = f"cast(b.{q(c)} as varchar) is distinct from cast(m.{q(mc)} as varchar)"
-            join = (f"from {base_rel} b join {mut_rel} m on cast(m.{q(mk)} as varchar) = {vk} "
-                    f"where {cond}")
-            n = con.execute(f"select count(*) {join}").fetchone()[0]
-            if n:
-                changed[c] = n
-                first[c] = con.execute(
-                    f"select {vk}, cast(m.{q(mc)} as varchar), cast(b.{q(c)} as varchar) {join} "
-                    f"order by 1 limit 1").fetchone()
-        details.update(missing_rows=missing[0], extra_rows=extra[0], changed_columns=changed)
-        cols_differ = list(changed)
-        examples = []
-        if changed:
-            c = max(changed, key=lambda k: changed[k]) if symptom != "values_null" else next(
-                (k for k in changed if first[k][1] is None), max(changed, key=lambda k: changed[k]))
-            kv, mv, bv = first[c]
-            details.update(example_key_value=kv, example_column=c, example_observed=mv,
-                           example_expected=bv)
-            examples.append(("value", f"{t}: {key} = {_fmt(kv)} has {c} = {_fmt(mv)} "
-                                      f"(expected {_fmt(bv)})"))
-        if missing[0]:
-            examples.append(("missing", f"{t} is missing {missing[0]} of {diff.rows_base} rows "
-                                        f"(e.g. {key} = {_fmt(missing[1])})"))
-        if extra[0]:
-            examples.append(("extra", f"{t} has {extra[0]} unexpected row(s) "
-                                      f"(e.g. {key} = {_fmt(extra[1])}); expected {diff.rows_base} rows"))
-        pref = {"rows_missing": "missing", "extra_rows": "extra"}.get(symptom or "", "value")
-        examples.sort(key=lambda e: e[0] != pref)
-        return Evidence(cols_differ, examples[0][1] if examples else None, details)
-    # no key: per-column distinct value sets
-    cols_differ = []
-    for c in bcols:
-        mc = mcols[c.lower()]
-        n = con.execute(
-            f"select count(*) from ((select cast({q(c)} as varchar) from {base_rel} except "
-            f"select cast({q(mc)} as varchar) from {mut_rel}) union all (select cast({q(mc)} as varchar) "
-            f"from {mut_rel} except select cast({q(c)} as varchar) from {base_rel}))").fetchone()[0]
-        if n:
-            cols_differ.append(c)
-    details["columns_differ"] = cols_differ
-    if diff.rows_mut != diff.rows_base:
-        ex = f"{t} has {diff.rows_mut} rows; the intact build has {diff.rows_base}"
-    else:
-        ex = (f"{t}: {diff.mut_minus_base} of {diff.rows_base} rows differ from the intact build"
-              + (f" (column {cols_differ[0]})" if cols_differ else ""))
-    return Evidence(cols_differ, ex, details)
+def _example(f: dict) -> str | None:
+    """A one-line summary of a table's facts for logs and --json (the prompt is written from the
+    facts themselves, by adegen.prompts)."""
+    t = f["table"]
+    if f.get("error"):
+        return f"{t} could not be read after the build ({f['error']})"
+    if f.get("columns_missing") or f.get("columns_extra"):
+        parts = [f"no longer has {', '.join(f['columns_missing'])}" if f.get("columns_missing") else "",
+                 f"has new {', '.join(f['columns_extra'])}" if f.get("columns_extra") else ""]
+        return f"{t} " + " and ".join(p for p in parts if p)
+    key = " + ".join(f.get("key") or [])
+    miss = f.get("missing") or {}
+    if miss.get("count") and miss.get("sample"):
+        return (f"{t} is missing {miss['count']} of {f['rows_intact']} rows "
+                f"(e.g. {key} = {' / '.join(map(_fmt, miss['sample'][0]['key']))})")
+    for c in f.get("columns") or []:
+        for s in c.get("sample") or []:
+            return (f"{t}: {key} = {' / '.join(map(_fmt, s['key']))} has {c['name']} = {_fmt(s['observed'])} "
+                    f"(expected {_fmt(s['expected'])})")
+    extra = f.get("extra") or {}
+    if extra.get("count"):
+        return f"{t} has {extra['count']} unexpected rows; expected {f['rows_intact']}"
+    if f["rows_broken"] != f["rows_intact"]:
+        return f"{t} has {f['rows_broken']} rows; the intact build has {f['rows_intact']}"
+    cols = [c["name"] for c in f.get("columns") or []]
+    return f"{t}: {f['rows_differing']} of {f['rows_intact']} rows differ" + (f" ({cols[0]})" if cols else "")
+
+
+def evidence(con, diff: TableDiff, base_rel: str, mut_rel: str, symptom: str | None = None,
+             *, distance: int = 0) -> Evidence:
+    """The measured facts of one changed table (adegen.validate.evidence.table_facts), the columns
+    whose values differ, and a one-line summary. `symptom` (the pattern's guess) is not used to
+    choose facts: the prompt reports what the data shows."""
+    from .evidence import table_facts
+
+    facts = table_facts(con, diff, base_rel, mut_rel, distance=distance)
+    cols = list(facts.get("columns_missing") or []) + list(facts.get("columns_extra") or [])
+    cols += [c["name"] for c in facts.get("columns") or []]
+    return Evidence(cols, _example(facts), facts)
+
+
+def tables_evidence(con, visible: dict, rels: dict, dist: dict, mutated, compared,
+                    known: dict | None = None) -> list[dict]:
+    """Facts of the few changed tables a prompt may name (evidence.pick_tables), nearest first.
+    `visible`: {uid: TableDiff} of tables that differ, `rels`: {uid: (base_rel, mut_rel)}, `dist`:
+    {uid: DAG distance from the mutated model}, `known`: {uid: facts} already measured."""
+    from .evidence import pick_tables, table_facts
+
+    out = []
+    for u in pick_tables(visible, dist, mutated, compared):
+        f = (known or {}).get(u) or table_facts(con, visible[u], *rels[u], distance=dist.get(u, 0))
+        f["distance"] = int(dist.get(u, 0))
+        out.append(f)
+    return sorted(out, key=lambda f: (f["distance"], f["table"]))
+
+
+@dataclass
+class RelationInspector:
+    """Measured facts from one connection that sees both builds (verdict.Inspector).
+    `rels`: {uid: (base_rel, mut_rel)}, `dist`: {uid: DAG distance from `mutated`}."""
+
+    con: object
+    rels: dict
+    dist: dict
+    mutated: str
+
+    def evidence(self, uid: str, diff: TableDiff) -> Evidence:
+        return evidence(self.con, diff, *self.rels[uid], distance=self.dist.get(uid, 0))
+
+    def tables(self, visible: dict, compared: str, known: dict) -> list[dict]:
+        return tables_evidence(self.con, visible, self.rels, self.dist, self.mutated, compared, known)

@@ -19,7 +19,7 @@ import duckdb
 
 from ..dbt import NO_ARTIFACTS
 from ..harness import dbfiles
-from . import oracle
+from . import evidence, oracle
 from .contract import Observation
 from .intact import dbt_in, descendants, worker_app
 from .jobs import Baseline, ScreenJob, WorkerConfig
@@ -136,21 +136,21 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         model_file.write_bytes(job.text.encode("utf-8"))
         facts.stopped = _precount(cfg, app, live, job, m) if job.budget.precount else None
         if facts.stopped:
-            return judge(facts, _no_evidence)
+            return judge(facts, None)
         run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
     finally:
         model_file.write_bytes(original)
     facts.details["dbt_seconds"] = round(run.seconds, 2)
     if run.timed_out:
         facts.stopped = f"runaway: still building after {run.seconds:.0f} s (budget: {_budget_words(job)})"
-        return judge(facts, _no_evidence)
+        return judge(facts, None)
     facts.build_ok = run.success
     facts.errored = run.errored_nodes()
     status = run.nodes.get(job.uid) or (run.nodes.get(facts.errored[0]) if facts.errored else None)
     facts.error_message = (status.message if status and status.message else None) or run.first_error()
     facts.build_output = run.console
     if not facts.build_ok or facts.errored:
-        return judge(facts, _no_evidence)
+        return judge(facts, None)
     con = duckdb.connect(str(live), read_only=True)
     rels: dict[str, tuple[str, str]] = {}
     try:
@@ -168,15 +168,20 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
             if n > guard:
                 facts.stopped = (f"runaway: {mm['alias']} has {n:.2g} rows after {run.seconds:.0f} s, over "
                                  f"20x its intact rows")
-                return judge(facts, _no_evidence)
+                return judge(facts, None)
             facts.diffs[u] = oracle.compare_relations(con, mm["alias"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
-        obs = judge(facts, lambda u, d: oracle.evidence(con, d, *rels[u], job.symptom))
+        facts.relation_kind = _relation_kind(con, cfg.db_name, m)
+        obs = judge(facts, oracle.RelationInspector(con, rels, facts.dist, job.uid))
     finally:
         con.close()
     obs.details["seconds"] = time.monotonic() - t0
     return obs
 
 
-def _no_evidence(uid, diff):  # pragma: no cover - judge never asks when nothing is compared
-    raise AssertionError("no evidence without a comparison")
+def _relation_kind(con, db_name: str, m: dict) -> dict | None:
+    """The mutated model's configured object kind and the one the mutant built (None when either
+    is unknown, e.g. ephemeral)."""
+    intact = evidence.configured_kind(m["materialized"])
+    broken = evidence.relation_kind(con, db_name, m["schema"], m["alias"])
+    return None if intact is None or broken is None else {"table": m["alias"], "intact": intact, "broken": broken}

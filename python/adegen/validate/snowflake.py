@@ -320,10 +320,10 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         if r.status in ("unsupported", "timeout"):
             facts.details["unsupported"] = [u.render() for u in r.unsupported]
             facts.stopped = f"not screenable on the emulator: {self._why(r)}"
-            return judge(facts, _no_evidence)
+            return judge(facts, None)
         if not r.ok:
             facts.build_ok, facts.error_message, facts.build_output = False, self._why(r), r.tail(30)
-            return judge(facts, _no_evidence)
+            return judge(facts, None)
         rels = [(mm["schema"], mm["alias"]) for mm in sel.values() if mm["materialized"] != "ephemeral"]
         mut = work / "mutant.duckdb"
         self._export(srv, db, rels, mut)
@@ -338,7 +338,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                 rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
                 relmap[u] = (f"adegen_base.{rel}", f"{oracle.q(mut.stem)}.{rel}")
                 facts.diffs[u] = oracle.compare_relations(con, mm["alias"], *relmap[u])
-            obs = judge(facts, lambda u, d: oracle.evidence(con, d, *relmap[u], facts.symptom))
+            obs = judge(facts, oracle.RelationInspector(con, relmap, facts.dist, uid))
         finally:
             con.close()
         obs.details["seconds"] = time.monotonic() - t0
@@ -484,6 +484,3 @@ def _summary(agent: str, r: dict) -> TrialSummary:
                         r.get("tail", ""), dict(r.get("seconds") or {}), 0, list(r.get("unsupported") or []),
                         list(r.get("timeouts") or []), r.get("error"))
 
-
-def _no_evidence(uid, diff):  # pragma: no cover - judge never asks when nothing is compared
-    raise AssertionError("no evidence without a comparison")

@@ -2,8 +2,8 @@
 
 Pure functions over typed observations: a backend (DuckDB worker, Snowflake emulator) only builds,
 exports and loads; what it saw goes into `ScreenFacts` / `ProofInput`, and `judge` / `finish_proof`
-decide. `judge` asks the backend for one piece of evidence through a callback (the example value of
-the compared table needs a query); everything else is decided here.
+decide. `judge` asks the backend for the measured facts of the changed tables through an
+`Inspector` (they need queries); everything else is decided here.
 
 Screening oracle (ade-bench's equality test): lower-cased column sets, then EXCEPT both ways over
 columns cast to varchar, against the intact build; row counts are compared too, so equal sets with
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Protocol
 
 from .contract import Observation, Proof
 from .oracle import Evidence, TableDiff
@@ -39,7 +39,16 @@ class ScreenFacts:
     diffs: dict[str, TableDiff] = field(default_factory=dict)  # rebuilt uid -> comparison with intact
     unstable: set[str] = field(default_factory=set)  # uids whose two intact builds differ
     stopped: str | None = None                 # the build was stopped: "runaway: ..." / "not screenable: ..."
+    relation_kind: dict | None = None          # {"table", "intact", "broken"}: the mutated model's object kinds
     details: dict = field(default_factory=dict)
+
+
+class Inspector(Protocol):
+    """Where `judge` gets measured facts (oracle.RelationInspector on a connection that sees both builds)."""
+
+    def evidence(self, uid: str, diff: TableDiff) -> Evidence: ...
+
+    def tables(self, visible: dict, compared: str, known: dict) -> list[dict]: ...
 
 
 def choose_compared(uid: str, visible: dict, dist: dict, models: dict, difficulty: str | None) -> str:
@@ -57,9 +66,10 @@ def _alias(models: dict, u: str) -> str:
     return models[u]["alias"]
 
 
-def judge(facts: ScreenFacts, evidence_for: Callable[[str, TableDiff], Evidence]) -> Observation:
-    """The Observation of one screened mutant. `evidence_for(uid, diff)` is called at most once, for
-    the compared table."""
+def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
+    """The Observation of one screened mutant. `inspect` is asked only when some table changed
+    (None when nothing was compared): the compared table's evidence, then the facts of the few
+    changed tables a prompt may name (`details["tables"]`)."""
     details = dict(facts.details)
     if facts.stopped:
         details["stopped"] = facts.stopped
@@ -83,6 +93,11 @@ def judge(facts: ScreenFacts, evidence_for: Callable[[str, TableDiff], Evidence]
     if ignored:
         details["ignored_nondeterministic"] = ignored
     changed = {_alias(models, u): facts.dist[u] for u in visible}
+    kind = facts.relation_kind
+    if kind and kind["intact"] != kind["broken"]:
+        details["relation_kind"] = dict(kind)
+        if not visible and symptom == "structure_wrong":
+            return _kind_changed(facts, kind, details)
     if not visible:
         dups = {u: d for u, d in evidence_diffs.items() if d.duplicates_only}
         if dups:
@@ -100,8 +115,8 @@ def judge(facts: ScreenFacts, evidence_for: Callable[[str, TableDiff], Evidence]
         return Observation(False, reason, False, None, 0, 0, [], changed, None, details)
     target = choose_compared(uid, visible, facts.dist, models, facts.difficulty)
     d = visible[target]
-    ev = evidence_for(target, d)
-    details.update(ev.details)
+    ev = inspect.evidence(target, d)
+    details["tables"] = inspect.tables(visible, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
     if symptom == "build_error":
         reason, observable = "the pattern expects a build error, but the mutant builds", False
@@ -111,6 +126,19 @@ def judge(facts: ScreenFacts, evidence_for: Callable[[str, TableDiff], Evidence]
                   else f"{d.table}: {d.rows_differing} row(s) differ under the equality oracle")
     return Observation(observable, reason, False, _alias(models, target), d.rows_differing, d.rows_base,
                        list(ev.columns_differ), changed, ev.example, details)
+
+
+def _kind_changed(facts: ScreenFacts, kind: dict, details: dict) -> Observation:
+    """Same data, another warehouse object (a materialization change): the pattern's own assertion
+    test sees it, and the prompt reports the object kind of the model that changed."""
+    table = kind["table"]
+    d = facts.diffs.get(facts.uid)
+    rows = (d.rows_base, d.rows_mut) if d is not None else (0, 0)
+    details["tables"] = [{"table": table, "distance": 0,
+                          "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]},
+                          "rows_intact": rows[0], "rows_broken": rows[1], "rows_differing": 0}]
+    reason = f"{table}: built as a {kind['broken']} instead of a {kind['intact']}"
+    return Observation(True, reason, False, table, 0, rows[0], [], {table: 0}, None, details)
 
 
 # --------------------------------------------------------------------------- proofs

@@ -1,0 +1,15 @@
+"""Agent prompts written from the measured diff, at three hint levels, with automatic checks.
+
+Entry point: `write_prompts(PromptRequest) -> PromptSet` (pure). `run_command` lets an external
+program (for example one that asks a language model) write them instead; its texts must pass the
+same checks or adegen's own are kept.
+
+Modules: findings (what the diff shows), words (names -> domain words), phrases (the sentences),
+render (fields, per-task choices), levels (base / medium / hard), checks (leaks, tool words,
+named tables), command (the external prompt command).
+"""
+from .checks import description_for, forbidden_tokens, leaks, tool_words
+from .levels import LEVELS, PromptRequest, PromptSet, model_facts, norm, write_prompts
+
+__all__ = ["LEVELS", "PromptRequest", "PromptSet", "write_prompts", "norm", "model_facts", "leaks", "tool_words",
+           "forbidden_tokens", "description_for"]

@@ -1,0 +1,287 @@
+"""Three hint levels from the measured diff: (request) -> ordered {key: prompt} + the tables named.
+
+- `base`: the table nearest the change that shows it, with a concrete observation.
+- `medium`: the symptom as a table further downstream shows it (concrete), else the same table
+  with the kind of problem only.
+- `hard`: the business-level symptom on the farthest changed downstream table (or two of them);
+  left out when no downstream table changed.
+
+Every text passes the leak check, reads like a person (no tool words), names only tables that
+differ in the broken state, and differs from every text in `avoid` and from the other keys.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import checks, render, words
+from .findings import Finding, classify, main_finding
+
+LEVELS = ("base", "medium", "hard")
+NOT_DATA = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone"}
+# the pattern's guess, used only when nothing was measured (--no-validate)
+GUESS = {"rows_missing": "rows_lost", "extra_rows": "rows_added", "values_too_high": "values_high",
+         "values_too_low": "values_low", "values_null": "values_blank", "values_wrong": "values_changed",
+         "build_error": "build_failed"}
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """Everything the prompt writer may use. `observation` is the screening's Observation (its
+    `details["tables"]` holds the measured facts); None when nothing was run."""
+    seed: str                                  # task id or any stable string
+    model: str                                 # the mutated model
+    project_name: str = ""
+    pattern: Any = None
+    site: Any = None
+    model_path: str | None = None
+    observation: Any = None
+    table: str | None = None                   # compared table (used when nothing was measured)
+    column: str | None = None                  # the changed column, when the change has one
+    model_materialized: str | None = None
+    project_models: tuple = ()                 # every model name: nothing unchanged may be named
+    layer: str = ""                            # the model's layer in words ("marts")
+    convention: bool = False                   # its layer mostly uses the original materialization
+    avoid: frozenset = frozenset()             # texts already used (this run, surveyed tasks)
+    unstable: frozenset = frozenset()          # tables that differ between two intact builds
+
+
+@dataclass
+class PromptSet:
+    prompts: dict[str, str] = field(default_factory=dict)     # ordered: base, medium, hard
+    tables: list[str] = field(default_factory=list)           # tables the prompts name (grade them)
+    sources: dict[str, str] = field(default_factory=dict)     # key -> "adegen" | "command" | ...
+    rejected: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (key, text, reasons)
+    findings: dict[str, str] = field(default_factory=dict)    # key -> "kind on table"
+    named: dict[str, list[str]] = field(default_factory=dict)  # key -> tables it names
+    request: Any = None                                        # the PromptRequest it answers
+
+    @property
+    def base(self) -> str | None:
+        return self.prompts.get("base")
+
+
+def norm(text: str) -> str:
+    """Two prompts are "the same" when they differ only in case, spacing or punctuation."""
+    return " ".join(re.findall(r"[a-z0-9_]+", str(text).lower()))
+
+
+@dataclass
+class _Plan:
+    key: str
+    finding: Finding
+    levels: tuple                 # specific | general | business, tried in order
+    second: Finding | None = None
+
+
+def measured_facts(req: PromptRequest) -> list[dict]:
+    """The facts of the tables a prompt may use (unstable tables left out)."""
+    obs = req.observation
+    if obs is None:
+        return []
+    details = getattr(obs, "details", None) or {}
+    unstable = {str(t).lower() for t in req.unstable} | {
+        str(t).lower() for t in details.get("nondeterministic_tables") or []}
+    if getattr(obs, "build_error", False):
+        table = getattr(obs, "compared_table", None) or req.table or req.model
+        return [{"table": table, "distance": 0,
+                 "build_error": clean_dbt_message(str(getattr(obs, "example", "") or ""), req.model_path)}]
+    kind = details.get("relation_kind")
+    if kind:
+        # the same SQL built as another kind of object: any data difference next to it is chance
+        return [{"table": kind["table"], "distance": 0,
+                 "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]}}]
+    unstable_cols = {str(t).lower(): {str(c).lower() for c in cols}
+                     for t, cols in (details.get("nondeterministic_columns") or {}).items()}
+    facts = []
+    for f in details.get("tables") or []:
+        if str(f.get("table")).lower() in unstable:
+            continue
+        f = dict(f)
+        drop = unstable_cols.get(str(f.get("table")).lower())
+        if drop and f.get("columns"):
+            f["columns"] = [c for c in f["columns"] if str(c.get("name")).lower() not in drop]
+        facts.append(f)
+    return facts
+
+
+def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
+    by_table = []
+    for f in sorted(facts, key=lambda f: (int(f.get("distance") or 0), str(f.get("table")))):
+        found = main_finding(classify(f), req.column)
+        if found is not None:
+            by_table.append(found)
+    if not by_table:
+        return []
+    root = by_table[0]
+    measured_model = str(req.model_materialized or "").lower() not in ("ephemeral", "")
+    if root.distance > 0 and measured_model:
+        # the mutated model's own table is unchanged: downstream differences can only be chance
+        return []
+    plans = [_Plan("base", root, ("specific", "counts", "general"))]
+    down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
+        "relation_kind", "build_failed", "column_added") else []
+    if down:
+        plans.append(_Plan("medium", down[0], ("specific", "counts", "general")))
+        far = down[-1]
+        if len(down) >= 2 and render.spin(req.seed, "several", 2):
+            plans.append(_Plan("hard", far, ("business",), second=down[-2]))
+        else:
+            plans.append(_Plan("hard", far, ("business",)))
+    elif root.kind not in ("table_empty", "table_gone"):  # "X is empty" has no vaguer version
+        plans.append(_Plan("medium", root, ("general",)))
+    return plans
+
+
+def template_text(req: PromptRequest) -> str | None:
+    """Nothing measured: the pattern's own `symptom_template`, filled (None when a placeholder
+    has no value)."""
+    tmpl = str(getattr(req.pattern, "symptom_template", "") or "")
+    if not tmpl:
+        return None
+    table = req.table or req.model
+    values = {"model": req.model, "table": table, "project_name": req.project_name}
+    if req.column:
+        values["column"] = req.column
+    values.update({k: str(v) for k, v in (getattr(req.site, "placeholders", None) or {}).items()
+                   if isinstance(v, str)})
+    text = render.fill(tmpl, values)
+    return render.cap_sentences(text.strip()) if text else None
+
+
+def guessed_plan(req: PromptRequest) -> list[_Plan]:
+    """Nothing measured: one `base` prompt from the pattern's direction, no concrete values."""
+    symptom = str(getattr(req.pattern, "symptom", "") or "values_wrong")
+    table = req.table or req.model
+    if symptom == "structure_wrong":
+        kind = "column_gone" if req.column else "values_changed"
+    else:
+        kind = GUESS.get(symptom, "values_changed")
+    f = Finding(kind, table, column=req.column if kind != "rows_lost" else None)
+    ph = getattr(req.site, "placeholders", None) or {}
+    kinds = {"view": "view", "table": "table", "incremental": "table"}
+    if symptom == "structure_wrong" and ph.get("wrong_materialization"):
+        before = kinds.get(str(ph.get("original_materialization")))
+        after = kinds.get(str(ph.get("wrong_materialization")))
+        if before and after and before != after:
+            f = Finding("relation_kind", table, detail={"intact": before, "broken": after})
+    return [_Plan("base", f, ("general",))]
+
+
+def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
+    allowed = {req.model, req.project_name, p.finding.table, *(p.finding.key or [])}
+    for f in (p.finding, p.second):
+        if f is None:
+            continue
+        allowed.add(f.table)
+        # the words of a named table and its entity noun ("products" of dim_products) are plain
+        # English here, even when the SQL uses the same word as an alias
+        allowed |= set(f.table.lower().split("_"))
+        for key_col in f.key or []:
+            allowed |= set(key_col.lower().split("_"))
+        entity = words.table_entity(f.table)
+        allowed |= {entity, words.plural(entity)}
+        if f.column:
+            allowed |= {f.column, *f.column.lower().split("_")}
+        allowed |= set(f.detail.get("columns") or [])
+        if f.kind == "build_failed":  # dbt's own words are the symptom a user pastes
+            allowed |= set(re.findall(r"[a-z_][a-z0-9_]*", str(f.detail.get("message", "")).lower()))
+        if f.kind == "relation_kind":
+            allowed |= {"table", "view", "materialized", "incremental", str(f.detail.get("intact")),
+                        str(f.detail.get("broken"))}
+    return {a for a in allowed if a}
+
+
+def reasons_against(text: str, req: PromptRequest, changed_tables, allowed) -> list[str]:
+    """Why a text cannot be used: leaks, tool words, or a named table that did not change."""
+    why = checks.leaks(text, site=req.site, pattern=req.pattern, model_path=req.model_path, allowed=allowed)
+    why += checks.tool_words(text)
+    why += checks.unchanged_tables_named(text, changed_tables, req.project_models)
+    return why
+
+
+def write_prompts(req: PromptRequest) -> PromptSet:
+    """The prompts of one task, base first. No `base` key = nothing honest and safe to say."""
+    facts = measured_facts(req)
+    plans = plan(req, facts) if facts else ([] if req.observation is not None else guessed_plan(req))
+    changed = {str(f.get("table")) for f in facts} or {req.table or req.model}
+    out = PromptSet(request=req)
+    taken = {norm(t) for t in req.avoid}
+    used: dict[str, tuple[str, str]] = {}   # key -> (table, level) it was written at
+    templates: set[str] = set()              # sentences already used by this task's other keys
+    for p in plans:
+        if p.key != "base" and "base" not in out.prompts:
+            break
+        if p.key == "medium" and used.get("base") == (p.finding.table, "general"):
+            continue  # base already had to stay general on this table: nothing less specific left
+        allowed = _allowed(req, p)
+        bad_bodies: set[str] = set()
+        for level, body, text, tpl in _texts(p, req, templates):
+            if body in bad_bodies:
+                continue
+            why = reasons_against(body, req, changed, allowed)
+            if why:
+                bad_bodies.add(body)
+                out.rejected.append((p.key, body, why))
+                continue
+            if norm(text) in taken:
+                continue
+            out.prompts[p.key] = text
+            out.sources[p.key] = "adegen" if facts else "adegen (pattern, not measured)"
+            out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
+            named = [p.finding.table] + ([p.second.table] if p.second else [])
+            out.named[p.key] = named
+            out.tables += [t for t in named if t not in out.tables]
+            taken.add(norm(text))
+            used[p.key] = (p.finding.table, level)
+            templates.add(tpl)
+            break
+    return out
+
+
+def _texts(p: _Plan, req: PromptRequest, templates: set):
+    """(level, body, whole text, template) in order of preference; a sentence another key of the
+    task already used comes after every fresh one of the same level."""
+    voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
+    guess = template_text(req) if req.observation is None else None
+    if guess:  # the pattern's description first, then adegen's general sentences
+        lower_ok = not str(getattr(req.pattern, "symptom_template", "")).lstrip().startswith("{")
+        for text in render.compositions(guess, voice, p.key, data=p.finding.kind not in NOT_DATA, lower_ok=lower_ok):
+            yield "pattern", guess, text, guess
+    for level in p.levels:
+        found = render.bodies(p.finding, level, voice, p.second, key=p.key)
+        found = [b for b in found if b[2] not in templates] + [b for b in found if b[2] in templates]
+        for body, lower_ok, tpl in found:
+            for text in render.compositions(body, voice, p.key, build=p.finding.kind == "build_failed",
+                                            lower_ok=lower_ok, data=p.finding.kind not in NOT_DATA):
+                yield level, body, text, tpl
+
+
+_PATHS = re.compile(r"\s*\((?:models|analyses|tests|snapshots|macros)/[^)]*\)|\s*compiled code at \S+|"
+                    r"\s*See .*?for details\.?", re.I)
+
+
+def clean_dbt_message(message: str, model_path: str | None = None) -> str:
+    """dbt's own error as a user pastes it: the error lines, without file paths or compiled-code
+    pointers (they give the file away) and without the SQL excerpt DuckDB appends."""
+    msg = " ".join(str(message).split())
+    msg = _PATHS.sub("", msg)
+    msg = re.split(r"\s+LINE \d+:", msg)[0]
+    if model_path:
+        msg = msg.replace(model_path, "").replace(model_path.rsplit("/", 1)[-1], "")
+    msg = re.sub(r"^(Runtime|Database|Compilation) Error in model (\S+)\s*", r"\1 Error in model \2\n  ", msg)
+    return msg.strip()[:400]
+
+
+def model_facts(model: dict, discovery: dict) -> dict:
+    """PromptRequest fields that come from discovery: the model's materialization, its layer in
+    words, whether its layer mostly shares that materialization, and every model name."""
+    models = [m for m in discovery.get("models", []) if m.get("enabled", True)]
+    layer = str(model.get("layer") or "")
+    mat = str(model.get("materialized") or "")
+    peers = [m for m in models if m.get("layer") == layer and m.get("name") != model.get("name")]
+    same = sum(1 for m in peers if m.get("materialized") == mat)
+    return {"model_materialized": mat or None, "layer": "" if layer in ("", "other") else layer,
+            "convention": len(peers) >= 2 and same >= 0.6 * len(peers),
+            "project_models": tuple(sorted({str(m["name"]) for m in models}))}

@@ -1,0 +1,546 @@
+"""The sentences: several ways to report each kind of finding at three levels of detail, plus
+openings and requests. Written for adegen; fields in braces are filled by `render.fields`.
+
+Levels: `specific` names the table and gives a concrete observation (a value, a count, an entity);
+`general` names the table and the kind of problem only; `business` is what someone who reads the
+report, not the SQL, would say.
+
+Fields: t (table), topic (what the table is about), c (column), m (column in words), e / es (the
+entity, singular / plural), Who / who (one affected entity), obs / exp (its value now / what it
+should be), n (affected count with its noun), n_are / n_have (with the verb), n_of ("24 of the 90
+accounts"), before / after (row counts with the noun), rw (ratio in words), gi / gb (grain before /
+after), dur, later (later/earlier), copies, msg, sa / sb (two swapped values), t2 (a second table),
+layer (the model's layer words), kind_i / kind_b (warehouse object before / after).
+"""
+from __future__ import annotations
+
+BODIES: dict[str, dict[str, list[str]]] = {
+    "values_scaled": {
+        "specific": [
+            "Why is {c} for {who} {obs} in {t}? The right number is {exp}, and the rest look off by the same factor.",
+            "The {c} numbers in {t} are {rw} what they should be. {Who} shows {obs} and it should be {exp}.",
+            "{t} has {c} at {rw} the right value: {who} comes out at {obs} instead of {exp}.",
+            "Every {c} value in {t} seems off by the same factor. Take {who}: {obs}, where the real number is {exp}.",
+            "{Who} has {c} = {obs} in {t}. The correct figure is {exp}, and the other {es} look off by the same factor.",
+            "I compared a few {es} in {t} and {c} is consistently {rw} what it should be ({who}: {obs} vs {exp}).",
+        ],
+        "counts": [
+            "The {c} numbers in {t} are {rw} what they should be, for {n_of}.",
+            "{c} in {t} is way {direction} for {n_of}, {who} among them.",
+        ],
+        "general": [
+            "The {c} values in {t} look way {direction}.",
+            "{t} is reporting {m} numbers that are way {direction}.",
+            "Something is throwing off {c} in {t}; the numbers are all {direction}.",
+        ],
+        "business": [
+            "The {m} numbers we report out of {t} are way {direction}.",
+            "Nobody trusts the {m} numbers in {t} right now, they're way {direction}.",
+            "Our {m} numbers in {t} are way out of line.",
+        ],
+    },
+    "values_high": {
+        "specific": [
+            "Why does {who} show {c} = {obs} in {t}? It should be {exp}, and {others_are} too high as well.",
+            "Some {c} values in {t} are higher than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
+            "{t} overstates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
+            "{Who} is showing {c} of {obs} in {t}, should be {exp}.",
+            "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too high.",
+        ],
+        "specific_nokey": [
+            "The total {c} in {t} comes to {tot_b}; it should be {tot_i}.",
+            "Summing {c} over {t} gives {tot_b} instead of {tot_i}.",
+        ],
+        "counts": [
+            "{c} in {t} is too high for {n_of}, {who} among them.",
+            "{t} overstates {c} for {n_of}.",
+        ],
+        "general": [
+            "The {c} numbers in {t} look too high for some {es}.",
+            "{t} overstates {m} for a bunch of {es}.",
+            "{c} in {t} is inflated for part of the {es}.",
+            "Some of the numbers in {t} look too high.",
+        ],
+        "business": [
+            "The {m} in {t} looks inflated.",
+            "The {m} numbers in {t} seem higher than they really are.",
+            "People are asking why the {m} in {t} went up so much.",
+        ],
+    },
+    "values_low": {
+        "specific": [
+            "Why is {c} only {obs} for {who} in {t}? It should be {exp}.",
+            "Some {c} values in {t} are lower than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
+            "{t} understates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
+            "{c} for {who} in {t} is only {obs}. It should be {exp}, and {others_are} too low as well.",
+            "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too low.",
+        ],
+        "specific_nokey": [
+            "The total {c} in {t} comes to {tot_b}; it should be {tot_i}.",
+            "Summing {c} over {t} gives {tot_b} instead of {tot_i}.",
+        ],
+        "counts": [
+            "{c} in {t} is too low for {n_of}, {who} among them.",
+            "{t} understates {c} for {n_of}.",
+        ],
+        "general": [
+            "The {c} numbers in {t} look too low for some {es}.",
+            "{t} understates {m} for a bunch of {es}.",
+            "{c} in {t} comes out short for part of the {es}.",
+            "Some of the numbers in {t} look too low.",
+        ],
+        "business": [
+            "The {m} in {t} looks too low.",
+            "The {m} numbers in {t} dropped and nothing in the business explains it.",
+            "People are asking why the {m} in {t} went down so much.",
+        ],
+    },
+    "values_changed": {
+        "specific": [
+            "Why does {who} have {c} = {obs} in {t}? I'd expect {exp}.",
+            "{c} in {t} is wrong for {n_of}. {Who} shows {obs} where it should be {exp}.",
+            "I spot-checked {t} and {who} has {c} = {obs}. It should be {exp}. {N_are} affected.",
+            "The {c} values in {t} don't add up: {who} gets {obs} instead of {exp}.",
+            "{Who} has the wrong {c} in {t} ({obs}, should be {exp}). Same problem for {n_of}.",
+            "Some {es} in {t} have a wrong {c}. {Who}, for example, shows {obs} but the right value is {exp}.",
+        ],
+        "specific_nokey": [
+            "{c} in {t} has values that shouldn't be there (like {ob}), and values like {oi} are gone.",
+            "The {c} values in {t} changed: {oi} no longer shows up and {ob} appears instead.",
+        ],
+        "counts": [
+            "{c} in {t} is wrong for {n_of}. {Who} is one of them.",
+            "{N_are} showing the wrong {c} in {t}, {who} for one.",
+        ],
+        "general": [
+            "{c} in {t} looks wrong for a number of {es}.",
+            "The {c} values in {t} are off.",
+            "Some {c} values in {t} don't look right.",
+            "The data in {t} doesn't look right anymore.",
+            "Some of the numbers in {t} are off.",
+        ],
+        "business": [
+            "The {m} numbers in {t} don't look right.",
+            "Something is wrong with the {m} in {t}.",
+            "The {m} in {t} doesn't match what the business expects.",
+        ],
+    },
+    "values_blank": {
+        "specific": [
+            "Why is {c} empty for {who} in {t}? It should be {exp}.",
+            "{c} is blank for {n_of} in {t}. {Who}, for instance, should show {exp}.",
+            "{N_have} no {m} in {t} anymore. {Who}, for one, should show {exp}.",
+            "A bunch of {c} values went empty in {t}. {Who} should show {exp} but it's blank.",
+            "{Who} has an empty {c} in {t}, and {others_are} blank too. It should be {exp}.",
+        ],
+        "specific_nokey": [
+            "{c} is empty in {n_rows_of} of {t} where it used to be filled in.",
+            "{t} has {n_rows} with a blank {c} that used to have a value.",
+        ],
+        "counts": [
+            "{c} is blank for {n_of} in {t}, {who} among them.",
+            "{N_are} missing {c} in {t}.",
+        ],
+        "general": [
+            "{t} has blank {c} values where there should be data.",
+            "Some {es} in {t} are missing their {m}.",
+            "{c} in {t} is empty for some {es}.",
+            "{t} has empty values where there should be data.",
+        ],
+        "business": [
+            "There are gaps in the {m} data in {t}.",
+            "Part of the {m} in {t} is just missing.",
+            "The {m} in {t} has holes in it.",
+        ],
+    },
+    "values_filled": {
+        "specific": [
+            "{t} shows {c} = {obs} for {n} that shouldn't have a value there, e.g. {who}.",
+            "{Who} has {c} = {obs} in {t}, but it should be empty, and {others_are} like that too.",
+            "{c} in {t} is filled in for {n_of} where it should be blank ({who} shows {obs}).",
+        ],
+        "counts": [
+            "{c} in {t} is filled in for {n_of} that should have none, {who} among them.",
+        ],
+        "general": [
+            "{c} in {t} has values for {es} where it should be empty.",
+            "{t} fills in {c} for {es} that shouldn't have one.",
+        ],
+        "business": [
+            "The {m} in {t} counts things it shouldn't.",
+            "{t} shows {m} values for {es} that shouldn't have any.",
+        ],
+    },
+    "sign_flipped": {
+        "specific": [
+            "The {c} values in {t} have the wrong sign: {who} shows {obs} instead of {exp}.",
+            "{Who} has {c} = {obs} in {t}, but it should be {exp}. The sign is flipped for {n_of}.",
+            "{c} in {t} comes out with the opposite sign, e.g. {obs} instead of {exp} for {who}.",
+        ],
+        "counts": [
+            "{c} in {t} has the wrong sign for {n_of}.",
+        ],
+        "general": [
+            "Some {c} values in {t} have the wrong sign.",
+            "{c} in {t} looks inverted, positive where it should be negative and the other way round.",
+        ],
+        "business": [
+            "The {m} in {t} doesn't add up; amounts look like they have the wrong sign.",
+            "Credits and debits look mixed up in the {m} of {t}.",
+        ],
+    },
+    "fraction_lost": {
+        "specific": [
+            "{c} in {t} has lost its decimals: {who} shows {obs}, the real value is {exp}.",
+            "{t} is rounding {c} to whole numbers now. {Who} should be {exp} but shows {obs}.",
+            "The {c} values in {t} are cut to whole numbers ({who}: {obs} instead of {exp}).",
+        ],
+        "counts": [
+            "{c} in {t} lost its decimals for {n_of}.",
+        ],
+        "general": [
+            "{t} is rounding {c} to whole numbers.",
+            "{c} in {t} is missing its decimal part.",
+        ],
+        "business": [
+            "The {m} totals in {t} are slightly off; it looks like rounding.",
+            "Small differences keep showing up in the {m} of {t}.",
+        ],
+    },
+    "time_lost": {
+        "specific": [
+            "All the {c} values in {t} are at midnight now. {Who} should be {exp}, it shows {obs}.",
+            "{c} in {t} lost the time of day: {who} has {obs} instead of {exp}.",
+        ],
+        "counts": [
+            "{c} in {t} shows midnight for {n_of}.",
+        ],
+        "general": [
+            "The time part of {c} in {t} is gone.",
+            "{c} in {t} only has dates, no times.",
+        ],
+        "business": [
+            "Anything by hour of day in {t} is broken, every {m} is at midnight.",
+            "The hourly view of {t} shows everything at 00:00.",
+        ],
+    },
+    "date_grain": {
+        "specific": [
+            "{c} in {t} looks {gb} instead of {gi}: {who} shows {obs} where it should be {exp}.",
+            "The {c} dates in {t} are at the wrong grain. {Who} has {obs}, but it should be {exp}.",
+            "{Who} shows {c} = {obs} in {t}. That should be {exp}; the dates look {gb}, not {gi}.",
+        ],
+        "specific_nokey": [
+            "{c} in {t} looks {gb} instead of {gi}: values like {ob} show up, and {oi} is gone.",
+        ],
+        "counts": [
+            "{c} in {t} looks {gb} instead of {gi} for {n_of}.",
+        ],
+        "general": [
+            "The {c} dates in {t} look like they're at the wrong grain.",
+            "{c} in {t} doesn't line up with the periods it should.",
+        ],
+        "business": [
+            "The period breakdown in {t} doesn't line up with our calendar anymore.",
+            "Dates in {t} look bucketed wrong.",
+        ],
+    },
+    "date_shifted": {
+        "specific": [
+            "{c} in {t} is {dur} {later} than it should be: {who} shows {obs}, it should be {exp}.",
+            "The {c} values in {t} are shifted by {dur}. {Who} has {obs} instead of {exp}.",
+            "{Who} shows {c} = {obs} in {t}, {dur} {later} than the right date ({exp}).",
+        ],
+        "counts": [
+            "{c} in {t} is off by {dur} for {n_of}.",
+        ],
+        "general": [
+            "The {c} dates in {t} are shifted.",
+            "{c} in {t} is off by a bit for every {e}.",
+        ],
+        "business": [
+            "The dates in {t} are off, everything looks shifted.",
+            "Timelines built on {t} don't match what actually happened.",
+        ],
+    },
+    "labels_swapped": {
+        "specific": [
+            "{c} looks swapped in {t}: {es} that should be {sa} show up as {sb}, and the other way round. {Who} is one of them.",
+            "In {t}, {c} is mixed up between {sa} and {sb}. {Who}, for example, shows {obs} instead of {exp}.",
+            "The {sa} and {sb} values of {c} in {t} are reversed ({who}: {obs} instead of {exp}).",
+        ],
+        "counts": [
+            "{c} is mixed up in {t} for {n_of}, {who} among them.",
+        ],
+        "general": [
+            "The {c} categories in {t} look mixed up.",
+            "{c} in {t} assigns {es} to the wrong category.",
+        ],
+        "business": [
+            "The {m} breakdown in {t} doesn't look right anymore.",
+            "Numbers per {m} in {t} look reversed.",
+        ],
+    },
+    "flag_flipped": {
+        "specific": [
+            "The {m} in {t} is inverted for {n_of}: {who} is {obs} but should be {exp}.",
+            "{Who} has {c} = {obs} in {t}; it should be {exp}. {N_are} flagged the wrong way.",
+        ],
+        "counts": [
+            "{c} in {t} is flipped for {n_of}, including {who}.",
+        ],
+        "general": [
+            "{c} in {t} is flagged the wrong way for some {es}.",
+            "The {m} in {t} looks backwards.",
+        ],
+        "business": [
+            "The {m} in {t} doesn't match reality.",
+            "Counts by {m} in {t} look flipped.",
+        ],
+    },
+    "rows_lost": {
+        "specific": [
+            "Where did {who} go? It's not in {t} anymore, and {t} is down to {after} from {before}.",
+            "{t} is missing {es}: it has {after} now, it should have {before}. {Who} isn't there anymore, for example.",
+            "{Who} doesn't show up in {t} anymore. {N_are} gone in total ({after_n} left of {before_n}).",
+            "We lost {n} from {t} ({after_n} left out of {before_n}), including {who}.",
+            "{t} dropped from {before} to {after}. I can't find {who} in there, for one.",
+        ],
+        "specific_nokey": [
+            "{t} has {after} now, it should have {before}.",
+            "{n} went missing from {t}: it's down to {after} from {before}.",
+        ],
+        "counts": [
+            "{t} is down to {after} from {before}.",
+            "{N_are} gone from {t}.",
+        ],
+        "general": [
+            "{t} is missing a lot of {es}.",
+            "Some {es} have disappeared from {t}.",
+            "{t} has fewer {es} than it should.",
+        ],
+        "business": [
+            "Our {topic} numbers dropped and it looks like {t} is missing data.",
+            "{t} seems to be missing part of our {topic}.",
+            "The {topic} report built on {t} looks incomplete.",
+        ],
+    },
+    "rows_added": {
+        "specific": [
+            "{t} has {after} now, but it should have {before}. There are {n} extra, e.g. {who}.",
+            "{Who} shows up in {t}, and it shouldn't be there. {t} went from {before} to {after}.",
+            "{t} picked up {n} that don't belong there (like {who}); it should have {before}.",
+        ],
+        "specific_nokey": [
+            "{t} has {after} now, it should have {before}.",
+            "{t} grew from {before} to {after} and the extra {es} don't belong there.",
+        ],
+        "counts": [
+            "{t} went from {before} to {after}.",
+        ],
+        "general": [
+            "{t} has more {es} than it should.",
+            "There are {es} in {t} that shouldn't be there.",
+        ],
+        "business": [
+            "{t} seems to count more {es} than we actually have.",
+            "The {topic} numbers in {t} look too high, as if extra {es} got in.",
+        ],
+    },
+    "duplicated": {
+        "specific": [
+            "Why is {who} in {t} {copies} times? It should appear once.",
+            "{t} should have one row per {e}, but {n_keys} appear more than once. {Who} is in there {copies} times.",
+            "Duplicates in {t}: {who} shows up {copies} times, and {n_keys} are duplicated overall.",
+            "I'm seeing {who} {copies} times in {t}. It should be there once; {n_keys} have the same problem.",
+        ],
+        "counts": [
+            "{n_keys} appear more than once in {t}.",
+        ],
+        "general": [
+            "There are duplicate {es} in {t}.",
+            "{t} isn't unique per {e} anymore.",
+        ],
+        "business": [
+            "Totals based on {t} are inflated because some {es} are counted more than once.",
+            "Some {es} are double counted in {t}.",
+        ],
+    },
+    "rows_replaced": {
+        "specific": [
+            "The {es} in {t} changed: {n} that should be there are gone (like {who}) and {n_extra} showed up that shouldn't.",
+            "{Who} is missing from {t}, while {n_extra} appeared that don't belong there.",
+            "{t} has the wrong set of {es}: {n_are} missing, e.g. {who}, and there are {n_extra} instead.",
+        ],
+        "counts": [
+            "{N_are} missing from {t} and {n_extra} showed up instead.",
+        ],
+        "general": [
+            "{t} has the wrong set of {es} in it.",
+            "Some {es} are missing from {t} and others showed up instead.",
+        ],
+        "business": [
+            "{t} is showing the wrong {es}.",
+            "The {topic} in {t} doesn't match what we have.",
+        ],
+    },
+    "table_empty": {
+        "specific": [
+            "Why is {t} empty? It should have {before}.",
+            "{t} is empty. It should have {before}.",
+            "{t} came back with nothing in it; normally it has {before}.",
+            "All {before} are gone from {t}, the table is empty now.",
+        ],
+        "general": [
+            "{t} is suddenly empty.",
+            "There's nothing in {t} anymore.",
+        ],
+        "business": [
+            "The {topic} report is blank.",
+            "{t} shows nothing, so the {topic} numbers are all zero.",
+        ],
+    },
+    "column_gone": {
+        "specific": [
+            "The {c} column disappeared from {t}, and the {topic} dashboard that uses it is broken now.",
+            "Our {topic} dashboard broke this morning. It reads {c} from {t} and that column isn't there anymore.",
+            "{t} no longer has the {c} column, and a couple of reports depend on it.",
+            "Where did {c} go? It used to be in {t} and our {topic} report needs it.",
+            "Queries against {t} fail now because {c} doesn't exist anymore.",
+            "{c} is missing from {t}. Did someone drop it? The {topic} report needs it.",
+            "Since when does {t} not have {c}? Our {topic} dashboard reads it.",
+        ],
+        "general": [
+            "Something changed in {t} and the {topic} dashboard that reads it stopped working.",
+            "The {topic} dashboard errors out when it queries {t}.",
+            "A report on top of {t} stopped working.",
+        ],
+        "business": [
+            "The {topic} dashboard is broken.",
+            "Reports that use {t} stopped loading.",
+        ],
+    },
+    "type_changed": {
+        "specific": [
+            "{c} in {t} comes out as {tb} now instead of {ti}: {who} shows {obs} where it used to be {exp}.",
+            "The {c} values in {t} changed type, they're {tb} now. {Who} has {obs}, it should be {exp}.",
+            "{Who} shows {c} = {obs} in {t}. It should be {exp}; the column holds {tb} now instead of {ti}.",
+        ],
+        "counts": [
+            "{c} in {t} holds {tb} now instead of {ti}, for {n_of}.",
+        ],
+        "general": [
+            "The {c} values in {t} don't have the format they should.",
+            "{c} in {t} changed type and the reports that read it break.",
+        ],
+        "business": [
+            "The {m} in {t} is formatted differently and the exports that read it break.",
+        ],
+    },
+    "column_added": {
+        "specific": ["{t} has a new {c} column nobody asked for, and it breaks the export that reads it."],
+        "general": ["The shape of {t} changed and the export that reads it broke."],
+        "business": [],
+    },
+    "relation_kind": {
+        "specific": [
+            "{t} shows up as a {kind_b} in the warehouse now. We build it as a {kind_i}, like the other {layer} models, so please put it back.",
+            "{t} isn't a {kind_i} anymore, it's deployed as a {kind_b}. That breaks our convention for {layer} models.",
+            "Someone changed how {t} is built. It's a {kind_b} now but it has to stay a {kind_i}, the downstream tools rely on that.",
+            "Why is {t} a {kind_b} now? It's supposed to be a {kind_i}.",
+            "{t} got built as a {kind_b} in the last run. It should be a {kind_i}.",
+            "All our {layer} models are {kind_i}s except {t}, which is a {kind_b} now.",
+            "{t} should be a {kind_i}, not a {kind_b}. Can you switch it back?",
+            "Looks like {t} is materialized as a {kind_b} these days. It needs to be a {kind_i} again.",
+        ],
+        "general": [
+            "{t} isn't materialized the way our project conventions say it should be.",
+            "The way {t} is deployed doesn't follow our conventions anymore.",
+        ],
+        "business": [],
+    },
+    "build_failed": {
+        "specific": [
+            "dbt run fails on {t} with this error:\n\n{msg}",
+            "{t} stopped building. Here's what dbt says:\n\n{msg}",
+            "The scheduled run broke at {t}:\n\n{msg}",
+        ],
+        "general": [
+            "{t} fails to build now.",
+            "Our dbt run breaks at {t}.",
+            "The daily run keeps failing on {t}.",
+        ],
+        "business": [],
+    },
+    "table_gone": {
+        "specific": ["{t} is gone from the warehouse after the last run."],
+        "general": ["{t} isn't there anymore."],
+        "business": ["The {topic} report can't load {t}."],
+    },
+}
+
+# several tables at once (hard level, two or more downstream tables changed)
+SEVERAL = [
+    "A few of our {group} look off since the last run, {t} and {t2} among them.",
+    "Both {t} and {t2} look wrong since the last run.",
+    "The numbers in {t} and {t2} changed since the last run, and nobody touched them on purpose.",
+]
+
+# (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a
+# complaint about numbers, "any" fits every report
+OPENERS: list[tuple[str, str, str]] = [
+    # most reports start with the problem itself
+    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
+    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
+    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
+    ("We have a data problem.", "sentence", "data"),
+    ("Something's off in the warehouse.", "sentence", "data"),
+    ("Got a complaint from the business this morning.", "sentence", "data"),
+    ("Finance pinged me about this.", "sentence", "data"),
+    ("Quick one.", "sentence", "any"),
+    ("This came up in today's review.", "sentence", "any"),
+    ("Hey, ", "lead", "any"),
+    ("Since the last run, ", "lead", "data"),
+    ("Heads up: ", "lead", "any"),
+    ("A colleague noticed that ", "lead", "any"),
+    ("I just noticed that ", "lead", "any"),
+    ("Not sure when it started, but ", "lead", "data"),
+    ("After the latest deploy, ", "lead", "data"),
+    ("FYI, ", "lead", "any"),
+    ("One of the analysts flagged that ", "lead", "any"),
+    ("Not urgent, but ", "lead", "any"),
+]
+
+ASKS = [
+    "Can you find the cause and fix it?",
+    "Could you track down what's causing this and fix it?",
+    "Please fix it so the table is right again.",
+    "Can you figure out why and fix the model?",
+    "What's going on? Please fix it.",
+    "Can you dig in and sort it out?",
+    "Please find the problem and fix it.",
+    "Could you take a look and fix it?",
+    "Can you get this fixed and the table rebuilt?",
+    "Can you look into it?",
+    "Can you fix it?",
+    "Mind taking a look?",
+    "Please fix.",
+    "Any idea what happened? Needs fixing.",
+    "Can you fix the model and rebuild it?",
+    "Please sort it out before the next refresh.",
+    "Can you track it down?",
+    "Could you fix whatever broke it?",
+    "",
+    "",
+    "",
+    "",
+]
+ASKS_BUILD = [
+    "Can you get it building again?",
+    "Please get the run green again.",
+    "Can you fix it?",
+    "Could you sort this out?",
+    "Mind fixing it?",
+    "",
+    "",
+]

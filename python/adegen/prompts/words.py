@@ -1,0 +1,218 @@
+"""Words a person would use for the things in a diff: table and column names turned into domain
+words, entity nouns with correct plurals, and values and counts written the way people write them.
+Pure functions."""
+from __future__ import annotations
+
+import math
+import re
+
+import inflect
+
+_INFLECT = inflect.engine()
+
+# words people write in capitals
+ACRONYMS = {"csat", "nps", "mrr", "arr", "ltv", "cac", "gmv", "aov", "sla", "kpi", "roi", "ctr", "cpc",
+            "cpm", "sku", "usd", "eur", "gbp", "utc", "api", "id", "ip", "url", "vat", "ytd", "mtd", "qtd",
+            "dau", "mau", "wau", "arpu", "crm", "f1", "ar", "ap", "cogs", "ebitda", "pnl", "nrr", "grr",
+            "fte", "eta", "sms", "ui", "os", "uk", "us", "eu", "gb", "mb", "kb", "tb", "kwh", "km"}
+# short forms in column names and what people say
+ABBREVIATIONS = {"avg": "average", "amt": "amount", "qty": "quantity", "pct": "percentage",
+                 "perc": "percentage", "cnt": "count", "num": "number of", "nb": "number of", "dt": "date",
+                 "ts": "timestamp", "yr": "year", "mo": "month", "desc": "description", "cust": "customer",
+                 "acct": "account", "addr": "address", "prev": "previous", "cum": "cumulative",
+                 "tot": "total", "rev": "revenue", "txn": "transaction", "txns": "transactions",
+                 "org": "organisation", "dept": "department", "emp": "employee", "mgr": "manager",
+                 "min": "minimum", "max": "maximum", "lat": "latitude", "lng": "longitude",
+                 "lon": "longitude", "nbr": "number"}
+UNITS = {"usd", "eur", "gbp", "cents", "cent", "dollars", "seconds", "secs", "minutes", "mins", "hours", "hrs",
+         "ms", "millis"}
+# mass nouns: no plural, no singular
+UNCOUNTABLE = {"data", "revenue", "health", "info", "information", "news", "feedback", "inventory", "spend",
+               "usage", "equipment", "staff", "churn", "retention", "attribution", "performance", "series",
+               "history", "billing", "finance", "pricing", "engagement", "traffic", "activity", "support"}
+LAYER_PREFIXES = ("stg", "int", "fct", "fact", "dim", "mart", "marts", "rpt", "agg", "obt", "base", "src",
+                  "raw", "tmp", "report", "bi", "wh")
+
+
+def singular(word: str) -> str:
+    w = word.lower()
+    if w in UNCOUNTABLE or w.endswith(("ss", "is", "us")) or not w.endswith("s"):
+        return word
+    s = _INFLECT.singular_noun(word)
+    return s or word
+
+
+def plural(word: str) -> str:
+    w = word.lower()
+    if w in UNCOUNTABLE or (w.endswith("s") and singular(word) != word):
+        return word
+    if word.isupper():
+        return word + "s"
+    return _INFLECT.plural_noun(word) or word + "s"
+
+
+def count_of(n: int, noun: str) -> str:
+    """'1 account', '24 accounts', '1,250 rows'."""
+    return f"{number(n)} {noun if n == 1 else plural(noun)}"
+
+
+def share_of(count: int, total: int, noun: str) -> str:
+    """How a person says how many of a table's entities are affected without counting them:
+    "most of the 90 accounts", "about a third of the orders", "a handful of invoices"."""
+    many = plural(noun)
+    r = count / total if total else 0.0
+    if total and count >= total:
+        return f"all {number(total)} {many}" if total > 1 else f"the only {noun}"
+    if r >= 0.85:
+        return f"almost all the {many}"
+    if r >= 0.55:
+        return f"most of the {many}"
+    if r >= 0.4:
+        return f"about half the {many}"
+    if r >= 0.28:
+        return f"about a third of the {many}"
+    if count <= 3:
+        return count_of(count, noun)
+    if count <= 9:
+        return f"a handful of {many}"
+    return f"a bunch of {many}" if r < 0.1 else f"quite a few {many}"
+
+
+def number(n) -> str:
+    """An integer as people write it: 22419 -> 22,419 (years and small numbers stay plain)."""
+    n = int(n)
+    return f"{n:,}" if abs(n) >= 10000 else str(n)
+
+
+def _words(name: str) -> list[str]:
+    parts = [p for p in re.split(r"[_\W]+", str(name)) if p]
+    out: list[str] = []
+    for p in parts:
+        low = p.lower()
+        if low in ABBREVIATIONS:
+            out.extend(ABBREVIATIONS[low].split())
+        elif low in ACRONYMS:
+            out.append(low.upper())
+        else:
+            out.append(low)
+    return out
+
+
+def column_words(column: str) -> str:
+    """lifetime_value -> 'lifetime value', avg_csat_score -> 'average CSAT score',
+    is_active -> 'active flag', amount_usd -> 'amount'."""
+    words = _words(column)
+    if len(words) > 1 and words[-1].lower() in UNITS:
+        words = words[:-1]
+    if len(words) > 1 and words[0] in ("is", "has", "was", "did"):
+        return " ".join(words[1:]) + " flag"
+    if len(words) > 1 and words[-1] in ("at", "on"):
+        return " ".join(words[:-1]) + (" time" if words[-1] == "at" else " date")
+    return " ".join(words) or str(column)
+
+
+def table_topic(table: str) -> str:
+    """What a table is about: fct_monthly_revenue -> 'monthly revenue', stg_f1_dataset__results ->
+    'results', dim_customers -> 'customers'."""
+    name = str(table).split("__")[-1] if "__" in str(table) else str(table)
+    parts = [p for p in name.split("_") if p]
+    while len(parts) > 1 and parts[0].lower() in LAYER_PREFIXES:
+        parts = parts[1:]
+    return " ".join(_words("_".join(parts))) or str(table)
+
+
+def entity_of_key(key_column: str, table: str) -> str | None:
+    """account_id -> 'account'; id -> the table's entity ('customers' -> 'customer')."""
+    low = key_column.lower()
+    for suffix in ("_id", "_key", "_pk", "_code", "_number", "_nbr", "_num"):
+        if low.endswith(suffix) and len(low) > len(suffix):
+            return " ".join(_words(key_column[: -len(suffix)]))
+    if low in ("id", "key", "pk"):
+        return table_entity(table)
+    return None
+
+
+# words of a table name that say how it is built or sliced, not what a row is
+NOT_ENTITIES = {"prep", "prepared", "snapshot", "snapshots", "history", "metrics", "daily", "weekly", "monthly",
+                "yearly", "quarterly", "hourly", "summary", "overview", "enriched", "joined", "base", "final",
+                "rollup", "rollups", "stats", "report", "reports", "latest", "current", "clean", "cleaned",
+                "deduped", "unioned", "combined", "agg", "aggregated", "by", "per", "all", "roster", "wide",
+                "obt", "view", "table", "details", "detail", "facts", "fact", "dim", "model", "staging", "v2"}
+
+
+def table_entity(table: str) -> str:
+    """The thing one row of a table stands for, singular: dim_customers -> 'customer',
+    mart_account_360 -> 'account', int_workspace_roster -> 'workspace'."""
+    for w in reversed(table_topic(table).split()):
+        low = w.lower()
+        if low in NOT_ENTITIES or low in UNCOUNTABLE or not re.fullmatch(r"[A-Za-z]+", w) or len(w) < 3:
+            continue
+        return singular(w)
+    return "record"
+
+
+def as_float(v) -> float | None:
+    try:
+        f = float(str(v).replace(",", ""))
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def value(v, kind: str = "text", column: str = "") -> str:
+    """A value as a person would quote it. None -> 'blank'."""
+    if v is None:
+        return "blank"
+    s = str(v)
+    if kind.startswith("number") and not re.search(r"(_id|_key|year|season|_code)$", column.lower()):
+        f = as_float(s)
+        if f is not None:
+            if f == int(f) and abs(f) < 1e15:
+                return number(int(f))
+            if abs(f) >= 100:
+                return f"{f:,.2f}".rstrip("0").rstrip(".")
+            if abs(f) >= 0.01:
+                return f"{f:.2f}".rstrip("0").rstrip(".")
+            return f"{f:.3g}"
+    if kind.startswith("timestamp") and s.endswith(":00") and len(s) >= 19:
+        return s[:16]
+    if kind.startswith("text"):
+        return f'"{s}"'
+    return s
+
+
+def two_values(observed, expected, kind: str, column: str) -> tuple[str, str]:
+    """Both values formatted, with enough precision that they do not read the same."""
+    a, b = value(observed, kind, column), value(expected, kind, column)
+    if a == b and observed is not None and expected is not None:
+        return str(observed), str(expected)
+    return a, b
+
+
+def ratio_words(r: float) -> str | None:
+    """2.0 -> 'twice', 10 -> '10 times', 0.5 -> 'half', 0.01 -> 'a hundredth of'."""
+    if r is None or r <= 0:
+        return None
+    names = {2: "twice", 3: "three times", 4: "four times", 10: "ten times", 100: "a hundred times",
+             1000: "a thousand times"}
+    if r >= 1.95:
+        k = round(r)
+        if abs(r - k) / r < 0.03:
+            return names.get(k, f"{k} times")
+        return f"about {r:.1f} times"
+    if r <= 0.52:
+        k = round(1 / r)
+        if abs(1 / r - k) * r < 0.03:
+            return {2: "half", 3: "a third of", 4: "a quarter of", 10: "a tenth of", 100: "a hundredth of",
+                    1000: "a thousandth of"}.get(k, f"1/{k} of")
+    return None
+
+
+def duration_words(seconds: float) -> str:
+    s = abs(float(seconds))
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400), ("day", 86400),
+                       ("hour", 3600), ("minute", 60), ("second", 1)):
+        if s >= size and (s / size == int(s / size) or unit in ("year", "month")):
+            k = round(s / size)
+            return count_of(k, unit)
+    return count_of(round(s), "second")

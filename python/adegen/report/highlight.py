@@ -1,0 +1,33 @@
+"""Syntax highlighting with Pygments: diff, SQL with Jinja, YAML. Output is HTML spans carrying
+Pygments' short CSS classes; `stylesheet()` is the matching CSS, scoped under `.hl`."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from markupsafe import Markup
+from pygments import highlight as _pygmentize
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+
+LEXERS = {"diff": "diff", "sql": "sql+jinja", "yaml": "yaml"}
+STYLE = "friendly"
+
+
+@lru_cache(maxsize=None)
+def _lexer(kind: str):
+    return get_lexer_by_name(LEXERS[kind], stripnl=False, ensurenl=False)
+
+
+_FORMATTER = HtmlFormatter(nowrap=True, style=STYLE)
+# Whitespace tokens carry no colour; unwrapping them keeps pages of hundreds of tasks small.
+_WHITESPACE_SPAN = re.compile(r'<span class="w">([^<]*)</span>')
+
+
+def highlight(text: str, kind: str) -> Markup:
+    """`text` as highlighted HTML (escaped by Pygments), for a `<pre class="hl">`."""
+    return Markup(_WHITESPACE_SPAN.sub(r"\1", _pygmentize(text, _lexer(kind), _FORMATTER)))
+
+
+def stylesheet() -> str:
+    return HtmlFormatter(style=STYLE).get_style_defs(".hl")

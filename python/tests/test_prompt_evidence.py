@@ -1,0 +1,136 @@
+"""adegen.validate.evidence on real DuckDB relations: the facts a prompt is written from (rows lost,
+gained and duplicated by key, values scaled, blanked, shifted to another grain, swapped, totals of
+tables without a key, compound keys with the entity's name)."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from adegen.validate import oracle
+from adegen.validate.evidence import configured_kind, find_key_columns, pick_tables, relation_kind, table_facts
+
+
+def facts(con, base_sql: str, mut_sql: str, table="t"):
+    con.execute(f"create or replace table b_{table} as {base_sql}")
+    con.execute(f"create or replace table m_{table} as {mut_sql}")
+    d = oracle.compare_relations(con, table, f"b_{table}", f"m_{table}")
+    assert d.visible
+    return table_facts(con, d, f"b_{table}", f"m_{table}")
+
+
+@pytest.fixture()
+def con():
+    c = duckdb.connect()
+    yield c
+    c.close()
+
+
+ACCOUNTS = ("select * from (values ('A1', 'Helio Systems', 4.5, date '2024-05-17', 'b2b'), "
+            "('A2', 'Falcon Works', 3.0, date '2024-06-03', 'b2c'), ('A3', 'Summit Foods', 5.25, "
+            "date '2024-06-20', 'b2b')) t(account_id, account_name, csat, signed_on, segment)")
+
+
+def col(f, name):
+    return next(c for c in f["columns"] if c["name"] == name)
+
+
+def test_scaled_values_with_key_label_and_sample(con):
+    f = facts(con, ACCOUNTS, ACCOUNTS.replace("4.5,", "450.0,").replace("3.0,", "300.0,").replace("5.25,", "525.0,"))
+    assert f["key"] == ["account_id"] and f["label"] == "account_name"
+    c = col(f, "csat")
+    assert c["changed"] == 3 and c["higher"] == 3 and c["ratio"]["median"] == pytest.approx(100)
+    assert c["sample"][0] == {"key": ["A1"], "label": "Helio Systems", "observed": "450.0", "expected": "4.50"}
+    assert c["total"] == {"intact": pytest.approx(12.75), "broken": pytest.approx(1275)}
+
+
+def test_same_number_written_differently_is_not_a_change(con):
+    base = "select * from (values (1, 2.0, 5.0), (2, 3.0, 6.0)) t(id, a, b)"
+    f = facts(con, base, "select id, cast(a as integer) as a, b * 2 as b from (" + base + ")")
+    assert [c["name"] for c in f["columns"]] == ["b"]
+    only_written = facts(con, base, "select id, cast(a as integer) as a, b from (" + base + ")", table="w")
+    assert [c["name"] for c in only_written["columns"]] == ["a"]  # nothing else to show
+    a = only_written["columns"][0]
+    assert a["written_only"] and a["sql_type"] == {"intact": "DECIMAL(2,1)", "broken": "INTEGER"}
+
+
+def test_rows_lost_and_gained_by_key(con):
+    f = facts(con, ACCOUNTS, ACCOUNTS.replace("('A2', 'Falcon Works', 3.0, date '2024-06-03', 'b2c'), ", "")
+              .replace("('A3',", "('A9',"))
+    assert f["missing"]["count"] == 2 and f["missing"]["sample"][0] == {"key": ["A2"], "label": "Falcon Works"}
+    assert f["extra"] == {"count": 1, "sample": [{"key": ["A9"], "label": "Summit Foods"}]}
+
+
+def test_duplicates_per_key(con):
+    changed = ACCOUNTS.replace("3.0,", "3.5,")
+    f = facts(con, ACCOUNTS, f"select * from ({changed}) union all select * from ({changed}) where account_id = 'A1'"
+              f" union all select * from ({changed}) where account_id = 'A1'")
+    assert f["duplicates"] == {"keys": 1, "max_copies": 3,
+                               "sample": [{"key": ["A1"], "label": "Helio Systems", "copies": 3}]}
+
+
+def test_blanked_values_prefer_blank_samples(con):
+    f = facts(con, ACCOUNTS, ACCOUNTS.replace("4.5,", "null,").replace("3.0,", "null,"))
+    c = col(f, "csat")
+    assert c["now_null"] == 2 and c["sample"][0]["observed"] is None and c["sample"][0]["expected"] == "4.50"
+
+
+def test_dates_moved_to_another_grain(con):
+    f = facts(con, ACCOUNTS, ACCOUNTS.replace("date '2024-05-17'", "date '2024-05-01'")
+              .replace("date '2024-06-03'", "date '2024-06-01'").replace("date '2024-06-20'", "date '2024-06-01'"))
+    c = col(f, "signed_on")
+    assert c["grain"] == {"intact": "day", "broken": "month"}
+    assert c["shift_seconds"]["min"] < 0
+
+
+def test_categories_swapped(con):
+    f = facts(con, ACCOUNTS, ACCOUNTS.replace("'b2b')", "'x')").replace("'b2c')", "'b2b')").replace("'x')", "'b2c')"))
+    c = col(f, "segment")
+    assert sorted(c["pairs"]) == [["b2b", "b2c", 2], ["b2c", "b2b", 1]]
+
+
+def test_compound_key_with_the_entity_name(con):
+    base = ("select * from (values ('A1', 'Helio', date '2024-01-01', 10.0), ('A1', 'Helio', date '2024-02-01', 12.0),"
+            " ('A2', 'Falcon', date '2024-01-01', 7.0)) t(account_id, account_name, invoice_month, revenue)")
+    f = facts(con, base, base.replace("12.0", "1.0"))
+    assert f["key"] == ["account_id", "invoice_month"] and f["label"] == "account_name"
+    assert col(f, "revenue")["sample"][0]["key"] == ["A1", "2024-02-01"]
+
+
+def test_no_key_gives_value_sets_and_totals(con):
+    base = "select * from (values (1.0), (1.0), (2.5)) t(amount)"
+    f = facts(con, base, "select amount * 10 as amount from (" + base + ")")
+    assert f["key"] == []
+    c = col(f, "amount")
+    assert c["only_intact"] == ["1.0", "2.5"] and c["total"] == {"intact": 4.5, "broken": 45.0}
+
+
+def test_column_gone_and_unreadable(con):
+    f = facts(con, ACCOUNTS, f"select account_id, account_name, csat, signed_on from ({ACCOUNTS})")
+    assert f["columns_missing"] == ["segment"] and "columns" not in f
+    con.execute(f"create table b_gone as {ACCOUNTS}")
+    d = oracle.compare_relations(con, "gone", "b_gone", "m_gone")
+    assert "error" in table_facts(con, d, "b_gone", "m_gone")
+
+
+def test_key_detection_prefers_ids(con):
+    con.execute("create table k as select * from (values (1, 'x', 'a'), (2, 'x', 'b')) t(n, kind, order_key)")
+    types = {r[0]: r[1] for r in con.execute("describe k").fetchall()}
+    assert find_key_columns(con, "k", types) == ["order_key"]
+
+
+def test_pick_tables_mutated_compared_nearest_and_farthest():
+    visible = dict.fromkeys("abcdef")
+    dist = {"a": 0, "b": 1, "c": 1, "d": 2, "e": 3, "f": 4}
+    assert pick_tables(visible, dist, "a", "f") == ["a", "f", "b"] + ["c"]
+    assert pick_tables({"d": 1, "e": 1}, dist, "a", "e") == ["e", "d"]
+
+
+def test_relation_kinds(con, tmp_path):
+    db = tmp_path / "w.duckdb"
+    c = duckdb.connect(str(db))
+    c.execute("create table t1 as select 1 as x; create view v1 as select * from t1")
+    c.close()
+    con.execute(f"attach '{db}' as w (read_only)")
+    assert relation_kind(con, "w", "main", "v1") == "view" and relation_kind(con, "w", "main", "t1") == "table"
+    assert relation_kind(con, "w", "main", "nope") is None
+    assert configured_kind("incremental") == "table" and configured_kind("ephemeral") is None
