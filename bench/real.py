@@ -143,7 +143,7 @@ def summarise(name: str, dbt: dict, build: dict, checks: list[dict]) -> dict:
             drops[key] = drops.get(key, 0) + 1
     proofs = [float((t.get("proof") or {}).get("seconds", {}).get("total", 0.0)) for t in tasks if t.get("proof")]
     # the record's graph: the project's own models (packages' models are not in it)
-    models = [n for n in (record.get("graph") or {}).get("nodes", []) if str(n.get("unique_id", "")).startswith("model.")]
+    models = [n for n in (record.get("graph") or {}).get("models", []) if str(n.get("unique_id", "")).startswith("model.")]
     rt = doc.get("runtime") or {}
     row = {
         "project": name, "models": len(models), "tasks_written": len(tasks),

@@ -30,15 +30,9 @@ def collect(ctx: RunContext) -> dict:
                 "nondeterministic": {str(t): list(c) for t, c in sorted(facts.nondeterministic.items())},
                 "packages_reused": list(facts.packages), "package_notes": list(facts.package_notes),
                 "runaway": list(facts.runaway), "db_note": facts.db_note})
-    # the storage version only exists for a DuckDB database adegen writes after a baseline
-    if ctx.backend is not None and ctx.backend.name == "duckdb" and _has_baseline(validator):
+    if facts.storage is not None:  # set by a validator that writes a DuckDB file, after its baseline
         doc["storage"] = {"version": facts.storage.version, "reason": facts.storage.reason}
     return doc
-
-
-def _has_baseline(validator) -> bool:
-    base = getattr(validator, "_base", None)
-    return bool(base is not None and getattr(base, "ok", False))
 
 
 def lines(runtime: dict) -> list[str]:
