@@ -190,6 +190,33 @@ def table_row(r: dict) -> str:
             f"| {r['proof_median_s']} | {r['peak_rss_mb']:.0f} | {r['temp_mb']} | {script} | {r['load_1m']} |")
 
 
+def render(results: Path) -> int:
+    """The table and target lines of an earlier run, from its results file and run records."""
+    rows = []
+    for p in json.loads(results.read_text())["projects"]:
+        build = dict(p["build"])
+        path = (build.get("doc") or {}).get("run_record")
+        build["record"] = json.loads(Path(path).read_text()) if path and Path(path).is_file() else {}
+        rows.append(summarise(p["row"]["project"], p["dbt"], build, p["script_checks"]))
+    report(rows)
+    return 0 if all(r["targets"]["five_proven"] for r in rows) else 1
+
+
+def report(rows: list[dict]) -> None:
+    print(HEADER)
+    for r in rows:
+        print(table_row(r))
+    print()
+    for r in rows:
+        t = r["targets"]
+        print(f"{r['project']}: 5 proven {'met' if t['five_proven'] else 'NOT met'}; median proof "
+              f"{r['proof_median_s']} s {'met' if t['median_proof'] else 'NOT met'}; build {r['build_s']:.0f} s "
+              f"<= {t['build_limit_s']} s {'met' if t['build_time'] else 'NOT met'}; script mode "
+              f"{'all pass' if t['script_mode'] else 'NOT all pass'}; nondeterministic: "
+              f"{', '.join(r['nondeterministic']) or 'none'}; runaway: {len(r['runaway'])}; storage {r['storage']}"
+              + (f"; error: {r['error'][:300]}" if r["error"] else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=default_corpus())
@@ -199,7 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=BENCH / "results" / "real.json")
     ap.add_argument("--workdir", type=Path, default=None, help="keep scratch files here")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per command")
+    ap.add_argument("--render", type=Path, default=None, metavar="RESULTS",
+                    help="print the table of an earlier --out file again (its run records must still exist)")
     args = ap.parse_args(argv)
+    if args.render:
+        return render(args.render)
     if args.corpus is None or not args.corpus.is_dir():
         ap.error("no corpus folder: pass --corpus DIR (a folder of dbt projects with their DuckDB files)")
     work_root = args.workdir or Path(tempfile.mkdtemp(prefix="adegen-real-"))
@@ -225,18 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"meta": {**_meta(argparse.Namespace(sizes=None, seed=None, repeat=1)),
                                              "corpus": str(args.corpus)}, "projects": raw}, indent=2, default=str))
-    print(HEADER)
-    for r in rows:
-        print(table_row(r))
-    print()
-    for r in rows:
-        t = r["targets"]
-        print(f"{r['project']}: 5 proven {'met' if t['five_proven'] else 'NOT met'}; median proof "
-              f"{r['proof_median_s']} s {'met' if t['median_proof'] else 'NOT met'}; build {r['build_s']:.0f} s "
-              f"<= {t['build_limit_s']} s {'met' if t['build_time'] else 'NOT met'}; script mode "
-              f"{'all pass' if t['script_mode'] else 'NOT all pass'}; nondeterministic: "
-              f"{', '.join(r['nondeterministic']) or 'none'}; runaway: {len(r['runaway'])}; storage {r['storage']}"
-              + (f"; error: {r['error'][:300]}" if r["error"] else ""))
+    report(rows)
     print(f"\nresults: {args.out}")
     return 0 if all(r["targets"]["five_proven"] for r in rows) else 1
 
