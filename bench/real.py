@@ -44,6 +44,7 @@ DROP_KINDS = (  # (kind, words in the reason), first match wins
     ("compile", ("does not compile", "rewrite failed", "rewrite changes nothing")),
     ("build error", ("build error", "failed to build", "screening failed")),
     ("prompt", ("prompt",)),
+    ("duplicate rows only", ("duplicate rows",)),
 )
 TARGET_TASKS, TARGET_PROOF_S, TARGET_FACTOR, TARGET_EXTRA_S = 5, 5.0, 2.0, 60.0
 
