@@ -213,11 +213,21 @@ def commands(task_id: str, db_type: str, tasks_dir: Path) -> list[list[str]]:
     return backends.get(db_type).harness_commands(task_id, tasks_dir)
 
 
+@dataclass(frozen=True)
+class HarnessCall:
+    """How `run_tasks` runs `ade run`: the process runner (tests pass a fake), the timeout of one
+    run, and the availability when already checked (None: checked with `runner` first)."""
+
+    runner: Runner = subprocess.run
+    timeout: float = RUN_TIMEOUT
+    avail: Availability | None = None
+
+
 def run_tasks(task_ids: list[str], db_type: str, tasks_dir: Path, *, say: Callable[[str], None],
-              runner: Runner = subprocess.run, timeout: float = RUN_TIMEOUT,
-              avail: Availability | None = None) -> dict:
+              call: HarnessCall = HarnessCall()) -> dict:
     """Runs Phase 5 when possible; returns {"ran": bool, "reason": str, "results": [...]}."""
-    avail = avail or availability(runner)
+    runner, timeout = call.runner, call.timeout
+    avail = call.avail or availability(runner)
     if not avail.ok:
         why = avail.reason()
         say(f"--run-harness: not running ade-bench's harness: {why}. Continuing without it "

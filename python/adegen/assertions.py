@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from adegen import assertion_types, paths
-from adegen.dbt import ScratchProject, capture_payload, run_operation, write_profiles
+from adegen.dbt import DbtDirs, ScratchProject, capture_payload, run_operation, write_profiles
 from adegen.dbt.packages import localize_outside_paths
 from adegen.errors import DbtError, InputError
 
@@ -216,8 +216,6 @@ def _load_yaml(path: Path) -> dict:
 
 def _run_operation(project: Path, profiles: Path, scratch: Path, macro: str, args: dict) -> Any:
     """`dbt run-operation` through the shared runner; the payload of the one marked line."""
-    run = run_operation(
-        macro, args, project_dir=project, profiles_dir=profiles, target=SCRATCH_TARGET,
-        paths=(scratch / "target", scratch / "logs"),
-        extra_flags=["--profile", SCRATCH_PROFILE, "--no-partial-parse"])
+    dirs = DbtDirs(project, profiles, SCRATCH_TARGET, (scratch / "target", scratch / "logs"))
+    run = run_operation(macro, args, dirs, extra_flags=["--profile", SCRATCH_PROFILE, "--no-partial-parse"])
     return capture_payload(run, macro)

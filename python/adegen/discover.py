@@ -31,7 +31,7 @@ from pathlib import Path
 
 
 from . import paths
-from .dbt import (ScratchProject, capture_payload, duckdb_output, run_operation, snowflake_offline_output,
+from .dbt import (DbtDirs, ScratchProject, capture_payload, duckdb_output, run_operation, snowflake_offline_output,
                   write_profiles)
 from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
@@ -293,11 +293,9 @@ def run_discovery(project_dir, *, patterns_dirs=(), top_n: int = 10, profiles_di
             "hide_packages": ["adegen"] if scratch.injected else [],
             "summary": False,
         }
-        run = run_operation(
-            OPERATION, macro_args, project_dir=scratch.project, profiles_dir=scratch.profiles,
-            target=info.target_name, paths=(scratch.target_path, scratch.log_path),
-            backend=backend, extra_flags=["--no-write-json"],  # manifest.json: seconds at 5,000 models
-        )
+        dirs = DbtDirs(scratch.project, scratch.profiles, info.target_name, (scratch.target_path, scratch.log_path))
+        run = run_operation(OPERATION, macro_args, dirs, backend=backend,
+                            extra_flags=["--no-write-json"])  # manifest.json: seconds at 5,000 models
     payload = capture_payload(run, OPERATION)
     validate_payload(payload)
     return payload

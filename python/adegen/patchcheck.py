@@ -48,10 +48,24 @@ def _apply(patch_file: Path, cwd: Path) -> tuple[bool, str]:
     return True, out
 
 
-def check_task(project_root: Path, task_dir: Path, task_id: str, rel_path: str, original: bytes,
-               mutant: bytes, required_models: list[str], known_models: set[str]) -> PatchCheck:
+@dataclass(frozen=True)
+class TaskPatches:
+    """A written task's two patches and the one model file they change: its path in the project,
+    the text they were made from (`original`) and the buggy text (`mutant`)."""
+
+    task_id: str
+    task_dir: Path  # holds setup/changes.patch and solutions/changes.patch
+    rel_path: str
+    original: bytes
+    mutant: bytes
+
+
+def check_task(project_root: Path, task: TaskPatches, required_models: list[str],
+               known_models: set[str]) -> PatchCheck:
     """Copy the project, apply setup (file must equal the mutant), apply solution (file must equal
     the original byte for byte, no stray files), and check the named models exist."""
+    task_id, task_dir, rel_path = task.task_id, task.task_dir, task.rel_path
+    original, mutant = task.original, task.mutant
     res = PatchCheck(task_id)
     missing = [m for m in required_models if m not in known_models]
     res.models_ok = not missing

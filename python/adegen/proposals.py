@@ -1,6 +1,7 @@
 """Phase 2: candidates (model x pattern x site), novelty against existing tasks, spread, screening.
 
-Flow: `enumerate_candidates` lists every applicable (model, pattern) pair with its sites (from the
+Flow: a run's `Scope` (project files, name, database, discovery, survey) is built once;
+`enumerate_candidates` lists every applicable (model, pattern) pair with its sites (from the
 model file's raw text, read from the project), dropping pairs that duplicate an existing task
 (same model + same family). `rank` orders them by the one ranking (`adegen.ranking`, the twin of
 the discovery macro's) minus survey penalties. `compile_check` compiles all candidate mutants in
@@ -25,6 +26,21 @@ MAX_SITES_PER_PAIR = 3
 MAX_MUTANTS = 240
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The project a proposal run works on: enumeration reads its model files and database type,
+    ranking and selection its discovery, survey and name (the pipeline builds one per run:
+    `pipeline.propose.scope`)."""
+
+    project_dir: Path
+    project_name: str
+    db_type: str  # dbt adapter type: patterns limited to other databases are skipped
+    discovery: dict
+    survey: Survey
+    # Snowflake projects: at least half the picks come from database-specific patterns (see select)
+    prefer_db_specific: bool = False
+
+
 class _LazySites:
     """Rewrite sites of one model for its matched patterns, computed on first use.
 
@@ -34,17 +50,17 @@ class _LazySites:
     realised, so sites are computed for those models only. By the rewrite contract (find_sites is
     non-empty exactly when the macro matched the pattern) this gives the same candidates."""
 
-    __slots__ = ("raw", "model", "discovery", "patterns", "db_type", "warn", "_sites")
+    __slots__ = ("raw", "model", "patterns", "scope", "warn", "_sites")
 
-    def __init__(self, raw, model, discovery, patterns, db_type, warn):
-        self.raw, self.model, self.discovery = raw, model, discovery
-        self.patterns, self.db_type, self.warn = patterns, db_type, warn
+    def __init__(self, raw: str, model: dict, patterns: list, scope: Scope, warn: Callable[[str], None]):
+        self.raw, self.model, self.patterns, self.scope, self.warn = raw, model, patterns, scope, warn
         self._sites: dict[str, list] | None = None
 
     def get(self, pattern_id: str) -> list:
         if self._sites is None:
             try:
-                self._sites = sites_for(self.raw, self.model, self.discovery, self.patterns, self.db_type)
+                self._sites = sites_for(self.raw, self.model, self.scope.discovery, self.patterns,
+                                        self.scope.db_type)
             except Exception as exc:  # noqa: BLE001 - one model's rewrite problem must not end the run
                 self.warn(f"{self.model['name']}: could not compute rewrite sites "
                           f"({exc.__class__.__name__}: {exc})")
@@ -53,21 +69,26 @@ class _LazySites:
 
 
 class Candidate:
-    """model x pattern, with the rewrite sites (up to MAX_SITES_PER_PAIR); `sites` may be given
-    as None with a `lazy` (_LazySites) that computes them on first access."""
+    """model x pattern, with the rewrite sites (up to MAX_SITES_PER_PAIR); `sites` is a list, or
+    the model's _LazySites that computes them on first access. `score` is set by `rank`."""
 
-    def __init__(self, model: dict, pattern: Any, sites: list | None, raw: str, raw_bytes: bytes,
-                 score: float = 0.0, covered_by: str | None = None, compile_results: dict | None = None,
-                 lazy: Any = None):
+    def __init__(self, model: dict, pattern: Any, raw_bytes: bytes, sites: list | _LazySites,
+                 covered_by: str | None = None):
         self.model = model  # discovery model entry
         self.pattern = pattern  # adegen.patterns.Pattern
-        self._sites = sites  # [Site]
-        self.raw = raw  # model file text (utf-8, surrogateescape)
+        self.lazy = sites if isinstance(sites, _LazySites) else None
+        self._sites: list | None = None if self.lazy is not None else sites  # [Site]
         self.raw_bytes = raw_bytes
-        self.score = score
+        self.raw = decode(raw_bytes)  # model file text (utf-8, surrogateescape)
+        self.score = 0.0
         self.covered_by = covered_by  # an existing task touching the same model (other family)
-        self.compile_results = {} if compile_results is None else compile_results  # site index -> CompileResult
-        self.lazy = lazy
+        self.compile_results: dict = {}  # site index -> CompileResult
+
+    def with_sites(self, sites: list) -> Candidate:
+        """The same candidate (model, pattern, score, coverage) limited to `sites`."""
+        one = Candidate(self.model, self.pattern, self.raw_bytes, sites, covered_by=self.covered_by)
+        one.score = self.score
+        return one
 
     @property
     def sites(self) -> list:
@@ -143,27 +164,26 @@ def own_models(discovery: dict, project_name: str) -> list[dict]:
             and str(m.get("path", "")).endswith(".sql")]
 
 
-def enumerate_candidates(project_dir: Path, discovery: dict, catalog, survey: Survey, db_type: str,
-                         project_name: str, warn: Callable[[str], None] = lambda s: None
+def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = lambda s: None
                          ) -> tuple[list[Candidate], list[tuple[str, str, str]]]:
-    covered_pairs = survey.covered_pairs
-    covered_models = survey.covered_models
+    """(candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
+    covered_pairs = scope.survey.covered_pairs
+    covered_models = scope.survey.covered_models
     by_id = {p.id: p for p in catalog.patterns}
     cands: list[Candidate] = []
     excluded: list[tuple[str, str, str]] = []
-    for m in own_models(discovery, project_name):
+    for m in own_models(scope.discovery, scope.project_name):
         pats = [by_id[pid] for pid in m.get("matched_patterns", []) if pid in by_id]
-        pats = [p for p in pats if _pattern_ok_for_db(p, db_type)]
+        pats = [p for p in pats if _pattern_ok_for_db(p, scope.db_type)]
         if not pats:
             continue
-        path = project_dir / m["path"]
+        path = scope.project_dir / m["path"]
         try:
             raw_bytes = path.read_bytes()
         except OSError as exc:
             warn(f"cannot read {path}: {exc}")
             continue
-        raw = decode(raw_bytes)
-        lazy = _LazySites(raw, m, discovery, pats, db_type, warn)
+        lazy = _LazySites(decode(raw_bytes), m, pats, scope, warn)
         fams = [str(getattr(p, "family", "") or p.id) for p in pats]
         if any((m["name"], fam) in covered_pairs for fam in fams):
             # an existing task covers this model: decide now (as before) which pairs have sites
@@ -176,8 +196,7 @@ def enumerate_candidates(project_dir: Path, discovery: dict, catalog, survey: Su
             if (m["name"], fam) in covered_pairs:
                 excluded.append((m["name"], p.id, covered_pairs[(m["name"], fam)]))
                 continue
-            cands.append(Candidate(m, p, None, raw, raw_bytes, covered_by=covered_models.get(m["name"]),
-                                   lazy=lazy))
+            cands.append(Candidate(m, p, raw_bytes, lazy, covered_by=covered_models.get(m["name"])))
     return cands, excluded
 
 
@@ -246,11 +265,9 @@ class _Result:
     reason: str = ""
 
 
-def pool(cands: list[Candidate], survey: Survey, discovery: dict, *, size: int, project_name: str,
-         prefer_db_specific: bool = False) -> list[Candidate]:
+def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
     """The `size` candidates a selection would try first (greedy spread, no compile/screen yet)."""
-    dry = select(cands, survey, discovery, count=size, project_name=project_name,
-                 prefer_db_specific=prefer_db_specific)
+    dry = select(cands, scope, count=size)
     return [p.candidate for p in dry.proposals]
 
 
@@ -269,12 +286,9 @@ ScreenFn = Callable[[Candidate, Any, str], Any]  # (candidate, site, mutant text
 class _Selection:
     """What picking one proposal needs besides the candidate (shared by a select() call)."""
 
-    survey: Survey
-    discovery: dict
-    project_name: str
+    scope: Scope
     screen: ScreenFn | None
     dropped: list
-    progress: Callable[[str], None]
     used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
 
 
@@ -295,23 +309,22 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
     return used
 
 
-def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: int, project_name: str,
-           screen: ScreenFn | None = None, excluded: list | None = None,
-           progress: Callable[[str], None] = lambda s: None, taken: list | None = None,
-           prefer_db_specific: bool = False) -> ProposalSet:
+def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
+           taken: list | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a pattern id already picked (`taken` included) is picked again only
     when no untried candidate with another pattern remains, and a proposal whose prompt repeats
     one of the run or of a surveyed task is dropped (the next site or candidate is tried).
 
-    `prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
+    `scope.prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
     SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
     picks alternate specific / ANSI so the set mixes both."""
     taken = list(taken or [])
+    survey, discovery = scope.survey, scope.discovery
     chosen: list[Proposal] = []
-    state = _Selection(survey, discovery, project_name, screen, [], progress, _used_prompts(survey, taken))
+    state = _Selection(scope, screen, [], _used_prompts(survey, taken))
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
@@ -329,7 +342,7 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
     remaining = list(cands)
     tried: set[int] = set()
     total = len(taken) + count
-    want_specific = (total + 1) // 2 if prefer_db_specific else 0
+    want_specific = (total + 1) // 2 if scope.prefer_db_specific else 0
     while len(chosen) < count:
         only_specific = False
         if want_specific:
@@ -367,13 +380,14 @@ def select(cands: list[Candidate], survey: Survey, discovery: dict, *, count: in
         used_fams[c.family] += 1
         used_layers[c.model.get("layer", "other")] += 1
         used_patterns.add(c.pattern.id)
-    return ProposalSet(chosen, excluded or [], state.dropped, len(cands))
+    return ProposalSet(chosen, [], state.dropped, len(cands))
 
 
 def _realise(c: Candidate, st: _Selection) -> Proposal | None:
     """The first site of a candidate that compiles, screens observable and gets a safe prompt no
     other task of the run or of the survey already has."""
-    survey, discovery, project_name, screen, dropped = st.survey, st.discovery, st.project_name, st.screen, st.dropped
+    survey, discovery, project_name = st.scope.survey, st.scope.discovery, st.scope.project_name
+    screen, dropped = st.screen, st.dropped
     for si, site in enumerate(c.sites):
         r = c.compile_results.get(si)
         if r is not None and r.ok is False:

@@ -281,14 +281,13 @@ def test_capture_failing_macro(fixtures_dir, tmp_path):
     with scratch.lock():
         scratch.write_profiles()
         scratch.prepare()
+    dirs = dbt_layer.DbtDirs(scratch.project, scratch.profiles, paths=(scratch.target_path, scratch.log_path))
     for backend in ("inprocess", "subprocess"):
-        run = dbt_layer.run_operation("boom", {}, project_dir=scratch.project, profiles_dir=scratch.profiles,
-                                      paths=(scratch.target_path, scratch.log_path), backend=backend)
+        run = dbt_layer.run_operation("boom", {}, dirs, backend=backend)
         with pytest.raises(DbtError, match="adegen test: boom happened"):
             dbt_layer.capture_payload(run, "boom")
     # success without a payload is an error too (never "missing -> empty")
-    run = dbt_layer.run_operation("adegen.ade_discover_missing", {}, project_dir=scratch.project,
-                                  profiles_dir=scratch.profiles, paths=(scratch.target_path, scratch.log_path))
+    run = dbt_layer.run_operation("adegen.ade_discover_missing", {}, dirs)
     with pytest.raises(DbtError, match="ade_discover_missing"):
         dbt_layer.capture_payload(run, "adegen.ade_discover_missing")
     empty = DbtResult(args=[], success=True, messages=["no payload here"])

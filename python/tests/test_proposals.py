@@ -22,8 +22,12 @@ def _survey(changes: list[tuple[str, str | None]]) -> sv.Survey:
     return sv.Survey("acme", [t], [], [], 1)
 
 
+def _scope(example_project, acme_discovery, survey) -> pp.Scope:
+    return pp.Scope(example_project, "acme", "duckdb", acme_discovery, survey)
+
+
 def _cands(example_project, acme_discovery, catalog, survey):
-    return pp.enumerate_candidates(example_project, acme_discovery, catalog, survey, "duckdb", "acme")
+    return pp.enumerate_candidates(_scope(example_project, acme_discovery, survey), catalog)
 
 
 def test_same_model_same_family_is_excluded(example_project, acme_discovery, catalog):
@@ -51,7 +55,7 @@ def test_unclassified_change_ranks_lower_not_excluded(example_project, acme_disc
 def test_selection_spreads_families_and_models(example_project, acme_discovery, catalog):
     s = sv.Survey("acme", [], [], [], 0)
     cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
-    pset = pp.select(cands, s, acme_discovery, count=5, project_name="acme")
+    pset = pp.select(cands, _scope(example_project, acme_discovery, s), count=5)
     props = pset.proposals
     assert len(props) == 5
     assert len({p.family for p in props}) >= 4
@@ -86,7 +90,7 @@ def test_models_between(acme_discovery):
 def test_no_pattern_or_prompt_repeats_in_a_run(example_project, acme_discovery, catalog):
     s = sv.Survey("acme", [], [], [], 0)
     cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
-    props = pp.select(cands, s, acme_discovery, count=5, project_name="acme").proposals
+    props = pp.select(cands, _scope(example_project, acme_discovery, s), count=5).proposals
     assert len({p.pattern_id for p in props}) == 5
     assert len({pp.prompt_key(p.prompt) for p in props}) == 5
     # a pattern repeats only when no other pattern is left: one candidate of another pattern
@@ -96,21 +100,21 @@ def test_no_pattern_or_prompt_repeats_in_a_run(example_project, acme_discovery, 
     common = max(by_pattern, key=lambda k: len({c.name for c in by_pattern[k]}))
     other = next(k for k in by_pattern if k != common)
     pool = by_pattern[common] + by_pattern[other][:1]
-    picked = pp.select(pool, s, acme_discovery, count=2, project_name="acme").proposals
+    picked = pp.select(pool, _scope(example_project, acme_discovery, s), count=2).proposals
     assert {p.pattern_id for p in picked} == {common, other}
 
 
 def test_prompts_of_surveyed_tasks_are_not_reused(example_project, acme_discovery, catalog):
     empty = sv.Survey("acme", [], [], [], 0)
     cands = pp.rank(_cands(example_project, acme_discovery, catalog, empty)[0], empty)
-    first = pp.select(cands, empty, acme_discovery, count=1, project_name="acme").proposals[0]
+    first = pp.select(cands, _scope(example_project, acme_discovery, empty), count=1).proposals[0]
     # an existing task elsewhere (another model) that already asks exactly this
     t = sv.ExistingTask("acme001", Path("."), "ade-bench", "", "other", [], "medium",
                         changes=[sv.PatchChange("models/x/unrelated.sql", 1, 1, "a", "b", "join")],
                         prompts=["other", first.prompt.upper() + "  "])
     s = sv.Survey("acme", [t], [], [], 1)
-    res = pp.select(pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s), s, acme_discovery,
-                    count=5, project_name="acme")
+    res = pp.select(pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s),
+                    _scope(example_project, acme_discovery, s), count=5)
     keys = [pp.prompt_key(lv.text) for p in res.proposals for lv in p.prompt_levels()]
     assert pp.prompt_key(first.prompt) not in keys and len(keys) == len(set(keys))
     # the same bug is still proposed, worded another way (the writer avoids used texts)

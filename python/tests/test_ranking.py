@@ -22,7 +22,8 @@ def test_build_orders_models_like_the_macro(example_project, acme_discovery):
     from adegen.patterns import load_catalog
 
     empty = sv.Survey("acme", [], [], [], 0)
-    cands, _ = pp.enumerate_candidates(example_project, acme_discovery, load_catalog(), empty, "duckdb", "acme")
+    cands, _ = pp.enumerate_candidates(pp.Scope(example_project, "acme", "duckdb", acme_discovery, empty),
+                                      load_catalog())
     order: list[str] = []
     for c in pp.rank(cands, empty):
         if c.model["unique_id"] not in order:
@@ -38,7 +39,8 @@ def test_survey_penalties_lower_a_covered_model(example_project, acme_discovery)
     task = sv.ExistingTask("acme001", Path("."), "ade-bench", "", "prompt", [], "medium",
                            changes=[sv.PatchChange(f"models/{top}.sql", 1, 1, "a", "b", None)])
     s = sv.Survey("acme", [task], [], [], 1)
-    cands, _ = pp.enumerate_candidates(example_project, acme_discovery, load_catalog(), s, "duckdb", "acme")
+    cands, _ = pp.enumerate_candidates(pp.Scope(example_project, "acme", "duckdb", acme_discovery, s),
+                                      load_catalog())
     mine = [c for c in pp.rank(cands, s) if c.name == top]
     assert mine and all(c.score == ranking.model_score(c.model) - pp.COVERED_PENALTY * ranking.POINTS_PER_UNIT
                         for c in mine)

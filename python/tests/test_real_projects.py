@@ -171,14 +171,20 @@ def test_top_n_with_ties_is_nondeterministic_and_never_evidence(vend_validator, 
     assert "top_orders" in facts.nondeterministic, facts.nondeterministic
     assert "customer_totals" not in facts.nondeterministic
     assert any(p.startswith("src_pkg 0.8.1") for p in facts.packages), facts.packages
-    # a view -> table change upstream leaves every deterministic table equal: never observable
-    # because of the top-N table
+    # a view -> table change upstream leaves every deterministic table equal: it is reported on
+    # the model it changed (its object kind), never through the top-N table
     path = "models/staging/stg_orders.sql"
     text = "{{ config(materialized='table') }}\n" + (vendored / path).read_text()
     obs = v.screen("model.vendshop.stg_orders", path, text,
                    SimpleNamespace(id="view_to_table", symptom="structure_wrong", difficulty="easy"))
-    assert not obs.observable, obs.reason
+    assert obs.observable and obs.reason == "stg_orders: built as a table instead of a view", obs.reason
+    assert obs.compared_table == "stg_orders" and obs.changed_tables == {"stg_orders": 0}
+    assert [t["table"] for t in obs.details["tables"]] == ["stg_orders"]
     assert obs.details.get("ignored_nondeterministic", ["top_orders"]) == ["top_orders"]
+    # the same change judged as a data bug (another symptom): nothing deterministic differs
+    obs = v.screen("model.vendshop.stg_orders", path, text,
+                   SimpleNamespace(id="view_to_table", symptom="values_wrong", difficulty="easy"))
+    assert not obs.observable, obs.reason
     # never an unexcluded solution seed
     problems, excludes = v.seed_tables(Path(v.baseline_info()["baseline_db"]), ["top_orders"])
     cols = facts.nondeterministic["top_orders"]

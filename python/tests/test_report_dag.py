@@ -123,3 +123,12 @@ def test_reason_buckets():
     assert reason_bucket("build error, but the pattern's symptom is values_wrong: Binder Error") \
         == "build error, but the pattern's symptom is values_wrong"
     assert reason_bucket("") == "unknown"
+
+
+def test_very_long_lines_are_shown_plain_and_escaped():
+    from adegen.report.highlight import MAX_HIGHLIGHT_LINE, highlight
+
+    long_line = "select '" + "<x>" * MAX_HIGHLIGHT_LINE + "' as c"
+    out = str(highlight(long_line, "sql"))
+    assert "<span" not in out and "&lt;x&gt;" in out and "<x>" not in out
+    assert "<span" in str(highlight("select 1 as c", "sql"))

@@ -10,7 +10,7 @@ import pytest
 
 from adegen import ade_run
 from adegen.ade_run import (AUTO_FAILURE, CUSTOM_FAILURE, FAIL, HARNESS_ERROR, PASS, SETUP_ERROR, SOLUTION_ERROR,
-                            Availability, availability, commands, run_tasks, triage)
+                            Availability, HarnessCall, availability, commands, run_tasks, triage)
 
 # ---------------------------------------------------------------------------------------------
 # recorded ade output (console text of `ade run ... --agent sage`: harness log lines, the dbt test
@@ -163,8 +163,8 @@ def test_check_timeout_is_bounded(monkeypatch):
 def test_run_tasks_not_available_says_why_and_continues(tmp_path):
     said = []
     a = Availability(False, (True, "ok"), (False, "`docker info` failed (exit 1): Cannot connect"))
-    res = run_tasks(["acme001"], "duckdb", tmp_path, say=said.append, avail=a,
-                    runner=lambda *a, **k: pytest.fail("must not run ade"))
+    res = run_tasks(["acme001"], "duckdb", tmp_path, say=said.append,
+                    call=HarnessCall(runner=lambda *a, **k: pytest.fail("must not run ade"), avail=a))
     assert res == {"ran": False, "reason": "Docker is not available: `docker info` failed (exit 1): Cannot connect",
                    "results": []}
     assert "not running ade-bench's harness: Docker is not available" in said[0] and "Continuing" in said[0]
@@ -174,8 +174,8 @@ def test_run_tasks_runs_seed_then_plain_and_triages(tmp_path):
     runner = _fake_runner({("acme001", True): (0, PASS_OUT, ""), ("acme001", False): (0, PASS_OUT, ""),
                            ("acme002", True): (1, SETUP_OUT, "")})
     said = []
-    res = run_tasks(["acme001", "acme002"], "duckdb", tmp_path, say=said.append, runner=runner,
-                    avail=Availability(True, (True, "ok"), (True, "ok")))
+    res = run_tasks(["acme001", "acme002"], "duckdb", tmp_path, say=said.append,
+                    call=HarnessCall(runner=runner, avail=Availability(True, (True, "ok"), (True, "ok"))))
     assert res["ran"]
     got = [(r["task_id"], r["seed"], r["verdict"], r["category"]) for r in res["results"]]
     # acme002's --seed run failed: no seeds, so no second run

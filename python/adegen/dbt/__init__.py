@@ -10,12 +10,13 @@ from .profiles import (duckdb_output, find_profiles, snowflake_emulator_output, 
                        snowflake_offline_output, write_profiles)
 from .result import (FAILED, OK, TIMEOUT, DbtResult, NodeStatus, capture_payload, extract_envelopes,
                      strip_ansi)
-from .runner import (NO_ARTIFACTS, DbtCall, DbtRunner, InProcessRunner, SubprocessRunner, harness_env,
+from .runner import (NO_ARTIFACTS, DbtCall, DbtDirs, DbtRunner, InProcessRunner, SubprocessRunner, harness_env,
                      make_runner, run_dbt, run_operation, run_process)
 from .scratch import ScratchProject, copy_tree, differing_files, ignore_for, project_files, sync_tree
 
 __all__ = [
-    "DbtCall", "DbtResult", "DbtRunner", "FAILED", "InProcessRunner", "NO_ARTIFACTS", "NodeStatus", "OK",
+    "DbtCall", "DbtDirs", "DbtResult", "DbtRunner", "FAILED", "InProcessRunner", "NO_ARTIFACTS", "NodeStatus",
+    "OK",
     "PackagePlan", "ReusedPackage", "ScratchProject", "SubprocessRunner", "TIMEOUT", "capture_payload",
     "copy_tree", "differing_files", "duckdb_output", "extract_envelopes", "find_profiles", "harness_env",
     "ignore_for", "make_runner", "plan_packages", "project_files", "run_dbt", "run_operation",

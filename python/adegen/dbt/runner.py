@@ -443,17 +443,28 @@ def run_dbt(args: list[str], *, backend: str | None = None, **call) -> DbtResult
     return make_runner(backend).run(DbtCall(list(args), **call))
 
 
-def run_operation(macro: str, macro_args: dict, *, project_dir: Path, profiles_dir: Path,
-                  target: str | None = None, paths: tuple[Path, Path] | None = None,
-                  backend: str | None = None, extra_flags: list[str] = ()) -> DbtResult:
-    """`dbt run-operation macro --args ...` without console text; `paths` = (target, log) dirs."""
+@dataclass(frozen=True)
+class DbtDirs:
+    """Where a dbt command runs: the project, the directory of its profiles.yml, the target (None:
+    the profile's default) and the (target, log) directories (None: dbt's, inside the project)."""
+
+    project_dir: Path
+    profiles_dir: Path
+    target: str | None = None
+    paths: tuple[Path, Path] | None = None
+
+
+def run_operation(macro: str, macro_args: dict, dirs: DbtDirs, *, backend: str | None = None,
+                  extra_flags: list[str] = ()) -> DbtResult:
+    """`dbt run-operation macro --args ...` without console text, in `dirs`."""
     args = ["run-operation", macro, "--args", json.dumps(macro_args, separators=(",", ":")),
-            "--project-dir", str(project_dir), "--profiles-dir", str(profiles_dir)]
+            "--project-dir", str(dirs.project_dir), "--profiles-dir", str(dirs.profiles_dir)]
     env = {}
-    if target:
-        args += ["--target", target]
-    if paths:
-        args += ["--target-path", str(paths[0]), "--log-path", str(paths[1])]
-        env = {"DBT_TARGET_PATH": str(paths[0]), "DBT_LOG_PATH": str(paths[1])}
+    if dirs.target:
+        args += ["--target", dirs.target]
+    if dirs.paths:
+        target_path, log_path = dirs.paths
+        args += ["--target-path", str(target_path), "--log-path", str(log_path)]
+        env = {"DBT_TARGET_PATH": str(target_path), "DBT_LOG_PATH": str(log_path)}
     args += list(extra_flags)
     return run_dbt(args, backend=backend, env=env, console=False)

@@ -14,12 +14,19 @@ ROUNDS = 3  # pools tried before giving up on reaching --count
 POOL_FACTOR = 4  # a pool holds this many times --count candidates
 
 
+def scope(ctx: RunContext):
+    """The run's `proposals.Scope` (after discovery and survey)."""
+    from .. import proposals as pp
+
+    return pp.Scope(ctx.opts.project_dir, ctx.project.name, ctx.project.adapter_type, ctx.discovery, ctx.survey,
+                    prefer_db_specific=ctx.backend.prefer_db_specific)
+
+
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from .. import proposals as pp
 
-    cands, excluded = pp.enumerate_candidates(ctx.opts.project_dir, ctx.discovery, ctx.catalog, ctx.survey,
-                                              ctx.project.adapter_type, ctx.project.name, warn=ctx.ui.warn)
+    cands, excluded = pp.enumerate_candidates(scope(ctx), ctx.catalog, warn=ctx.ui.warn)
     return pp.rank(cands, ctx.survey), excluded
 
 
@@ -34,15 +41,14 @@ def propose(ctx: RunContext):
     opts, ui, project = ctx.opts, ctx.ui, ctx.project
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
-    prefer_specific = ctx.backend.prefer_db_specific
+    run_scope = scope(ctx)
     remaining = list(cands)
     chosen: list = []
     dropped: list = []
     for _round in range(ROUNDS):
         if not remaining or len(chosen) >= opts.count:
             break
-        sel = pp.pool(remaining, ctx.survey, ctx.discovery, size=POOL_FACTOR * opts.count,
-                      project_name=project.name, prefer_db_specific=prefer_specific)
+        sel = pp.pool(remaining, run_scope, size=POOL_FACTOR * opts.count)
         if not sel:
             break
         ids = {id(c) for c in sel}
@@ -55,8 +61,7 @@ def propose(ctx: RunContext):
             except validation.ValidatorBroken as exc:
                 ui.warn(f"execution validation disabled: {exc}; tasks will be patch-validated only (status: dev)")
                 ctx.disable_validation(str(exc))
-        part = pp.select(sel, ctx.survey, ctx.discovery, count=opts.count - len(chosen), project_name=project.name,
-                         prefer_db_specific=prefer_specific, screen=screen, progress=ui.say, taken=chosen)
+        part = pp.select(sel, run_scope, count=opts.count - len(chosen), screen=screen, taken=chosen)
         chosen += part.proposals
         dropped += part.dropped
     for i, p in enumerate(chosen, 1):

@@ -82,7 +82,7 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
     """Write one task atomically and prove it; the task's --json entry, or None when the patch
     round trip fails (nothing is left behind and the id stays free). Needs ctx.output."""
     from .. import output as out
-    from ..patchcheck import check_task
+    from ..patchcheck import TaskPatches, check_task
     from ..task_yaml import update_task_yaml
     from ..taskgen import build_task_files, unified_diff
 
@@ -93,8 +93,8 @@ def realise_task(ctx: RunContext, job: TaskJob) -> dict | None:
     writer = out.TaskWriter(plan.tasks_dir, job.task_id)
     try:
         writer.write(files.files)
-        check = check_task(plan.project_root, writer.dir, job.task_id, p.model_path, p.original, p.mutant,
-                           p.test_setup_models + p.graded_tables(), plan.known_models)
+        patches = TaskPatches(job.task_id, writer.dir, p.model_path, p.original, p.mutant)
+        check = check_task(plan.project_root, patches, p.test_setup_models + p.graded_tables(), plan.known_models)
         if not check.ok:
             ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
             writer.discard()

@@ -102,13 +102,12 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
     one at a time by the selection; a later miss is still screened on its own. Raises
     ValidatorBroken when every mutant of the first batch fails the same way."""
     from .. import proposals as pp
+    from .propose import scope  # propose imports this module
 
     ui, validator = ctx.ui, ctx.validator
     cache: dict[tuple[int, int], Any] = {}
     for round_ in range(SCREEN_ROUNDS):
-        dry = pp.select(cands, ctx.survey, ctx.discovery, count=count, project_name=ctx.project.name,
-                        prefer_db_specific=ctx.backend.prefer_db_specific,
-                        screen=lambda c, site, text: cache.get((id(c), site.index)))
+        dry = pp.select(cands, scope(ctx), count=count, screen=lambda c, site, text: cache.get((id(c), site.index)))
         items, keys = [], []
         for p in dry.proposals:
             c = p.candidate

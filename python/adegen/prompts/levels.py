@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import checks, render, words
+from .phrases_plain import PLAIN as _PLAIN_KINDS
 from .findings import Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -119,11 +120,15 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
     if root.distance > 0 and measured_model:
         # the mutated model's own table is unchanged: downstream differences can only be chance
         return []
-    plans = [_Plan("base", root, ("specific", "counts", "general"))]
+    # a terse reporter names the table, the column and what looks wrong, and counts nothing;
+    # the other levels then stay at least as vague
+    terse = render.Voice.for_seed(req.seed).terse and root.kind in _PLAIN_KINDS
+    detail = ("plain", "general") if terse else ("specific", "counts", "general")
+    plans = [_Plan("base", root, ("plain", "specific", "counts", "general") if terse else detail)]
     down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
         "relation_kind", "build_failed", "column_added") else []
     if down:
-        plans.append(_Plan("medium", down[0], ("specific", "counts", "general")))
+        plans.append(_Plan("medium", down[0], detail))
         far = down[-1]
         if len(down) >= 2 and render.spin(req.seed, "several", 2):
             plans.append(_Plan("hard", far, ("business",), second=down[-2]))

@@ -2,6 +2,7 @@
 openings and requests. Written for adegen; fields in braces are filled by `render.fields`.
 
 Levels: `specific` names the table and gives a concrete observation (a value, a count, an entity);
+`plain` (phrases_plain.py) names the table and the column and says what looks wrong, no numbers;
 `general` names the table and the kind of problem only; `business` is what someone who reads the
 report, not the SQL, would say.
 
@@ -351,7 +352,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Why is {who} in {t} {copies} times? It should appear once.",
             "{t} should have one row per {e}, but {n_keys} appear more than once. {Who} is in there {copies} times.",
-            "Duplicates in {t}: {who} shows up {copies} times, and {n_keys} are duplicated overall.",
+            "{t} has duplicates: {who} shows up {copies} times, and {n_keys} are duplicated overall.",
             "I'm seeing {who} {copies} times in {t}. It should be there once; {n_keys} have the same problem.",
         ],
         "counts": [
@@ -489,16 +490,10 @@ SEVERAL = [
 # (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a
 # complaint about numbers, "any" fits every report
 OPENERS: list[tuple[str, str, str]] = [
-    # most reports start with the problem itself
-    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
-    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
-    ("", "none", "any"), ("", "none", "any"), ("", "none", "any"), ("", "none", "any"),
-    ("We have a data problem.", "sentence", "data"),
-    ("Something's off in the warehouse.", "sentence", "data"),
-    ("Got a complaint from the business this morning.", "sentence", "data"),
+    # most reports start with the problem itself; a few run in from how it was noticed
+    *[("", "none", "any")] * 24,
     ("Finance pinged me about this.", "sentence", "data"),
     ("Quick one.", "sentence", "any"),
-    ("This came up in today's review.", "sentence", "any"),
     ("Hey, ", "lead", "any"),
     ("Since the last run, ", "lead", "data"),
     ("Heads up: ", "lead", "any"),
@@ -544,3 +539,9 @@ ASKS_BUILD = [
     "",
     "",
 ]
+
+# the `plain` level lives in its own file (phrases_plain.PLAIN)
+from .phrases_plain import PLAIN as _PLAIN  # noqa: E402
+
+for _kind, _texts in _PLAIN.items():
+    BODIES.setdefault(_kind, {})["plain"] = _texts

@@ -34,6 +34,7 @@ class Voice:
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
     exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
+    terse: bool = False      # reports a data problem without counts or values (the `plain` level)
 
     @classmethod
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
@@ -42,7 +43,8 @@ class Voice:
         # whoever writes tables in backticks writes columns the same way
         column_style = 1 if table_style == 1 else (0, 0, 0, 0, 2)[spin(seed, "column-style", 5)]
         exact = spin(seed, "count-style", 5) < 2  # most people round a count ("most of the ...")
-        return cls(seed, table_style, column_style, layer, convention, exact)
+        terse = spin(seed, "terse", 20) < 9  # about half of the reports quote no number at all
+        return cls(seed, table_style, column_style, layer, convention, exact, terse)
 
     def table(self, name: str, first: bool = True) -> str:
         if self.table_style == 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pygments import highlight as _pygmentize
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -24,8 +24,17 @@ _FORMATTER = HtmlFormatter(nowrap=True, style=STYLE)
 _WHITESPACE_SPAN = re.compile(r'<span class="w">([^<]*)</span>')
 
 
+# Pygments' regex lexers slow down badly on very long lines (a generated model with a 250 kB
+# line took minutes); such text is shown plain, escaped.
+MAX_HIGHLIGHT_CHARS = 200_000
+MAX_HIGHLIGHT_LINE = 2_000
+
+
 def highlight(text: str, kind: str) -> Markup:
-    """`text` as highlighted HTML (escaped by Pygments), for a `<pre class="hl">`."""
+    """`text` as highlighted HTML (escaped by Pygments), for a `<pre class="hl">`; plain escaped
+    text when it is too long to highlight quickly."""
+    if len(text) > MAX_HIGHLIGHT_CHARS or any(len(line) > MAX_HIGHLIGHT_LINE for line in text.splitlines()):
+        return escape(text)
     return Markup(_WHITESPACE_SPAN.sub(r"\1", _pygmentize(text, _lexer(kind), _FORMATTER)))
 
 

@@ -1,0 +1,14 @@
+"""Rewrite operators: each turns one model's tokens into candidate edits (pure).
+
+An operator is `fn(S, args, ctx) -> list[Candidate]`. Candidates sharing a `group` (one anchor
+occurrence) are alternatives: every valid primary candidate is a site; a fallback is used only
+when no primary of its group survives the engine's checks (<= 2 lines, no Jinja/comment damage).
+
+Operators live in modules by what they edit; importing them registers them in the one
+`OPERATORS` registry (`registry.operator`). A new operator goes in the module of its kind.
+"""
+from adegen.rewrite.operators import dbt_level, expressions, literals, predicates, select_lists  # noqa: F401  (registers)
+from adegen.rewrite.operators.literals import LITERAL_KINDS
+from adegen.rewrite.operators.registry import OPERATORS, operator
+
+__all__ = ["OPERATORS", "LITERAL_KINDS", "operator"]

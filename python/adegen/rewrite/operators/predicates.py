@@ -1,0 +1,183 @@
+"""Operators on conditions: WHERE/HAVING/QUALIFY operands, JOIN ... ON keys, CASE branches and
+window PARTITION BY / ORDER BY keys."""
+from __future__ import annotations
+
+from adegen.rewrite.text import Candidate, Edit, case_like
+from adegen.rewrite.operators.registry import operator, seq
+
+
+def _keyword_occurrences(S, kw):
+    return [i for i in S.find(seq(kw))]
+
+
+def _negate(S, a, b, group, note):
+    kwcase = S.text(a)
+    return Candidate(group, [Edit(S.toks[a].start, S.toks[a].start, case_like(kwcase, "not") + " ("),
+                             Edit(S.toks[b].end, S.toks[b].end, ")")], note, fallback=True)
+
+
+def _drop_operand_edits(S, ops, k):
+    a, b, conn = ops[k]
+    if conn is not None:
+        return S.delete(conn, b)
+    # first operand: take the following connective with it
+    nxt = ops[k + 1][2]
+    return S.delete(a, nxt)
+
+
+@operator("drop_predicate", required=("clause",), anchor_arg="clause")
+def drop_predicate(S, args, ctx):
+    """Drop one top-level AND/OR operand of a WHERE/HAVING/QUALIFY clause (the whole clause when
+    it has one); when that would touch more than 2 lines the operand is negated instead."""
+    out = []
+    for i in _keyword_occurrences(S, args["clause"]):
+        end = S.clause_end(i)
+        ops = S.operands(i + 1, end)
+        if not ops:
+            continue
+        for k, (a, b, _c) in enumerate(ops):
+            g = (i, k)
+            if len(ops) == 1:
+                # FILTER (WHERE x) cannot lose its only condition: negation only
+                if not (i >= 2 and S.texts[i - 1] == "(" and S.texts[i - 2] == "filter"):
+                    out.append(Candidate(g, [S.delete(i, end)], f"{args['clause']} clause removed"))
+            else:
+                out.append(Candidate(g, [_drop_operand_edits(S, ops, k)], f"{args['clause']} operand {k + 1} removed"))
+            out.append(_negate(S, a, b, g, f"{args['clause']} operand {k + 1} negated"))
+    return out
+
+
+@operator("negate_predicate", required=("clause",), anchor_arg="clause")
+def negate_predicate(S, args, ctx):
+    """Wrap one top-level operand of a WHERE/HAVING clause in NOT (...)."""
+    out = []
+    for i in _keyword_occurrences(S, args["clause"]):
+        ops = S.operands(i + 1, S.clause_end(i))
+        for k, (a, b, _c) in enumerate(ops):
+            c = _negate(S, a, b, (i, k), f"{args['clause']} operand {k + 1} negated")
+            c.fallback = False
+            out.append(c)
+    return out
+
+
+@operator("join_key", fixed_anchor="on")
+def join_key(S, args, ctx):
+    """In each JOIN ... ON clause: drop one conjunct of a multi-key condition, or point one side
+    of a qualified equality (a.x = b.y) at the other table's alias (a.x = a.y)."""
+    out = []
+    for i in S.find(["on"]):
+        if i > 0 and S.texts[i - 1] == "distinct":
+            continue
+        end = S.clause_end(i)
+        ops = S.operands(i + 1, end)
+        for k, (a, b, _c) in enumerate(ops):
+            g = (i, k)
+            if len(ops) > 1:
+                out.append(Candidate(g, [_drop_operand_edits(S, ops, k)], f"join condition {k + 1} dropped"))
+            t = S.texts[a : b + 1]
+            if len(t) == 7 and t[1] == "." and t[3] == "=" and t[5] == "." and t[0] != t[4] \
+                    and S.toks[a].kind == "sql" and S.toks[a + 4].kind == "sql":
+                out.append(Candidate(g, [Edit(S.toks[a + 4].start, S.toks[a + 4].end, S.text(a))],
+                                     f"join key {S.text(a + 4)}.{S.text(a + 6)} -> {S.text(a)}.{S.text(a + 6)}"))
+    return out
+
+
+def _case_parts(S, i_else):
+    """For an ELSE token: (then_index, end_index) of its CASE, or None."""
+    d = S.depth[i_else]
+    j = i_else + 1
+    while j < S.n and not (S.texts[j] == "end" and S.depth[j] == d - 1):
+        j += 1
+    k = i_else - 1
+    while k >= 0 and not (S.texts[k] == "then" and S.depth[k] == d):
+        k -= 1
+    if j >= S.n or k < 0:
+        return None
+    return k, j
+
+
+@operator("then_else_swap", fixed_anchor="else")
+def then_else_swap(S, args, ctx):
+    """CASE ... WHEN c THEN a ELSE b END -> ... THEN b ELSE a END (last WHEN branch)."""
+    out = []
+    for i in S.find(["else"]):
+        parts = _case_parts(S, i)
+        if not parts:
+            continue
+        t, e = parts
+        if t + 1 > i - 1 or i + 1 > e - 1:
+            continue
+        a, b = S.span(t + 1, i - 1), S.span(i + 1, e - 1)
+        if a == b:
+            continue
+        out.append(Candidate(i, [S.replace(t + 1, i - 1, b), S.replace(i + 1, e - 1, a)], "THEN and ELSE values swapped"))
+    return out
+
+
+@operator("drop_else", fixed_anchor="else")
+def drop_else(S, args, ctx):
+    """CASE ... ELSE b END -> CASE ... END (unmatched rows become NULL)."""
+    out = []
+    for i in S.find(["else"]):
+        parts = _case_parts(S, i)
+        if not parts or parts[1] - 1 < i + 1:
+            continue
+        out.append(Candidate(i, [S.delete(i, parts[1] - 1)], "ELSE branch removed"))
+    return out
+
+
+@operator("drop_partition_key", fixed_anchor="partition by")
+def drop_partition_key(S, args, ctx):
+    """OVER (PARTITION BY a, b ...) -> drops the last key, or the whole PARTITION BY when it has one."""
+    out = []
+    for i in S.find(["partition", "by"]):
+        end = S.clause_end(i + 1, extra_stop=("rows", "range", "groups"))
+        keys = S.split_top(i + 2, end)
+        if not keys or keys[-1][0] > keys[-1][1]:
+            continue
+        if len(keys) == 1:
+            out.append(Candidate(i, [S.delete(i, end)], "PARTITION BY removed"))
+        else:
+            a, b = keys[-1]
+            out.append(Candidate(i, [S.delete(a - 1, b)], f"partition key {S.span(a, b)} removed"))
+    return out
+
+
+@operator("flip_order", required=("within",), anchor_arg="within")
+def flip_order(S, args, ctx):
+    """Inside the parentheses that end token sequence `within` (e.g. `row_number ( ) over (`),
+    flip the direction of each ORDER BY key (one site per key)."""
+    w = seq(args["within"])
+    out = []
+    for i in S.find(w):
+        # the last "(" of the anchor, or the first "(" after it
+        o = i + len(w) - 1
+        if S.texts[o] != "(":
+            o = next((k for k in range(o, S.n) if S.texts[k] == "("), None)
+            if o is None:
+                continue
+        c = S.close.get(o)
+        if c is None:
+            continue
+        ob = next((k for k in range(o + 1, c) if S.texts[k] == "order" and S.texts[k + 1] == "by" and S.depth[k] == S.depth[o] + 1), None)
+        if ob is None:
+            continue
+        end = c - 1
+        for k in range(ob + 2, c):
+            if S.depth[k] == S.depth[o] + 1 and S.texts[k] in ("rows", "range", "groups"):
+                end = k - 1
+                break
+        for n, (a, b) in enumerate(S.split_top(ob + 2, end)):
+            if a > b:
+                continue
+            last = b
+            while last > a and S.texts[last] in ("nulls", "first", "last"):
+                last -= 1
+            if S.texts[last] == "desc":
+                out.append(Candidate((i, n), [S.delete(last, last)], "DESC removed"))
+            elif S.texts[last] == "asc":
+                out.append(Candidate((i, n), [S.kw(last, "desc")], "ASC -> DESC"))
+            else:
+                pos = S.toks[last].end
+                out.append(Candidate((i, n), [Edit(pos, pos, " " + case_like(S.text(ob), "desc"))], "DESC added"))
+    return out

@@ -1,0 +1,110 @@
+"""The select-list operator: drop one column of the model's final SELECT (through `select * from
+cte` and every UNION branch)."""
+from __future__ import annotations
+
+import re
+
+from adegen.rewrite.text import Candidate
+from adegen.rewrite.operators.registry import operator
+
+
+def _select_lists(S):
+    """[(select_index, [(a, b) items], from_index_or_None)] for every SELECT."""
+    res = []
+    for i in S.find(["select"]):
+        d = S.depth[i]
+        j, end = i + 1, None
+        while j < S.n:
+            if S.depth[j] < d or (S.texts[j] in (")", "end") and S.open.get(j, -1) < i):
+                break
+            if S.depth[j] == d and not (S.texts[j] == "group" and S.texts[j - 1] == "within") and S.texts[j] in ("from", "where", "group", "union", "order", "limit", "having", "qualify", "window", "except", "intersect"):
+                break
+            j += 1
+        a = i + 1
+        while a < j and S.texts[a] in ("distinct", "all"):
+            a += 1
+        if a <= j - 1:
+            res.append((i, S.split_top(a, j - 1), j if j < S.n and S.texts[j] == "from" else None))
+    return res
+
+
+def _final_chain(S, lists):
+    top = [x for x in lists if S.depth[x[0]] == 0]
+    if not top:
+        return []
+    chain, cur = [], top[-1]
+    seen = set()
+    while cur and cur[0] not in seen:
+        seen.add(cur[0])
+        chain.append(cur)
+        items = cur[1]
+        star = len(items) == 1 and S.texts[items[0][1]] == "*"
+        if not star or cur[2] is None or cur[2] + 1 >= S.n:
+            break
+        name = S.texts[cur[2] + 1]
+        cte = next((k for k in S.find([name, "as", "("]) if k < cur[0]), None)
+        if cte is None:
+            break
+        nxt = [x for x in lists if x[0] > cte + 2 and S.close.get(cte + 2, -1) > x[0] and S.depth[x[0]] == S.depth[cte + 2] + 1]
+        cur = nxt[-1] if nxt else None
+    return chain
+
+
+def _item_name(S, a, b):
+    if b - 1 >= a and S.texts[b - 1] == "as":
+        return S.text(b).strip('"')
+    if S.toks[b].kind == "sql" and re.fullmatch(r"[a-z_][a-z0-9_$]*|\"[^\"]+\"", S.texts[b]):
+        return S.text(b).strip('"')
+    return None
+
+
+def _branches(S, lists, sel):
+    """(is_set_operation, [select lists of the same query scope]) for the SELECT at `sel`."""
+    d = S.depth[sel]
+    k = sel - 1
+    while k >= 0 and not (S.texts[k] == "(" and S.depth[k] == d - 1 and S.close.get(k, -1) > sel):
+        k -= 1
+    lo, hi = (k, S.close[k]) if k >= 0 else (-1, S.n)
+    setop = any(S.texts[j] in ("union", "intersect", "except") and S.depth[j] == d for j in range(lo + 1, hi))
+    return setop, [x for x in lists if lo < x[0] < hi and S.depth[x[0]] == d]
+
+
+def _drop_item_edit(S, items, k):
+    a, b = items[k]
+    return S.delete(a, b + 1) if k + 1 < len(items) else S.delete(a - 1, b)
+
+
+@operator("drop_select_item")
+def drop_select_item(S, args, ctx):
+    """Drop one column of the model's final SELECT (following `select * from cte` to the CTE; in
+    every branch of a UNION); when that is impossible, one column of another SELECT list with two
+    or more columns that is not part of a set operation."""
+    lists = _select_lists(S)
+    chain = _final_chain(S, lists)
+    cands = []
+    used = set()
+
+    def add(branch_lists, fallback):
+        n = len(branch_lists[0][1])
+        if n < 2 or any(len(x[1]) != n for x in branch_lists):
+            return
+        for k in range(n):
+            if any(x[1][k][0] > x[1][k][1] or S.texts[x[1][k][1]] == "*" for x in branch_lists):
+                continue
+            a, b = branch_lists[0][1][k]
+            col = _item_name(S, a, b)
+            cands.append(Candidate("columns", [_drop_item_edit(S, x[1], k) for x in branch_lists],
+                                   f"column {col or S.span(a, b)} dropped",
+                                   placeholders={"column": col} if col else {}, fallback=fallback))
+
+    for sel, items, _f in chain:
+        setop, branches = _branches(S, lists, sel)
+        used.update(x[0] for x in branches)
+        add(branches if setop else [(sel, items, _f)], False)
+    for sel, items, _f in lists:
+        if sel in used:
+            continue
+        setop, _br = _branches(S, lists, sel)
+        if not setop:
+            add([(sel, items, _f)], True)
+    return cands
