@@ -31,13 +31,14 @@ REPO = Path(__file__).resolve().parents[2]
 DOUBLE = "{% macro double(x) %}({{ x }}) * 2{% endmacro %}\n"
 
 
-def build(project: Path, out: Path, *extra: str) -> dict:
+def build(project: Path, out: Path, *extra: str) -> tuple[dict, str]:
+    """(--json document, the human summary: stderr in --json mode)"""
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     r = subprocess.run([sys.executable, "-m", "adegen.build", str(project), "--output-dir", str(out),
                         "--pick", "all", "--yes", "--json", "--count", "3", *extra],
                        capture_output=True, text=True, env=env, cwd=str(project.parent))
     assert r.returncode == 0, r.stderr[-4000:]
-    return json.loads(r.stdout)
+    return json.loads(r.stdout), r.stderr
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -68,13 +69,13 @@ def hub_project(tmp_path_factory) -> Path:
 def hub_build(hub_project, tmp_path_factory):
     before = tree(hub_project)
     out = tmp_path_factory.mktemp("hub-out")
-    doc = build(hub_project, out, "--db-path", str(hub_project))
+    doc, summary = build(hub_project, out, "--db-path", str(hub_project))
     assert tree(hub_project) == before  # the user's project and database file are byte-identical
-    return doc, out
+    return doc, out, summary
 
 
 def test_hub_packages_data_tests_typed_macro_proven_offline(hub_build):
-    doc, out = hub_build
+    doc, out, _ = hub_build
     tasks = doc["tasks"]
     assert len(tasks) == 3 and all(t["proven"] for t in tasks), [t["proof_detail"][:600] for t in tasks]
     # the user's own database (--db-path) gets the fast proof: no full emulation
@@ -86,10 +87,27 @@ def test_hub_packages_data_tests_typed_macro_proven_offline(hub_build):
     assert not (copy / "dbt_packages").exists()
 
 
+def test_build_reports_runtime_facts(hub_build):
+    """The validator's facts reach the summary, --json and the run record: the storage version
+    (not v1.0.0: the typed macro needs newer) and why, packages reused, temp bytes, peak memory."""
+    doc, _, summary = hub_build
+    rt = doc["runtime"]
+    assert rt["storage"]["version"] != "v1.0.0" and "typed macro" in rt["storage"]["reason"].lower(), rt["storage"]
+    assert any(p.startswith("fake_utils 0.1.3") for p in rt["packages_reused"]), rt["packages_reused"]
+    assert rt["temp_bytes_peak"] > 0 and rt["temp_bytes_limit"] and rt["memory_limit"]
+    assert rt["memory_peak_bytes"] > 50 * 1024 ** 2  # dbt alone is larger than that
+    assert "copy of" in rt["db_note"]
+    assert f"Database storage version: {rt['storage']['version']} ({rt['storage']['reason']})" in summary
+    assert "Packages reused offline: " + ", ".join(rt["packages_reused"]) in summary
+    assert "Resources: peak temp " in summary and "peak memory " in summary
+    record = json.loads(Path(doc["run_record"]).read_text())
+    assert record["runtime"] == rt
+
+
 def test_script_mode_stands_in_for_dbt_deps(hub_build, hub_project, tmp_path):
     """The independent check: bash + dbt subprocesses; the task's `dbt deps` cannot reach the hub
     here, the shim installs the user's installed packages instead."""
-    doc, out = hub_build
+    doc, out, _ = hub_build
     task = out / "tasks" / doc["tasks"][0]["task_id"]
     res = run_harness(task, out / "projects" / "hubshop", hub_project / "hubshop.duckdb", "sage",
                       workdir=tmp_path, mode="script", packages_from=hub_project)
@@ -128,9 +146,15 @@ def vendored(tmp_path_factory) -> Path:
 
 
 def test_nested_local_packages_proven(vendored, tmp_path):
-    doc = build(vendored, tmp_path / "out")
+    doc, summary = build(vendored, tmp_path / "out")
     tasks = doc["tasks"]
     assert tasks and all(t["proven"] for t in tasks), [t["proof_detail"][:600] for t in tasks]
+    # the summary names the nondeterministic model (ties in a top-N) and the packages reused
+    assert "top_orders" in doc["runtime"]["nondeterministic"], doc["runtime"]
+    line = next(x for x in summary.splitlines() if x.startswith("Nondeterministic models"))
+    assert "top_orders" in line and "customer_totals" not in line
+    assert doc["runtime"]["storage"]["version"] == "v1.0.0"
+    assert any(p.startswith("src_pkg 0.8.1") for p in doc["runtime"]["packages_reused"])
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +279,22 @@ def test_typed_macro_storage_version(hub_project, tmp_path):
         assert tag.startswith(st.version)
     finally:
         v.close()
+
+
+def test_runtime_lines_name_every_fact():
+    from adegen.pipeline import runtime
+
+    rt = {"memory_peak_bytes": 300 * 2 ** 20, "temp_bytes_peak": 5 * 2 ** 20, "temp_bytes_limit": 2 ** 30,
+          "memory_limit": "1024MiB", "storage": {"version": "v1.2.0", "reason": "the project needs v1.2.0"},
+          "nondeterministic": {"top_orders": [], "scores": ["rank"]}, "packages_reused": ["dbt_utils 1.1.1 (hub)"],
+          "package_notes": [], "runaway": ["model.p.m: runaway: stopped after 31 s"], "db_note": "raw data from a copy"}
+    text = "\n".join(runtime.lines(rt))
+    assert "Database storage version: v1.2.0 (the project needs v1.2.0)" in text
+    assert "top_orders (rows), scores (rank)" in text
+    assert "Packages reused offline: dbt_utils 1.1.1 (hub)" in text
+    assert "Runaway candidate dropped: model.p.m: runaway: stopped after 31 s" in text
+    assert "peak temp 5 MiB" in text and "peak memory 300 MiB" in text and "1024MiB" in text
+    # no validator (--no-validate): resources only, no storage claim
+    bare = runtime.lines({"memory_peak_bytes": 2 ** 20})
+    assert len(bare) == 1 and bare[0].startswith("Resources:")
+    assert runtime.peak_rss_bytes() > 2 ** 20  # at least this Python process

@@ -96,3 +96,17 @@ def list_relations(path: Path) -> dict[tuple[str, str], str]:
     finally:
         con.close()
     return {(s.lower(), n.lower()): t for s, n, t in rows}
+
+
+def largest_table_rows(path: Path) -> int | None:
+    """Rows of the largest table of a DuckDB file (DuckDB's per-table row estimate), or None when
+    the file cannot be read."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH {_lit(path)} AS f (READ_ONLY)")
+        row = con.execute("select max(estimated_size) from duckdb_tables() where database_name = 'f'").fetchone()
+        return int(row[0] or 0) if row else 0
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()

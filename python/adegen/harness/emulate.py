@@ -43,6 +43,7 @@ from ..dbt import DbtCall, InProcessRunner, copy_tree, harness_env, run_process
 from ..dbt.runner import write_dbt_shim
 from ..dbt import packages as pk
 from ..errors import InputError
+from . import yamlc
 from .parser import ParseResult, parse_dbt_output
 from .testgen import EQUALITY_MACRO_FILENAME, GradingSpec, check_test_names, generate_solution_tests
 
@@ -283,8 +284,8 @@ class TrialRunner:
         prof_path = self.app / "profiles.yml"
         proj_path = self.app / "dbt_project.yml"
         try:
-            proj = yaml.safe_load(proj_path.read_text()) or {}
-            profiles = yaml.safe_load(prof_path.read_text()) or {}
+            proj = yamlc.safe_load(proj_path.read_text()) or {}
+            profiles = yamlc.safe_load(prof_path.read_text()) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise InputError(f"project copy has no readable profiles.yml/dbt_project.yml: {exc}",
                              file=self.app) from exc
@@ -449,8 +450,8 @@ def merge_no_op(app: Path) -> str:
         target = app / "dbt_project.yml"
     else:
         return out[0] + "Warning: dbt_project.yml not found\n"
-    base = yaml.safe_load(target.read_text()) or {}
-    merge = yaml.safe_load(no_op.read_text()) or {}
+    base = yamlc.safe_load(target.read_text()) or {}
+    merge = yamlc.safe_load(no_op.read_text()) or {}
 
     def deep_merge(b, m):
         result = b.copy()

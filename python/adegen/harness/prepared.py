@@ -29,14 +29,14 @@ from pathlib import Path
 import yaml
 
 from ..dbt import sync_tree
-from . import dbfiles
+from . import dbfiles, yamlc
 from .emulate import TrialConfig, TrialRunner, merge_no_op, plan_script
 
 
 def project_seed_names(app: Path) -> set[str]:
     """Stems of the CSV files under the project's seed-paths (dbt seed's node names)."""
     try:
-        proj = yaml.safe_load((Path(app) / "dbt_project.yml").read_text()) or {}
+        proj = yamlc.safe_load((Path(app) / "dbt_project.yml").read_text()) or {}
     except (OSError, yaml.YAMLError):
         proj = {}
     names: set[str] = set()

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..output import TMP_PREFIX, write_text_atomic
 from ..report.records import graph_from_discovery
+from . import runtime
 from .context import RunContext
 
 RECORD_VERSION = 1
@@ -43,6 +44,8 @@ def task_details(p, proof=None) -> dict:
 
 
 def build_record(ctx: RunContext, started: float, run_id: str) -> dict:
+    if "runtime" not in ctx.doc:  # written before the summary collected it
+        ctx.doc["runtime"] = runtime.collect(ctx)
     doc = copy.deepcopy(_plain(ctx.doc))
     details = ctx.report.task_details
     for t in doc.get("tasks", []):

@@ -12,7 +12,7 @@ import shutil
 from .. import __version__
 from ..cli_args import Options
 from ..paths import claim_run_dir
-from . import discovery, inputs, propose, record, summary, validation
+from . import discovery, inputs, propose, record, runtime, summary, validation
 from .context import UI, RunContext
 from .write import write_tasks
 
@@ -28,7 +28,10 @@ def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
     ctx.workroot = claim_run_dir("adegen-build-")  # a killed run's work dir is removed by the next run
     try:
         validation.start(ctx)
-        return _after_validator_start(ctx)
+        code, doc = _after_validator_start(ctx)
+        if "runtime" not in doc:  # runs that stop before the summary report their facts too
+            doc["runtime"] = runtime.collect(ctx)
+        return code, doc
     finally:
         validation.close(ctx.pending.validator if ctx.pending is not None else None)
         shutil.rmtree(ctx.workroot, ignore_errors=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 
+from . import runtime
 from .context import RunContext
 
 def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
@@ -18,6 +19,10 @@ def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
             ui.say(f"  {t['patch_check']['line']}")
     for t in report.dropped_tasks:
         ui.warn(t)
+    doc["runtime"] = runtime.collect(ctx)
+    ui.say()
+    for line in runtime.lines(doc["runtime"]):
+        ui.say(line)
     steps = next_steps(ctx, written, doc.get("database", {}).get("note"))
     doc["next_steps"] = steps
     doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)

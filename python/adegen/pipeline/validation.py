@@ -62,7 +62,9 @@ def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
         return None, why
     pool = getattr(v, "pool", None)
     if callable(pool):
-        pool().submit(int).result()  # start the worker processes now, before dbt runs in this process
+        # start the worker processes now, before dbt runs in this process (they exist once the pool
+        # does); not waiting for them to import dbt lets discovery start meanwhile
+        pool()
     ui.say("Building the intact project once in the background (baseline)...")
     return PendingValidator(v, ui.warn), why
 
@@ -88,27 +90,37 @@ def close(validator: Any) -> None:
 ScreenFn = Callable[[Any, Any, str], Any]  # (candidate, site, mutant text) -> Observation
 
 
+SCREEN_ROUNDS = 6  # batches of likely picks screened in parallel before the selection proper
+
+
 def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
-    """Screen the likely picks (a dry selection of `count` from `cands`) in one parallel batch
-    (Validator.screen_many); later replacements are screened one at a time by the returned
-    function. Raises ValidatorBroken when every mutant of the batch fails the same way."""
+    """Screen the likely picks in parallel batches (Validator.screen_many), then return the screen
+    function the selection calls. A batch is a dry selection of `count` from `cands` that takes
+    the unscreened sites as observable; its unscreened picks are screened together, and the dry
+    selection is repeated with what they showed (the drops replaced by the next likely picks)
+    until it needs nothing new. So replacements are screened in parallel batches too, instead of
+    one at a time by the selection; a later miss is still screened on its own. Raises
+    ValidatorBroken when every mutant of the first batch fails the same way."""
     from .. import proposals as pp
     from .propose import scope  # propose imports this module
 
     ui, validator = ctx.ui, ctx.validator
     cache: dict[tuple[int, int], Any] = {}
-    dry = pp.select(cands, scope(ctx), count=count)
-    items, keys = [], []
-    for p in dry.proposals:
-        c = p.candidate
-        items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern))
-        keys.append((id(c), p.site.index))
-    if items:
+    for round_ in range(SCREEN_ROUNDS):
+        dry = pp.select(cands, scope(ctx), count=count, screen=lambda c, site, text: cache.get((id(c), site.index)))
+        items, keys = [], []
+        for p in dry.proposals:
+            c = p.candidate
+            if (id(c), p.site.index) not in cache:
+                items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern))
+                keys.append((id(c), p.site.index))
+        if not items:
+            break
         ui.say(f"Screening {len(items)} candidates by execution (mutated model + downstream)...")
         obs = validator.screen_many(items, progress=ui.progress)
         cache.update(zip(keys, obs))
         errors = {str(getattr(o, "example", "") or o.reason) for o in obs}
-        if len(obs) >= 3 and all(o.build_error for o in obs) and len(errors) == 1:
+        if round_ == 0 and len(obs) >= 3 and all(o.build_error for o in obs) and len(errors) == 1:
             raise ValidatorBroken(f"every screened mutant failed with the same error: {errors.pop()[:200]}")
 
     def screen(c, site, text):

@@ -37,12 +37,17 @@ FACTOR = _env_float("ADEGEN_BUDGET_FACTOR", 10.0)
 ROW_FACTOR = _env_float("ADEGEN_BUDGET_ROW_FACTOR", 20.0)
 ROW_FLOOR = int(_env_float("ADEGEN_BUDGET_ROW_FLOOR", 100_000))
 KILL_GRACE = 15.0  # seconds between cancelling the queries and killing the worker
+# below this many rows in every table of the intact build, a screen skips the row precount of the
+# mutated model (a dbt compile per screen): even a cartesian product of such tables stays within
+# what the wall-time budget and DuckDB's memory/temp limits stop
+PRECOUNT_MIN_ROWS = int(_env_float("ADEGEN_BUDGET_PRECOUNT_MIN_ROWS", 10_000))
 
 
 @dataclass(frozen=True)
 class Budget:
     seconds: float            # wall time of one build
     rows: dict[str, int]      # table (lower-case alias) -> row guard
+    precount: bool = True     # count the mutated model's SELECT (LIMIT guard + 1) before building it
 
     def guard(self, table: str) -> int:
         return self.rows.get(table.lower(), ROW_FLOOR)
@@ -51,6 +56,12 @@ class Budget:
     def deadline(self) -> float:
         """When the pool kills the worker (the build's own timeout cancels the queries first)."""
         return self.seconds + KILL_GRACE
+
+
+def needs_precount(largest_table_rows: int | None) -> bool:
+    """Is a precount worth its dbt compile? Not when every table of the intact build is small
+    (unknown sizes: yes)."""
+    return largest_table_rows is None or largest_table_rows > PRECOUNT_MIN_ROWS
 
 
 def row_guard(intact_rows: int) -> int:
@@ -65,7 +76,7 @@ def build_budget(model_seconds: dict[str, float], uids, overhead: float, rows: d
                   {t: row_guard(n) for t, n in rows.items()})
 
 
-def _size(text: str) -> int | None:
+def size_bytes(text: str) -> int | None:
     units = {"kib": 1024, "mib": 1024 ** 2, "gib": GiB, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "b": 1}
     t = text.strip().lower().replace(" ", "")
     for unit, mult in units.items():
@@ -88,8 +99,8 @@ def duckdb_settings(workdir: Path, jobs: int) -> dict[str, str]:
     Path(workdir).mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(workdir).free
     temp = min(10 * GiB, max(GiB, free // (4 * max(1, jobs))))
-    memory = _size(os.environ.get("ADEGEN_DUCKDB_MEMORY_LIMIT", "")) or memory
-    temp = _size(os.environ.get("ADEGEN_DUCKDB_TEMP_LIMIT", "")) or temp
+    memory = size_bytes(os.environ.get("ADEGEN_DUCKDB_MEMORY_LIMIT", "")) or memory
+    temp = size_bytes(os.environ.get("ADEGEN_DUCKDB_TEMP_LIMIT", "")) or temp
     return {"memory_limit": f"{memory // (1024 ** 2)}MiB", "max_temp_directory_size": f"{temp // (1024 ** 2)}MiB",
             "temp_directory": str(Path(workdir) / "duckdb-tmp")}
 

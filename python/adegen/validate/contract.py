@@ -54,7 +54,7 @@ class RunFacts:
     temp_bytes_peak: int = 0                 # peak bytes of the run's work directory (DuckDB spill included)
     temp_bytes_limit: int | None = None      # the DuckDB max_temp_directory_size per worker
     memory_limit: str | None = None          # the DuckDB memory_limit per worker
-    storage: StorageChoice = field(default_factory=StorageChoice)
+    storage: StorageChoice | None = None     # the DuckDB file adegen writes (None: no such file, or no baseline yet)
     nondeterministic: dict[str, list[str]] = field(default_factory=dict)  # table -> unstable columns ([]: rows)
     packages: list[str] = field(default_factory=list)  # "name version (source)" reused offline
     package_notes: list[str] = field(default_factory=list)

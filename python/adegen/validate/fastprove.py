@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..dbt.gradable import make_gradable
@@ -193,6 +193,22 @@ def apply_patches(task_dir: Path, project_copy: Path, touched: list[str], scratc
     return mutants, ""
 
 
+def _grade_both(v, grade: GradeJob) -> tuple[dict | None, str]:
+    """none and sage graded at once, each in its own worker (each has its own grading root):
+    ({"none": TrialSummary, "sage": TrialSummary}, "") or (None, why)."""
+    from . import proving
+
+    futs = {a: v.submit(proving.grade_job, v.cfg, replace(grade, agents=(a,)), deadline=v.prove_deadline())
+            for a in grade.agents}
+    res: dict = {}
+    for agent, fut in futs.items():
+        r = v.result(fut, f"grading ({agent})")
+        if not r.get("ok"):
+            return None, r.get("reason", "grading failed")
+        res[agent] = r[agent]
+    return res, ""
+
+
 def prove_fast(v, req: ProveRequest, touched: list[str]) -> tuple[Proof | None, str]:
     """(Proof, "") or (None, why) when the caller must use the full emulation. The solved state
     is the intact build (seeds exported from it at once); the broken state is the screen's
@@ -241,10 +257,10 @@ def prove_fast(v, req: ProveRequest, touched: list[str]) -> tuple[Proof | None, 
         t1 = time.monotonic()
         grade = GradeJob(str(task_dir), str(project_copy), broken_db, bool(base.seed_based), base.baseline_db,
                          spec.project_name, tables_all)
-        res = v.result(v.submit(proving.grade_job, v.cfg, grade, deadline=v.prove_deadline()), "grading")
+        res, why = _grade_both(v, grade)
         seconds["grading"] = time.monotonic() - t1
-        if not res.get("ok"):
-            return None, res.get("reason", "grading failed")
+        if res is None:
+            return None, why
         # the harness runs dbt as CLI calls without partial parsing and reloads every seed
         calls = res["sage"].test_dbt_calls
         extra = (DBT_CLI_STARTUP * calls + calls * float(base.seconds.get("parse", 0.0))

@@ -97,6 +97,7 @@ class GradeJob:
     baseline_db: str
     project_name: str
     tables_all: tuple
+    agents: tuple = ("none", "sage")  # graded one after the other in one worker
 
 
 @dataclass(frozen=True)

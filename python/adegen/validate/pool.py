@@ -62,7 +62,14 @@ def _worker_main(conn, on_start) -> None:
         try:
             fn, args = conn.recv()
         except (EOFError, OSError):
-            return
+            # the parent is done with this worker: every job closed what it opened, so skip the
+            # interpreter's teardown of dbt's modules (seconds at the end of every run); only
+            # multiprocessing's own finalizers run (they unlink the semaphores dbt created)
+            with contextlib.suppress(Exception):
+                from multiprocessing import util
+
+                util._run_finalizers(0)
+            os._exit(0)
         try:
             out = ("ok", fn(*args))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's future

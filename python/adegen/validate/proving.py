@@ -193,8 +193,8 @@ def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
 
 
 def grade_job(cfg: WorkerConfig, job: GradeJob) -> dict:
-    """Grade none and sage, one after the other in this worker's persistent grading root:
-    {"ok", "none": TrialSummary, "sage": TrialSummary} or {"ok": False, "reason"}."""
+    """Grade `job.agents` (none and sage), one after the other in this worker's persistent grading
+    root: {"ok", <agent>: TrialSummary, ...} or {"ok": False, "reason"}."""
     from ..harness.emulate import HarnessResult
     from ..harness.parser import parse_dbt_output
     from ..harness.prepared import PreparedTrialRunner, project_seed_names
@@ -205,7 +205,7 @@ def grade_job(cfg: WorkerConfig, job: GradeJob) -> dict:
         _prove_app(cfg, job.project_copy)
         loaded = project_seed_names(Path(job.project_copy)) if job.seed_based else set()
         premerge = [all_solution_seeds_no_op(root, job.baseline_db, job.project_name, job.tables_all)]
-        for agent in ("none", "sage"):
+        for agent in job.agents:
             r = PreparedTrialRunner(Path(job.task_dir), Path(job.project_copy), Path(job.broken_db),
                                     agent, root=root, loaded_seeds=loaded, premerge=premerge)
             r.config.packages_from = Path(cfg.project_dir)

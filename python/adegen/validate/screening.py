@@ -134,7 +134,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     original = model_file.read_bytes()
     try:
         model_file.write_bytes(job.text.encode("utf-8"))
-        facts.stopped = _precount(cfg, app, live, job, m)
+        facts.stopped = _precount(cfg, app, live, job, m) if job.budget.precount else None
         if facts.stopped:
             return judge(facts, None)
         run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)

@@ -12,6 +12,7 @@ import re
 import shutil
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -20,7 +21,7 @@ from ..harness import dbfiles
 from ..harness.seeds import check_table, export_solution_seeds
 from ..harness.testgen import GradingSpec, check_test_names
 from . import fastprove, intact, proving, screening
-from .budget import TempMeter, build_budget, duckdb_settings
+from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
 from .jobs import Baseline, ScreenJob, TrialJob, WorkerConfig
@@ -73,7 +74,8 @@ class Validator:
         self._meter = TempMeter(self.root)
         settings = duckdb_settings(self.root, self.jobs)
         self._facts.memory_limit = settings["memory_limit"]
-        self._facts.temp_bytes_limit = None
+        # every worker may spill up to this much; the run's bound is jobs x it
+        self._facts.temp_bytes_limit = size_bytes(settings["max_temp_directory_size"])
         self.cfg = WorkerConfig(str(self.root), str(Path(project.project_dir).resolve()), project.db_name,
                                 project.profile_name, project.target_name,
                                 dict(getattr(project, "target_config", None) or {}),
@@ -155,7 +157,8 @@ class Validator:
     def facts(self) -> RunFacts:
         """Run-level facts for the summary (temp bytes, storage version, nondeterministic tables,
         packages reused, runaway candidates)."""
-        self._facts.temp_bytes_peak = max(self._facts.temp_bytes_peak, self._meter.sample())
+        self._meter.sample()
+        self._facts.temp_bytes_peak = max(self._facts.temp_bytes_peak, self._meter.peak)
         return self._facts
 
     @property
@@ -207,9 +210,16 @@ class Validator:
         rows = {base.models[u]["alias"].lower(): base.rows.get(f"{base.models[u]['schema']}.{base.models[u]['alias']}", 0)
                 for u in sel if u in base.models}
         budget = build_budget(base.model_seconds, sel, 2 * float(base.seconds.get("parse", 0.0)) + 5.0, rows)
+        budget = replace(budget, precount=needs_precount(self._largest_table_rows()))
         keep = self.root / "screens" / f"{fastprove.mutant_key(path, text.encode('utf-8'))}.duckdb"
         return ScreenJob(uid, path, text, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
                          str(keep), budget)
+
+    def _largest_table_rows(self) -> int | None:
+        """Rows of the largest table of the intact build (raw tables included; once per run)."""
+        if not hasattr(self, "_largest_rows"):
+            self._largest_rows = dbfiles.largest_table_rows(Path(self._base.baseline_db))
+        return self._largest_rows
 
     def _screen_result(self, fut, job: ScreenJob) -> Observation:
         try:
