@@ -301,3 +301,13 @@ def test_same_numbers_in_another_type_are_reported_as_a_type_change():
     ps = prompts.write_prompts(req)
     assert ps.findings["base"].startswith("type_changed")
     assert "whole numbers" in ps.base and "10.0" in ps.base
+
+
+def test_a_body_that_says_who_noticed_gets_no_opener():
+    from adegen.prompts import render
+
+    body = "Someone noticed that most_recent_order in the customers table is wrong for some customers."
+    for seed in ("a", "b", "c", "d", "e", "f"):
+        voice = render.Voice.for_seed(seed)
+        texts = list(render.compositions(body, voice, "base"))
+        assert texts and all(t.startswith("Someone noticed") for t in texts)

@@ -271,6 +271,7 @@ def cap_sentences(text: str) -> str:
     return _cap(text) if _ENGLISH_START.match(text) and not text.startswith("dbt ") else text
 
 
+_WHO = re.compile(r"^(someone|a colleague|one of the analysts|finance)\b", re.I)
 _TIME = re.compile(r"\b(this morning|today|yesterday|since|last run|deploy|started|lately|right now)\b", re.I)
 
 
@@ -291,6 +292,8 @@ def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_o
         asks = [""]  # the body already asks
     if _TIME.search(body):
         openers = [o for o in openers if not _TIME.search(o[0])]
+    if _WHO.match(body):  # the body already says who noticed: no second "who" in front of it
+        openers = [o for o in openers if not o[0]]
     first = body.split(" ", 1)[0].lower().strip("'`\"")
     openers = [o for o in openers if not o[0] or o[0].split(" ", 1)[0].lower().rstrip("'s") != first.rstrip("'s")]
     openers = openers or [("", "none", "any")]
