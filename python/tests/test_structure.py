@@ -26,7 +26,6 @@ LONG_SIGNATURES_TO_FIX = {
     "emulator/runner.py:run_dbt",
     "emulator/server.py:FakesnowServer.__init__",
     "emulator/server.py:FakesnowServer.write_profiles",
-    "harness/prepared.py:PreparedTrialRunner.__init__",
     "output.py:render_profiles",
     "prompts/checks.py:leaks",
     "prompts/render.py:compositions",

@@ -156,6 +156,32 @@ def test_prove_none_fails_sage_passes(proven):
     assert (TASK / "seeds").exists() is False  # the fixture itself is never written
 
 
+def test_second_proof_of_the_same_seeds_uses_the_seed_cache(proven, validator, prepared_db, tmp_path):
+    """The first proof's trials loaded solution__customer_revenue with dbt seed and kept it; a task
+    grading the same table with the same seed bytes gets it from the cache and is proven alike
+    (the none trial still fails, the sage trial still passes)."""
+    import duckdb
+
+    cached = sorted((validator.root / "seed-cache").glob("*.duckdb"))
+    assert len(cached) == 1, "the first proof kept its one seed table"
+    task = tmp_path / "shopfix003"
+    shutil.copytree(TASK, task)
+    proof = validator.prove(task, PROJECT, prepared_db)
+    assert proof.ok and proof.broken_fails and proof.solved_passes and proof.expected_tests == 2, proof.detail
+    assert sorted((validator.root / "seed-cache").glob("*.duckdb")) == cached  # a hit: nothing new stored
+    # the graded seed table really is the cached one: a cache entry altered behind the key's back
+    # makes the solved state fail (never happens in a run: entries are written once, by dbt seed)
+    con = duckdb.connect(str(cached[0]))
+    con.execute("update main.seed set customer_name = 'Zed'")
+    con.close()
+    again = tmp_path / "shopfix004"
+    shutil.copytree(TASK, again)
+    try:
+        assert not validator.prove(again, PROJECT, prepared_db).solved_passes
+    finally:
+        cached[0].unlink()
+
+
 def test_script_mode_agrees(proven, prepared_db, tmp_path):
     task, _ = proven
     res = run_harness(task, PROJECT, prepared_db, "sage", workdir=tmp_path, mode="script")

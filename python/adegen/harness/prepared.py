@@ -14,7 +14,10 @@ and rebuilt from the mutant) and passes it as `db_file`; everything after setup 
   `db_file`);
 - a bare `dbt seed` (test_setup, test phase) loads only the seeds that are not in `loaded_seeds`
   (the project's own seeds, already loaded from byte-identical CSVs): in the test phase that is the
-  solution seeds, with the `_no-op.txt` column types merged exactly as seed-schema.sh does;
+  solution seeds, with the `_no-op.txt` column types merged exactly as seed-schema.sh does; a
+  solution seed that an earlier trial of the run loaded with the same CSV bytes and the same seed
+  configuration is copied in from the `seed_cache` (harness.seedcache: keyed on that content)
+  instead, and dbt loads only the rest (no dbt call when none is left);
 - `premerge`: the task's `_no-op.txt` is merged into dbt_project.yml before setup (the merge is
   idempotent, so the test phase's own merge writes the same text), which saves dbt a full re-parse
   per phase; the merged keys only configure `solution__*` seeds.
@@ -24,6 +27,8 @@ The independent check stays `run_harness(..., mode="script")`.
 from __future__ import annotations
 
 import shutil
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -31,36 +36,54 @@ import yaml
 from ..dbt import sync_tree
 from . import dbfiles, yamlc
 from .emulate import TrialConfig, TrialRunner, merge_no_op, plan_script
+from .seedcache import SeedCache, config_digest, relation_names, seed_key
 
 
-def project_seed_names(app: Path) -> set[str]:
-    """Stems of the CSV files under the project's seed-paths (dbt seed's node names)."""
+def project_seed_files(app: Path) -> dict[str, list[Path]]:
+    """dbt seed's node names (the stems of the CSV files under the project's seed-paths) and
+    their files."""
     try:
         proj = yamlc.safe_load((Path(app) / "dbt_project.yml").read_text()) or {}
     except (OSError, yaml.YAMLError):
         proj = {}
-    names: set[str] = set()
+    files: dict[str, list[Path]] = {}
     for sp in proj.get("seed-paths") or ["seeds"]:
         d = Path(app) / str(sp)
         if d.is_dir():
-            names |= {p.stem for p in d.rglob("*.csv")}
-    return names
+            for p in sorted(d.rglob("*.csv")):
+                files.setdefault(p.stem, []).append(p)
+    return files
+
+
+def project_seed_names(app: Path) -> set[str]:
+    """Stems of the CSV files under the project's seed-paths (dbt seed's node names)."""
+    return set(project_seed_files(app))
+
+
+@dataclass(frozen=True)
+class PreparedRoot:
+    """Where and from what a prepared trial starts, besides its task: the persistent scratch
+    `root`, the seeds its database already holds, the `_no-op` files merged into dbt_project.yml
+    before setup (the task's own one after them, when there are any) and the run's seed cache."""
+
+    root: Path
+    loaded_seeds: frozenset = frozenset()
+    premerge: tuple = ()
+    seed_cache: SeedCache | None = None
 
 
 class PreparedTrialRunner(TrialRunner):
-    """One trial (agent none|sage) on the persistent scratch `root`, from the prepared broken
+    """One trial (agent none|sage) on the persistent scratch root, from the prepared broken
     database `db_file`. See the module docstring for what differs from TrialRunner."""
 
-    def __init__(self, task_dir: Path, project_dir: Path, db_file: Path, agent: str, *, root: Path,
-                 loaded_seeds, premerge=()):
-        root = Path(root).resolve()
+    def __init__(self, task_dir: Path, project_dir: Path, db_file: Path, agent: str, prepared: PreparedRoot):
+        root = Path(prepared.root).resolve()
         super().__init__(task_dir, project_dir, db_file, agent, TrialConfig(workdir=root.parent, mode="inprocess"))
         self.root = root
         self.app = root / "app"
-        self.loaded_seeds = set(loaded_seeds)
-        # _no-op files merged before setup (the task's own one last); True = the task's only
-        self.premerge = [] if premerge is True else list(premerge or [])
-        self._premerge_task = premerge is True or bool(premerge)
+        self.loaded_seeds = set(prepared.loaded_seeds)
+        self.premerge = list(prepared.premerge)
+        self.seed_cache = prepared.seed_cache
 
     # dbt: setup's dbt lines are the prepared database; partial parsing allowed; seeds already in
     # the database not reloaded
@@ -68,16 +91,39 @@ class PreparedTrialRunner(TrialRunner):
         if self._phase == "setup":
             self._log(f"{name} (in the prepared database)", 0.0, "")
             return ""
-        args = list(args)
-        if args == ["seed"]:
-            new = sorted(project_seed_names(self.app) - self.loaded_seeds)
-            if not new:
-                self._log(f"{name} (all seeds already loaded)", 0.0, "")
-                return ""
-            args = ["seed", "--select", *new]
         env = {k: v for k, v in (env or {}).items() if k != "DBT_PARTIAL_PARSE"}
         env["DBT_WRITE_JSON"] = "False"  # run-comparison.sh's inputs; not part of the grade
-        return super()._dbt(args, name, env=env)
+        if list(args) != ["seed"]:
+            return super()._dbt(list(args), name, env=env)
+        t0 = time.monotonic()
+        files = project_seed_files(self.app)
+        new = sorted(set(files) - self.loaded_seeds)
+        keys = self._seed_keys(new, files, env)
+        cached = [s for s in new if s in keys and self.seed_cache.restore(self.db_path, keys[s])]
+        rest = [s for s in new if s not in cached]
+        if not rest:
+            what = "all seeds already loaded" + (f"; {len(cached)} from the seed cache" if cached else "")
+            self._log(f"{name} ({what})", time.monotonic() - t0, "")
+            return ""
+        # kept only when dbt created the table (no relation of that name before): a load into an
+        # existing table keeps that table's columns, which a restore could not know
+        fresh = [s for s in rest if s in keys and s not in relation_names(self.db_path, rest)]
+        out = super()._dbt(["seed", "--select", *rest], name, env=env)
+        if self.steps[-1].ok:
+            for s in fresh:
+                self.seed_cache.store(self.db_path, keys[s], s)
+        return out
+
+    @property
+    def db_path(self) -> Path:
+        return self.app / f"{self.spec.db_name}.duckdb"
+
+    def _seed_keys(self, names: list[str], files: dict[str, list[Path]], env: dict) -> dict[str, str]:
+        """The seed-cache key of each seed that has exactly one CSV file (none without a cache)."""
+        if self.seed_cache is None or not names:
+            return {}
+        digest = config_digest(self.app) + "|" + repr(sorted({**self.env, **env}.items()))
+        return {s: seed_key(s, files[s][0].read_bytes(), digest) for s in names if len(files[s]) == 1}
 
     def _run_script(self, script: Path, name: str) -> str:
         if self._phase == "setup" and plan_script(script.read_text()) is None:
@@ -93,11 +139,11 @@ class PreparedTrialRunner(TrialRunner):
         sync_tree(self.project_dir, self.app)
 
     def _place_database(self) -> None:
-        dbfiles.copy_file(self.db_file, self.app / f"{self.spec.db_name}.duckdb")
+        dbfiles.copy_file(self.db_file, self.db_path)
         for extra in self.premerge:
             merge_no_op_file(self.app, Path(extra))
         no_op = self.task_dir / "seeds" / "_no-op.txt"
-        if self._premerge_task and no_op.is_file():
+        if self.premerge and no_op.is_file():
             merge_no_op_file(self.app, no_op)
 
     def setup(self) -> None:

@@ -197,17 +197,19 @@ def grade_job(cfg: WorkerConfig, job: GradeJob) -> dict:
     root: {"ok", <agent>: TrialSummary, ...} or {"ok": False, "reason"}."""
     from ..harness.emulate import HarnessResult
     from ..harness.parser import parse_dbt_output
-    from ..harness.prepared import PreparedTrialRunner, project_seed_names
+    from ..harness.prepared import PreparedRoot, PreparedTrialRunner, project_seed_names
+    from ..harness.seedcache import SeedCache
 
     out: dict = {}
     try:
         root = _prove_root(cfg, job.project_copy)
         _prove_app(cfg, job.project_copy)
         loaded = project_seed_names(Path(job.project_copy)) if job.seed_based else set()
-        premerge = [all_solution_seeds_no_op(root, job.baseline_db, job.project_name, job.tables_all)]
+        premerge = (all_solution_seeds_no_op(root, job.baseline_db, job.project_name, job.tables_all),)
+        # one seed cache per run, shared by the workers (harness.seedcache: keyed on content)
+        prepared = PreparedRoot(root, frozenset(loaded), premerge, SeedCache(Path(cfg.root) / "seed-cache"))
         for agent in job.agents:
-            r = PreparedTrialRunner(Path(job.task_dir), Path(job.project_copy), Path(job.broken_db),
-                                    agent, root=root, loaded_seeds=loaded, premerge=premerge)
+            r = PreparedTrialRunner(Path(job.task_dir), Path(job.project_copy), Path(job.broken_db), agent, prepared)
             r.config.packages_from = Path(cfg.project_dir)
             t0 = time.monotonic()
             r.prepare()
