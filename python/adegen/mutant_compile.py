@@ -29,6 +29,7 @@ class CompileResult:
     ok: bool | None  # None: could not be decided (dbt failed as a whole); callers keep the mutant
     reason: str = ""
     compiled: str | None = None
+    catalog: str | None = None  # the DuckDB catalog `compiled` names (the compile database's)
 
 
 def _check_parses(sql: str, dialect: str) -> tuple[bool, str]:
@@ -109,7 +110,10 @@ def _compile(project, place: _Place, mutants, dialect: str) -> dict[str, Compile
         # what `dbt compile` prints (info/warn/error events)
         log = "\n".join(run.log_lines + ([run.exception] if run.exception else [])
                         + (["dbt compile timed out"] if run.timed_out else []))
-        return _collect(names, compiled_root, log, dialect)
+        results = _collect(names, compiled_root, log, dialect)
+        for r in results.values():
+            r.catalog = place.db.stem if dialect == "duckdb" else None
+        return results
     finally:
         for f in written:
             f.unlink(missing_ok=True)

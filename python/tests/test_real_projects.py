@@ -223,6 +223,51 @@ def test_runaway_self_join_is_dropped_and_the_run_goes_on(tmp_path):
     assert not (tmp_path / "work" / "adegen-validate").exists()
 
 
+def test_small_data_runaway_is_stopped_by_the_compile_checks_sql(tmp_path):
+    """Every table under 10,000 rows: no `dbt compile` precount in the worker, but the SQL the
+    compile check produced bounds the count, so a join that explodes is stopped before its build
+    (not after the 30 s time budget) while a harmless mutant of the same model is screened as usual."""
+    from adegen.mutant_compile import compile_mutants
+
+    root = rf.shop_project(tmp_path / "smalljoin", "smalljoin", models={
+        "models/staging/stg_events.sql": "select k, v from {{ source('raw', 'events') }}",
+        "models/marts/events_joined.sql": JOIN_SQL,
+    }, tables={"events": "select i as k, i % 97 as v from range(3000) r(i)"}, sources=("events",))
+    project = load_project(root)
+    path = "models/marts/events_joined.sql"
+    runaway = (root / path).read_text().replace("on a.k = b.k", "on a.k = a.k")
+    fine = (root / path).read_text().replace("b.v as v2", "b.v + 1 as v2")
+    compiled = compile_mutants(project, [("runaway", path, runaway), ("fine", path, fine)], workdir=tmp_path)
+    assert compiled["runaway"].catalog == "compile" and '"compile"' in compiled["runaway"].compiled
+    v = Validator(project, workdir=tmp_path / "work", jobs=2)
+    try:
+        v.baseline()
+        pat = SimpleNamespace(id="wrong_join_key", symptom="extra_rows", difficulty="easy")
+        t0 = time.monotonic()
+        obs = v.screen_many([("model.smalljoin.events_joined", path, runaway, pat, compiled["runaway"]),
+                             ("model.smalljoin.events_joined", path, fine, pat, compiled["fine"])])
+        assert obs[0].reason.startswith("runaway: events_joined would hold more than"), obs[0].reason
+        assert obs[1].observable, obs[1].reason
+        assert time.monotonic() - t0 < 30  # the time budget (30 s at least) was never reached
+    finally:
+        v.close()
+
+
+def test_count_limited_maps_the_compile_catalog(tmp_path):
+    from adegen.validate.screening import RowCount, count_limited
+
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("create table main.t as select range as k from range(50)")
+    con.execute('create view main.v as select * from "shop"."main"."t"')  # views name their catalog
+    con.close()
+    sql = 'select a.k from "compile"."main"."v" as a cross join "compile"."main"."t" as b'
+    assert count_limited(db, sql, RowCount(100, 10, {}), "compile") == (101, False)
+    assert count_limited(db, 'select k from "shop"."main"."t"', RowCount(100, 10, {})) == (50, False)
+    with pytest.raises(duckdb.Error):
+        count_limited(db, sql, RowCount(100, 10, {}))  # no catalog "compile" without the mapping
+
+
 def _sleep(seconds: float) -> float:
     time.sleep(seconds)
     return seconds

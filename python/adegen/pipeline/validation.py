@@ -112,7 +112,8 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
         for p in dry.proposals:
             c = p.candidate
             if (id(c), p.site.index) not in cache:
-                items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern))
+                compiled = c.compile_results.get(c.sites.index(p.site)) if p.site in c.sites else None
+                items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern, compiled))
                 keys.append((id(c), p.site.index))
         if not items:
             break

@@ -71,6 +71,8 @@ class ScreenJob:
     difficulty: str | None
     keep_db: str            # where an observable screen's database is kept (the broken state)
     budget: Budget
+    compiled: str | None = None          # the mutant's SELECT from the compile check, when there is one
+    compiled_catalog: str | None = None  # the catalog it was compiled against
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,13 @@ leaves no relation). Before building, the mutated model's SELECT is counted with
 row guard + 1 (a join that explodes is stopped before it is materialised); the build runs with the
 budget's timeout (queries cancelled at the deadline); every rebuilt table is checked against its
 row guard before the oracle compares it.
+
+The SELECT counted is the one the candidate's compile check already produced (`ScreenJob.compiled`,
+compiled against the compile database: its catalog is mapped onto this database's relations by
+views), so the guard costs one bounded count and no dbt call; when there is none, or it does not
+run here, the model is compiled in the worker (`dbt compile`) - only for databases with a table
+over `budget.PRECOUNT_MIN_ROWS` rows, as before. A count over the guard is the same "runaway"
+verdict the build would reach after its rows were materialised (or after the time budget).
 """
 from __future__ import annotations
 
@@ -13,12 +20,14 @@ import os
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from ..dbt import NO_ARTIFACTS
 from ..harness import dbfiles
+from ..harness.dbfiles import _lit
 from . import evidence, oracle
 from .contract import Observation
 from .intact import dbt_in, descendants, worker_app
@@ -59,23 +68,53 @@ def drop_relations(db_file: Path, rels: list[tuple[str, str]]) -> None:
         con.close()
 
 
-def count_limited(db_file: Path, sql: str, limit: int, seconds: float, settings: dict) -> tuple[int | None, bool]:
-    """(rows of `sql` up to limit + 1, timed out?) on a read-only connection, interrupted after
-    `seconds`."""
-    con = duckdb.connect(str(db_file), read_only=True)
-    timer = threading.Timer(seconds, con.interrupt)
+@dataclass(frozen=True)
+class RowCount:
+    """A bounded count: rows up to `limit` + 1, interrupted after `seconds`, under the DuckDB
+    limits in `settings`."""
+
+    limit: int
+    seconds: float
+    settings: dict
+
+
+def count_limited(db_file: Path, sql: str, bound: RowCount, catalog: str | None = None) -> tuple[int | None, bool]:
+    """(rows of `sql` up to bound.limit + 1, timed out?) on a read-only attach of `db_file`.
+    `catalog`: the catalog `sql` was compiled against, when not this database's; its relations
+    become views over this one's."""
+    name = Path(db_file).stem
+    con = duckdb.connect()
+    timer = threading.Timer(bound.seconds, con.interrupt)
     try:
         for key in ("memory_limit", "max_temp_directory_size", "temp_directory"):
-            if settings.get(key):
-                con.execute(f"SET {key} = '{settings[key]}'")
+            if bound.settings.get(key):
+                con.execute(f"SET {key} = '{bound.settings[key]}'")
+        con.execute(f"ATTACH {_lit(str(db_file))} AS {oracle.q(name)} (READ_ONLY)")
+        if catalog and catalog.lower() != name.lower():
+            _mirror_catalog(con, name, catalog, sql)
+        con.execute(f"USE {oracle.q(name)}")
         timer.start()
-        n = con.execute(f"select count(*) from (select 1 from ({sql}) limit {int(limit) + 1})").fetchone()[0]
+        n = con.execute(f"select count(*) from (select 1 from ({sql}) limit {int(bound.limit) + 1})").fetchone()[0]
         return n, False
     except duckdb.InterruptException:
         return None, True
     finally:
         timer.cancel()
         con.close()
+
+
+def _mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
+    """Views `catalog`.schema.x over `name`.schema.x for every relation of `name` that `sql` may
+    reference (its name occurs in the text)."""
+    text = sql.lower()
+    rels = con.execute("select table_schema, table_name from information_schema.tables where table_catalog = ?",
+                       [name]).fetchall()
+    con.execute(f"ATTACH ':memory:' AS {oracle.q(catalog)}")
+    for schema, rel in rels:
+        if rel.lower() in text:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {oracle.q(catalog)}.{oracle.q(schema)}")
+            con.execute(f"CREATE VIEW {oracle.q(catalog)}.{oracle.q(schema)}.{oracle.q(rel)} AS "
+                        f"SELECT * FROM {oracle.q(name)}.{oracle.q(schema)}.{oracle.q(rel)}")
 
 
 def _compiled(app: Path, name: str, seconds: float) -> str | None:
@@ -87,18 +126,34 @@ def _compiled(app: Path, name: str, seconds: float) -> str | None:
     return None
 
 
-def _precount(cfg: WorkerConfig, app: Path, live: Path, job: ScreenJob, model: dict) -> str | None:
-    """"runaway: ..." when the mutated model's SELECT already exceeds its row guard."""
-    alias = model["alias"]
+def _count(app: Path, live: Path, job: ScreenJob, model: dict, bound: RowCount) -> tuple[int | None, bool] | None:
+    """The bounded count of the mutated model's SELECT: from the compile check's SQL, else (large
+    databases only) from a `dbt compile` here; None when neither runs."""
+    if job.compiled:
+        try:
+            return count_limited(live, job.compiled, bound, job.compiled_catalog)
+        except duckdb.Error:
+            pass  # e.g. a relation in another database: compile it here instead
+    if not job.budget.precount:
+        return None
     sql = _compiled(app, model["name"], job.budget.seconds)
     if not sql:
         return None  # dbt reports the problem when it builds the model
-    guard = job.budget.guard(alias)
-    t0 = time.monotonic()
     try:
-        n, timed_out = count_limited(live, sql, guard, job.budget.seconds, cfg.duckdb_settings)
+        return count_limited(live, sql, bound)
     except duckdb.Error:
         return None  # the build reports it
+
+
+def _precount(cfg: WorkerConfig, app: Path, live: Path, job: ScreenJob, model: dict) -> str | None:
+    """"runaway: ..." when the mutated model's SELECT already exceeds its row guard."""
+    alias = model["alias"]
+    guard = job.budget.guard(alias)
+    t0 = time.monotonic()
+    counted = _count(app, live, job, model, RowCount(guard, job.budget.seconds, cfg.duckdb_settings))
+    if counted is None:
+        return None
+    n, timed_out = counted
     if timed_out:
         return (f"runaway: counting {alias}'s rows took more than {job.budget.seconds:.0f} s "
                 f"(budget: {_budget_words(job)})")
@@ -134,7 +189,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     original = model_file.read_bytes()
     try:
         model_file.write_bytes(job.text.encode("utf-8"))
-        facts.stopped = _precount(cfg, app, live, job, m) if job.budget.precount else None
+        facts.stopped = _precount(cfg, app, live, job, m) if job.budget.precount or job.compiled else None
         if facts.stopped:
             return judge(facts, None)
         run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)

@@ -274,7 +274,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         self.baseline()
         report = progress or self.progress
         items = list(items)
-        futs = [self.pool().submit(self.screen, *it) for it in items]
+        futs = [self.pool().submit(self.screen, *it[:4]) for it in items]  # a compile result (5th) is DuckDB's
         out = []
         for i, f in enumerate(futs, 1):
             obs = f.result()

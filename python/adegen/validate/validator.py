@@ -202,7 +202,8 @@ class Validator:
                       f"seed-based={base.seed_based}, storage {base.storage.version}, nondeterministic: {nd})")
 
     # ------------------------------------------------------------------ screening
-    def _screen_job(self, uid: str, path: str, text, pattern) -> ScreenJob:
+    def _screen_job(self, uid: str, path: str, text, pattern, compiled=None) -> ScreenJob:
+        """`compiled`: the candidate's compile-check result (its SQL bounds the precount)."""
         text = text.decode("utf-8") if isinstance(text, bytes) else text
         path = str(path).replace("\\", "/")
         base = self._base
@@ -213,7 +214,7 @@ class Validator:
         budget = replace(budget, precount=needs_precount(self._largest_table_rows()))
         keep = self.root / "screens" / f"{fastprove.mutant_key(path, text.encode('utf-8'))}.duckdb"
         return ScreenJob(uid, path, text, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
-                         str(keep), budget)
+                         str(keep), budget, getattr(compiled, "compiled", None), getattr(compiled, "catalog", None))
 
     def _largest_table_rows(self) -> int | None:
         """Rows of the largest table of the intact build (raw tables included; once per run)."""
@@ -238,7 +239,8 @@ class Validator:
 
     def screen_many(self, items: Iterable[tuple], progress: Callable[[str], None] | None = None
                     ) -> list[Observation]:
-        """items: (model_unique_id, model_path, mutated_text, pattern); results in input order."""
+        """items: (model_unique_id, model_path, mutated_text, pattern[, compile result]); results in
+        input order."""
         self.baseline()
         report = progress or (self.progress if progress is None else progress)
         items = list(items)
