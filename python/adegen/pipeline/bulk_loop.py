@@ -7,11 +7,18 @@ them in candidate order.
 Same output for any --jobs: a step assumes that every proposal it starts gets proven (its task id
 and the prompts later candidates must avoid follow from that). When one is not, the tasks after
 it in that step are thrown away unwritten and the next step starts right after it - exactly the
-decisions a one-job run makes, at the cost of re-proving those few."""
+decisions a one-job run makes, at the cost of re-proving those few.
+
+Screening runs in the background: a batch is handed to the validator from a helper thread and
+its observations are waited for only when a step needs them, and before a step's proofs start the
+candidates after it are already handed over, so the workers screen them while the proofs' main-side
+work (task files, patch round trip, seed export) runs. An observation depends only on the candidate,
+never on when it was screened, so the decisions (and the output) are those of the one-batch-at-a-time
+loop."""
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from .. import output as out
@@ -57,23 +64,38 @@ class BulkLoop:
         self.ctx, self.ledger, self.units, self.setup = ctx, ledger, units, setup
         self.compiled: set[str] = set()
         self.observations: dict[str, object] = {}
+        self.pending: dict[str, tuple[Future, int]] = {}  # key -> (background batch, position in it)
         self.tests: dict[str, list] = {}
+        self.screener = ThreadPoolExecutor(max_workers=4, thread_name_prefix="adegen-screen")
 
     def run(self) -> None:
-        while len(self.ledger.tasks) < self.setup.want and self.ledger.cursor < len(self.units):
-            span = self.look_ahead()
-            self.step(span)
+        try:
+            while len(self.ledger.tasks) < self.setup.want and self.ledger.cursor < len(self.units):
+                span = self.look_ahead(self.ledger.cursor, self.window())
+                self.step(span)
+        finally:
+            for fut, _ in self.pending.values():
+                fut.cancel()
+            self.screener.shutdown(wait=False)
 
     # -- compile check and screening ahead of the cursor ---------------------------------------------
 
-    def look_ahead(self) -> int:
-        """Compile-check and screen the next candidates; how many past the cursor are ready."""
+    def window(self, started: int = 0) -> int:
+        """How many candidates to have screened ahead, with `started` proposals of a step in flight."""
         led, setup = self.ledger, self.setup
-        need = setup.want - len(led.tasks)
-        span = min(max(2 * setup.jobs, 2 * need), max(SCREEN_AHEAD_MIN, 4 * setup.jobs), COMPILE_BATCH)
-        ahead = self.units[led.cursor:led.cursor + span]
-        if any(u.key not in self.compiled for u in ahead):
-            batch = [u for u in self.units[led.cursor:led.cursor + COMPILE_BATCH] if u.key not in self.compiled]
+        need = setup.want - len(led.tasks) - started
+        return min(max(2 * setup.jobs, 2 * need), max(SCREEN_AHEAD_MIN, 4 * setup.jobs), COMPILE_BATCH) if need > 0 else 0
+
+    def look_ahead(self, start: int, span: int) -> int:
+        """Compile-check the candidates [start, start + span) and hand the ones not screened yet to
+        the validator in the background; returns span."""
+        ahead = self.units[start:start + span]
+        # compiled in fixed blocks of the ordered list: which mutants share a dbt compile never
+        # depends on where a step (or a resumed run) starts
+        for block in sorted({i // COMPILE_BATCH for i in range(start, start + len(ahead))
+                             if self.units[i].key not in self.compiled}):
+            batch = [u for u in self.units[block * COMPILE_BATCH:(block + 1) * COMPILE_BATCH]
+                     if u.key not in self.compiled]
             pp.compile_check(self.ctx.project, [u.candidate for u in batch], workdir=self.ctx.workroot,
                              progress=self.ctx.ui.say)
             self.compiled |= {u.key for u in batch}
@@ -81,21 +103,25 @@ class BulkLoop:
         for u in ahead:
             c = u.candidate
             result = c.compile_results.get(0)
-            if u.key in self.observations or (result is not None and result.ok is False):
+            if u.key in self.observations or u.key in self.pending or (result is not None and result.ok is False):
                 continue
             try:
                 text = pp.apply_site(c.raw, c.sites[0])
             except Exception:  # noqa: BLE001 - select() records the rewrite failure as the drop reason
                 continue
-            items.append((c.model["unique_id"], c.model["path"], text, c.pattern))
+            items.append((c.model["unique_id"], c.model["path"], text, c.pattern, result))
             keys.append(u.key)
         if items:
             self.ctx.ui.say(f"Screening {len(items)} candidates by execution...")
-            self.observations.update(zip(keys, self.ctx.validator.screen_many(items, progress=self.ctx.ui.progress)))
-        return len(ahead)
+            fut = self.screener.submit(self.ctx.validator.screen_many, items, progress=self.ctx.ui.progress)
+            self.pending.update({k: (fut, i) for i, k in enumerate(keys)})
+        return span
 
     def screen(self, c, site, text):
         key = f"{c.model['unique_id']}|{c.pattern.id}|{site.index}"
+        if key not in self.observations and key in self.pending:
+            fut, i = self.pending.pop(key)
+            self.observations[key] = fut.result()[i]
         if key not in self.observations:
             self.observations[key] = self.ctx.validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern)
         return self.observations[key]
@@ -117,6 +143,8 @@ class BulkLoop:
                 taken.append((task_id, [lv.text for lv in prop.prompt_levels()]))
             events.append((unit, prop, why))
             index += 1
+        if started:  # the next candidates, screened while this step's proofs are prepared
+            self.look_ahead(index, self.window(len(started)))
         prepared = self.prove(started)
         try:
             self.commit(events, prepared)

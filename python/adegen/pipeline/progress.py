@@ -4,6 +4,7 @@ own chatter (screening, proving) goes only to `<output>/.adegen/bulk.log`."""
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -20,13 +21,15 @@ class BulkUI(UI):
         self.log_path = log_path
         self.quiet = False
         self._log = None
+        self._lock = threading.Lock()  # proofs and background screening report from their threads
 
     def _write_log(self, text: str) -> None:
-        if self._log is None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        self._log.write(text + "\n")
-        self._log.flush()
+        with self._lock:
+            if self._log is None:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            self._log.write(text + "\n")
+            self._log.flush()
 
     def say(self, text: str = "") -> None:
         self._write_log(text)
