@@ -70,14 +70,14 @@ def test_restored_table_equals_the_seeded_one(seeded, tmp_path):
     db = tmp_path / "fresh.duckdb"
     duckdb.connect(str(db)).close()
     assert relation_names(db, ["solution__t"]) == set()
-    assert cache.restore(db, key)
+    assert cache.restore(db, {"solution__t": key}) == {"solution__t"}
     assert relation_names(db, ["solution__t"]) == {"solution__t"}
     assert _columns(db, "solution__t") == _columns(app / "sc.duckdb", "solution__t")
     assert ("main", "code", "VARCHAR", 2) in _columns(db, "solution__t")  # the column_types config held
     assert _rows(db, "solution__t") == _rows(app / "sc.duckdb", "solution__t")
     # dbt seed would load into an existing table instead of creating it: the cache stays out
-    assert not cache.restore(db, key)
-    assert not cache.restore(db, "0" * 32)  # not cached
+    assert cache.restore(db, {"solution__t": key}) == set()
+    assert cache.restore(db, {"solution__x": "0" * 32}) == set()  # not cached
 
 
 def test_restore_needs_the_schema_dbt_used(tmp_path):
@@ -90,11 +90,11 @@ def test_restore_needs_the_schema_dbt_used(tmp_path):
     assert cache.store(src, "1" * 32, "solution__u")
     fresh = tmp_path / "fresh.duckdb"
     duckdb.connect(str(fresh)).close()
-    assert not cache.restore(fresh, "1" * 32)  # no schema raw there: dbt would create it first
+    assert cache.restore(fresh, {"solution__u": "1" * 32}) == set()  # no schema raw: dbt creates it first
     con = duckdb.connect(str(fresh))
     con.execute("create schema raw")
     con.close()
-    assert cache.restore(fresh, "1" * 32)
+    assert cache.restore(fresh, {"solution__u": "1" * 32}) == {"solution__u"}
     con = duckdb.connect(str(fresh), read_only=True)
     assert con.execute("select * from raw.solution__u").fetchall() == [(1,)]
     con.close()

@@ -13,6 +13,7 @@ patch check and the validator's project-copy comparison.
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -46,11 +47,21 @@ def _skipped(name: str, at_project_top: bool, extra_top: frozenset = frozenset()
 
 def _configured_top(root: Path) -> frozenset:
     """The root project's own names for its target/log/install directories, when configured."""
+    try:
+        return _configured_top_of((root / "dbt_project.yml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=64)
+def _configured_top_of(text: str) -> frozenset:
+    """_configured_top for a dbt_project.yml text (a pure function of it: every sync reads the
+    same file)."""
     import yaml
 
     try:
-        cfg = yaml.safe_load((root / "dbt_project.yml").read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        cfg = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # noqa: S506 - safe
+    except yaml.YAMLError:
         return frozenset()
     if not isinstance(cfg, dict):
         return frozenset()

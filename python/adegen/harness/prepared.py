@@ -43,7 +43,7 @@ def project_seed_files(app: Path) -> dict[str, list[Path]]:
     """dbt seed's node names (the stems of the CSV files under the project's seed-paths) and
     their files."""
     try:
-        proj = yamlc.safe_load((Path(app) / "dbt_project.yml").read_text()) or {}
+        proj = yamlc.safe_load_file(Path(app) / "dbt_project.yml") or {}
     except (OSError, yaml.YAMLError):
         proj = {}
     files: dict[str, list[Path]] = {}
@@ -99,7 +99,7 @@ class PreparedTrialRunner(TrialRunner):
         files = project_seed_files(self.app)
         new = sorted(set(files) - self.loaded_seeds)
         keys = self._seed_keys(new, files, env)
-        cached = [s for s in new if s in keys and self.seed_cache.restore(self.db_path, keys[s])]
+        cached = self.seed_cache.restore(self.db_path, keys) if keys else set()
         rest = [s for s in new if s not in cached]
         if not rest:
             what = "all seeds already loaded" + (f"; {len(cached)} from the seed cache" if cached else "")

@@ -57,7 +57,7 @@ def _versions() -> str:
 def _node_sql_dirs(app: Path) -> list[tuple[Path, bool]]:
     """(directory, is a test path) of the root project's node paths."""
     try:
-        proj = yamlc.safe_load((app / "dbt_project.yml").read_text()) or {}
+        proj = yamlc.safe_load_file(app / "dbt_project.yml") or {}
     except (OSError, ValueError):
         proj = {}
     return [((app / str(d)).resolve(), key == "test-paths")
@@ -136,29 +136,26 @@ class SeedCache:
     def has(self, key: str) -> bool:
         return self.path(key).is_file()
 
-    def restore(self, db_file: Path, key: str) -> bool:
-        """Copy the cached table into `db_file` as dbt seed would have created it; False (nothing
-        done) when it is not cached, its schema is missing or a relation of its name exists."""
-        src = self.path(key)
-        if not src.is_file():
-            return False
+    def restore(self, db_file: Path, keys: dict[str, str]) -> set[str]:
+        """Copy the cached tables of `keys` ({seed name: key}) into `db_file` as dbt seed would
+        have created them (one connection); the names restored. A seed is left alone (for dbt to
+        load) when it is not cached, its schema is missing or a relation of its name exists."""
+        cached = {name: self.path(key) for name, key in keys.items() if self.path(key).is_file()}
+        if not cached:
+            return set()
+        done: set[str] = set()
         con = duckdb.connect(str(db_file))
         try:
-            con.execute(f"ATTACH {_lit(src)} AS adegen_seed (READ_ONLY)")
-            schema, name = con.execute("select schema_name, table_name from adegen_seed.main.adegen_meta").fetchone()
-            present = con.execute(
-                "select count(*) filter (where lower(schema_name) = lower(?)), "
-                "(select count(*) from information_schema.tables where table_catalog = current_database() "
-                " and lower(table_schema) = lower(?) and lower(table_name) = lower(?)) "
-                "from duckdb_schemas() where database_name = current_database()",
-                [schema, schema, name]).fetchone()
-            if present[0] != 1 or present[1] != 0:
-                return False
-            con.execute(f"CREATE TABLE {_q(schema)}.{_q(name)} AS SELECT * FROM adegen_seed.main.seed")
-            con.execute("DETACH adegen_seed")
-            return True
+            for name, src in sorted(cached.items()):
+                con.execute(f"ATTACH {_lit(src)} AS adegen_seed (READ_ONLY)")
+                try:
+                    if _copy_in(con):
+                        done.add(name)
+                finally:
+                    con.execute("DETACH adegen_seed")
         finally:
             con.close()
+        return done
 
     def store(self, db_file: Path, key: str, name: str) -> bool:
         """Keep the table dbt seed just loaded for `name` in `db_file`; False when it is not one
@@ -181,6 +178,21 @@ class SeedCache:
         for p in (tmp, Path(str(tmp) + ".wal")):
             p.unlink(missing_ok=True)
         return kept
+
+
+def _copy_in(con) -> bool:
+    """CREATE the attached cache entry's table where dbt put it, when its schema exists and no
+    relation of its name does."""
+    schema, name = con.execute("select schema_name, table_name from adegen_seed.main.adegen_meta").fetchone()
+    schemas, relations = con.execute(
+        "select count(*) filter (where lower(schema_name) = lower(?)), "
+        "(select count(*) from information_schema.tables where table_catalog = current_database() "
+        " and lower(table_schema) = lower(?) and lower(table_name) = lower(?)) "
+        "from duckdb_schemas() where database_name = current_database()", [schema, schema, name]).fetchone()
+    if schemas != 1 or relations != 0:
+        return False
+    con.execute(f"CREATE TABLE {_q(schema)}.{_q(name)} AS SELECT * FROM adegen_seed.main.seed")
+    return True
 
 
 def _copy_plain_table(con, name: str) -> bool:
