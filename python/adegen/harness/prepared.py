@@ -107,7 +107,8 @@ class PreparedTrialRunner(TrialRunner):
             return ""
         # kept only when dbt created the table (no relation of that name before): a load into an
         # existing table keeps that table's columns, which a restore could not know
-        fresh = [s for s in rest if s in keys and s not in relation_names(self.db_path, rest)]
+        present = relation_names(self.db_path, [s for s in rest if s in keys])
+        fresh = [s for s in rest if s in keys and s not in present]
         out = super()._dbt(["seed", "--select", *rest], name, env=env)
         if self.steps[-1].ok:
             for s in fresh:
