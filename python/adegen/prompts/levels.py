@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import checks, render, words
-from .phrases_plain import PLAIN as _PLAIN_KINDS
 from .findings import Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -115,20 +114,20 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
             by_table.append(found)
     if not by_table:
         return []
+    lend_labels(by_table)
     root = by_table[0]
     measured_model = str(req.model_materialized or "").lower() not in ("ephemeral", "")
     if root.distance > 0 and measured_model:
         # the mutated model's own table is unchanged: downstream differences can only be chance
         return []
-    # a terse reporter names the table, the column and what looks wrong, and counts nothing;
-    # the other levels then stay at least as vague
-    terse = render.Voice.for_seed(req.seed).terse and root.kind in _PLAIN_KINDS
-    detail = ("plain", "general") if terse else ("specific", "counts", "general")
-    plans = [_Plan("base", root, ("plain", "specific", "counts", "general") if terse else detail)]
+    # the voice fixes the shape of the report (a rule, an example, a question, a story, a terse
+    # one-liner); a terse reporter's other levels stay at least as vague
+    voice = render.Voice.for_seed(req.seed)
+    plans = [_Plan("base", root, voice.levels("base"))]
     down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
         "relation_kind", "build_failed", "column_added") else []
     if down:
-        plans.append(_Plan("medium", down[0], detail))
+        plans.append(_Plan("medium", down[0], voice.levels("medium")))
         far = down[-1]
         if len(down) >= 2 and render.spin(req.seed, "several", 2):
             plans.append(_Plan("hard", far, ("business",), second=down[-2]))
@@ -137,6 +136,22 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
     elif root.kind not in ("table_empty", "table_gone"):  # "X is empty" has no vaguer version
         plans.append(_Plan("medium", root, ("general",)))
     return plans
+
+
+def lend_labels(found: list[Finding]) -> None:
+    """A row without a name column gets the name another changed table gives the same key value
+    (account A1002 of int_account_billing_snapshot is "Summit Foods" in mart_account_health):
+    people name the entity, not its id."""
+    names: dict[tuple[str, str], str] = {}
+    for f in found:
+        if len(f.key) == 1:
+            for s in f.samples + list(f.detail.get("extra_samples") or []):
+                if s.get("label") and s.get("key"):
+                    names.setdefault((f.key[0].lower(), str(s["key"][0])), str(s["label"]))
+    for f in found:
+        if len(f.key) == 1:
+            f.samples = [s if s.get("label") or not s.get("key") else
+                         {**s, "label": names.get((f.key[0].lower(), str(s["key"][0])))} for s in f.samples]
 
 
 def template_text(req: PromptRequest) -> str | None:

@@ -8,8 +8,9 @@ import re
 import string
 from dataclasses import dataclass
 
-from . import phrases, words
-from .findings import Finding
+from . import phrases
+from .fields import cap as _cap, fields
+from .findings import MOST, Finding
 
 
 def spin(seed: str, slot: str, n: int) -> int:
@@ -25,186 +26,65 @@ def rotated(seq: list, seed: str, slot: str) -> list:
     return list(seq[i:]) + list(seq[:i])
 
 
+# the body shapes of a report with an observation, and how often a task's voice uses each: the
+# expectation it breaks ("X should have one row per Y"), an example with the entity's name, a
+# question, a short what-I-was-doing story, a one-liner without numbers (`plain`)
+SHAPES = ("rule", "example", "question", "story", "plain")
+SHAPE_WEIGHTS = (5, 4, 3, 3, 5)
+_POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
+
+
 @dataclass(frozen=True)
 class Voice:
-    """Per-task style: how tables and columns are written, kept the same across a task's levels."""
+    """Per-task style: how tables and columns are written, kept the same across a task's levels,
+    and the shape of its base report."""
     seed: str
-    table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table"
-    column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes"
+    table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table", 3 "the X model"
+    column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes", 3 in words ("active user count")
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
     exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
-    terse: bool = False      # reports a data problem without counts or values (the `plain` level)
+    shape: str = "example"   # one of SHAPES
 
     @classmethod
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
-        # most people write names plain; some quote them, a few write "the X table"
-        table_style = (0, 0, 0, 0, 0, 1, 2, 2)[spin(seed, "table-style", 8)]
+        # most people write names plain; some say "the X table" or "the X model", few quote them
+        table_style = (0, 0, 0, 0, 0, 0, 0, 2, 2, 3, 3, 1)[spin(seed, "table-style", 12)]
         # whoever writes tables in backticks writes columns the same way
-        column_style = 1 if table_style == 1 else (0, 0, 0, 0, 2)[spin(seed, "column-style", 5)]
-        exact = spin(seed, "count-style", 5) < 2  # most people round a count ("most of the ...")
-        terse = spin(seed, "terse", 20) < 9  # about half of the reports quote no number at all
-        return cls(seed, table_style, column_style, layer, convention, exact, terse)
+        column_style = 1 if table_style == 1 else (0, 0, 0, 0, 3, 3, 3, 2)[spin(seed, "column-style", 8)]
+        # people round counts ("most of the accounts"); only the one example gets exact values
+        return cls(seed, table_style, column_style, layer, convention, False, _POOL[spin(seed, "shape", len(_POOL))])
+
+    @property
+    def terse(self) -> bool:
+        """Reports a data problem without counts or values (the `plain` shape)."""
+        return self.shape == "plain"
+
+    def pick(self, slot: str, n: int) -> int:
+        return spin(self.seed, slot, n)
+
+    def levels(self, key: str = "base") -> tuple:
+        """The body levels a report with an observation is tried at, in order: this key's shape,
+        then the other shapes, then the older fixed levels. A terse voice stays terse: its base
+        and every level after it try `plain` and `general` first."""
+        shape = self.shape if key == "base" else _POOL[spin(self.seed, f"shape:{key}", len(_POOL))]
+        if self.terse or shape == "plain":
+            return ("plain", "general") if key != "base" else (
+                "plain", "general", "rule", "example", "question", "story", "specific", "counts")
+        rest = rotated([s for s in SHAPES[:4] if s != shape], self.seed, f"shapes:{key}")
+        return (shape, *rest, "specific", "counts", "general")
 
     def table(self, name: str, first: bool = True) -> str:
         if self.table_style == 1:
             return f"`{name}`"
         if self.table_style == 2 and first:
             return f"the {name} table"
+        if self.table_style == 3 and first:
+            return f"the {name} model"
         return name
 
     def column(self, name: str) -> str:
-        return {0: name, 1: f"`{name}`", 2: f'"{name}"'}[self.column_style]
-
-
-def _entity(f: Finding) -> str:
-    if len(f.key) == 1:
-        e = words.entity_of_key(f.key[0], f.table)
-        if e:
-            return e
-    return words.table_entity(f.table)
-
-
-def who(sample: dict, f: Finding, variant: int) -> str | None:
-    """One affected entity as a person names it: 'Falcon Works', 'account A1001 (Falcon Works)',
-    'order 1', 'Falcon Works (invoice month 2025-01-01)', 'season 2019, driver 7'."""
-    keys = [str(k) for k in (sample.get("key") or [])]
-    label = str(sample.get("label") or "").strip()
-    if keys and len(keys) != len(f.key):
-        return None
-    if len(keys) == 2:
-        second = f"{words.column_words(f.key[1])} {keys[1]}"
-        if label:
-            return f"{label} ({second})"
-        parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
-        return ", ".join(parts)
-    if label:
-        e = _entity(f)
-        if variant % 2 and keys and e != "record":
-            return f"{e} {keys[0]} ({label})"
-        return label
-    if not keys:
-        return None
-    e = words.entity_of_key(f.key[0], f.table)
-    return f"{e} {keys[0]}" if e else f"the row for {keys[0]}"
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:] if text[:1].islower() else text
-
-
-def fields(f: Finding, voice: Voice) -> dict[str, str]:
-    """Every field a template of `f.kind` may use; a field that cannot be filled truthfully is
-    absent, which rules out the templates that need it."""
-    # a row of a two-column-key table (account x month) is not an account: call it a row
-    e = _entity(f) if len(f.key) < 2 else "row"
-    es = words.plural(e)
-    plain = f.kind == "relation_kind" and voice.table_style == 2  # "the X table ... stays a view"
-    v: dict[str, str] = {"t": f.table if plain else voice.table(f.table), "topic": words.table_topic(f.table),
-                         "e": e, "es": es}
-    if f.table.lower() in (e.lower(), es.lower()) and not plain and voice.table_style != 2:
-        # "customers dropped from 100 customers ..." reads wrong: say which one is the table
-        v["t"] = f"the {voice.table(f.table)} table"
-    if voice.layer:
-        v["layer"] = voice.layer
-    if f.column:
-        v["c"] = voice.column(f.column)
-        v["m"] = words.column_words(f.column)
-        if f.col_type == "bool" and not v["m"].endswith("flag"):
-            v["m"] += " flag"
-    noun = e if len(f.key) == 1 else "row"  # rows of an account-month table are not accounts
-    if f.count:
-        v["n"] = words.count_of(f.count, noun)
-        v["n_rows"] = words.count_of(f.count, "row")
-        v["N_are"] = (f"All {v['n']} are" if f.total and f.count == f.total and f.count > 1
-                      else _cap(v["n"]) + (" is" if f.count == 1 else " are"))
-        v["n_are"] = v["n"] + (" is" if f.count == 1 else " are")
-        v["n_have"] = v["n"] + (" has" if f.count == 1 else " have")
-        v["N_have"] = _cap(v["n_have"])
-        if f.total and f.count < f.total and not voice.exact_counts:
-            v["n_of"] = words.share_of(f.count, f.total, noun)
-            v["n_rows_of"] = words.share_of(f.count, f.total, "row")
-        elif f.total and f.count < f.total:
-            v["n_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
-            v["n_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
-        elif f.total and f.count == f.total:
-            v["n_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
-        if f.count > 1:
-            k = f.count - 1
-            v["others_are"] = (f"the other {words.count_of(k, noun)} " if f.total and f.count == f.total
-                               else f"{words.number(k)} other {words.plural(noun) if k > 1 else noun} ") + \
-                ("are" if k > 1 else "is")
-    if f.total or f.after:
-        v["before"] = words.count_of(f.total, noun)
-        v["after"] = words.count_of(f.after, noun)
-        v["before_n"], v["after_n"] = words.number(f.total), words.number(f.after)
-    samples = list(f.samples)
-    if samples:
-        s = samples[spin(voice.seed, f"sample:{f.table}:{f.column}:{f.distance}", min(len(samples), 2))]
-        w = who(s, f, spin(voice.seed, "who", 2))
-        if w:
-            # a name stays as written; a generated "account A1001" starts a sentence with a capital
-            v["who"] = w
-            label = str(s.get("label") or "").strip()
-            v["Who"] = w if label and w.startswith(label) else _cap(w)  # a name stays as written
-        if "observed" in s or "expected" in s:
-            obs, exp = words.two_values(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
-            v["obs"], v["exp"] = obs, exp
-        if s.get("copies"):
-            v["copies"] = str(s["copies"])
-    if f.kind == "duplicated":
-        v["n_keys"] = words.count_of(f.count, e)
-        v["copies"] = v.get("copies") or str(f.detail.get("max_copies", 2))
-    if f.kind == "rows_replaced" and f.detail.get("extra"):
-        v["n_extra"] = words.count_of(int(f.detail["extra"]), "other" if noun != "row" else "row")
-    r = f.detail.get("ratio")
-    if r:
-        rw = words.ratio_words(r)
-        if rw:
-            v["rw"] = rw
-        v["direction"] = "too high" if r > 1 else "too low"
-    grain = f.detail.get("grain") or {}
-    names = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly",
-             "time": "timestamped"}
-    if grain.get("intact") in names and grain.get("broken") in names:
-        v["gi"], v["gb"] = names[grain["intact"]], names[grain["broken"]]
-    if f.detail.get("shift_seconds"):
-        sec = float(f.detail["shift_seconds"])
-        v["dur"], v["later"] = words.duration_words(sec), ("later" if sec > 0 else "earlier")
-    if f.detail.get("swap"):
-        a, b = f.detail["swap"]
-        v["sa"], v["sb"] = words.value(a, f.col_type), words.value(b, f.col_type)
-    total = f.detail.get("total") or {}
-    if total.get("intact") is not None and total.get("broken") is not None:
-        v["tot_i"], v["tot_b"] = words.two_values(total["broken"], total["intact"], "number", f.column or "")[::-1]
-    oi, ob = f.detail.get("only_intact") or [], f.detail.get("only_broken") or []
-    if oi:
-        v["oi"] = words.value(oi[0], f.col_type, f.column or "")
-    if ob:
-        v["ob"] = words.value(ob[0], f.col_type, f.column or "")
-    if f.kind == "relation_kind":
-        v["kind_i"], v["kind_b"] = str(f.detail.get("intact")), str(f.detail.get("broken"))
-        if not voice.convention:
-            v.pop("layer", None)
-    types = f.detail.get("sql_type") or {}
-    if types.get("intact") and types.get("broken"):
-        v["ti"], v["tb"] = _type_words(types["intact"]), _type_words(types["broken"])
-        if v["ti"] == v["tb"]:
-            del v["ti"], v["tb"]
-    if f.detail.get("message"):
-        v["msg"] = f.detail["message"]
-    return v
-
-
-def _type_words(sql_type: str) -> str:
-    t = str(sql_type).lower()
-    if re.match(r"(tinyint|smallint|integer|int|bigint|hugeint|u?int)", t):
-        return "whole numbers"
-    if re.match(r"(double|float|real|decimal|numeric)", t):
-        return "decimals"
-    if t.startswith(("varchar", "text", "string")):
-        return "text"
-    return t
+        return {1: f"`{name}`", 2: f'"{name}"'}.get(self.column_style, name)
 
 
 def fill(template: str, values: dict[str, str]) -> str | None:
@@ -230,6 +110,9 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
         tpls = rotated(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{key}")
         if level == "specific" and not f.samples:
             tpls = rotated(bank.get("specific_nokey", []), voice.seed, f"body:{f.kind}:nokey:{key}") + tpls
+        # the concrete value is what makes a report useful: a sentence that quotes it comes
+        # first, then one that names the entity, then the rest (each tier in this task's order)
+        tpls.sort(key=_concreteness)
     out = []
     for tpl in tpls:
         if not _fits(tpl, f, vals):
@@ -239,19 +122,37 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
             # a sentence that starts with a word of the template (not a name) may run on from
             # a lead-in; so may a generated "account A1001"
             lower_ok = not tpl.startswith("{") or (
-                tpl.startswith("{Who}") and vals.get("Who", "") != vals.get("who", ""))
-            styled = text.startswith("the ")  # "the X table" written for {t}
+                tpl.startswith("{Who") and vals.get("Who", "") != vals.get("who", ""))
+            # "the X table" written for {t}, or a column written in words, starts a sentence
+            styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS) or (
+                tpl.startswith("{col}") and voice.column_style == 3)
             out.append((_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl))
     return out
 
 
 _ZERO = re.compile(r"^-?0(\.0+)?$")
+# fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
+_WORD_FIELDS = ("{m}", "{e}", "{es}", "{share", "{others", "{topic}")
+
+
+def _concreteness(tpl: str) -> int:
+    if "{obs}" in tpl or "{exp}" in tpl:
+        return 0
+    return 1 if re.search(r"\{(who|Who|whos|Whos|copies|copies_w)\}", tpl) else 2
+
+
+# words that say (nearly) every row is affected: only when the measurement says so
+_ALL = re.compile(r"whole column|every row|across the board|\b[Aa]ll the \{|[Ee]verything|\b[Ee]very \{(c|col|m|e)\}|"
+                  r"the rest look|the other \{es\}|are all \{|consistently")
 
 
 def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
     """Whether a template's words agree with the facts beyond its fields: no "some" when every
-    entity is affected, no "only 0", no "the same factor" without a steady ratio."""
-    if f.total and f.count and f.count >= f.total and re.search(r"(^|\. )Some ", tpl):
+    entity is affected and no "the whole column" when few are, no "only 0", no "the same factor"
+    without a steady ratio."""
+    if f.total and f.count and f.count >= f.total and re.search(r"(^|\. )Some |\bsome \{es\}", tpl):
+        return False
+    if _ALL.search(tpl) and not (f.total and f.count >= MOST * f.total):
         return False
     if "only {obs}" in tpl and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
         return False
@@ -288,7 +189,7 @@ def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_o
         openers = [o for o in openers if o[1] != "lead"]
     if several:  # the body names two tables: no request about "the table"
         asks = [a for a in asks if "the table" not in a]
-    if re.search(r"\bplease\b", body, re.I) or body.rstrip().endswith("?"):
+    if re.search(r"\b(please|fix)\b", body, re.I) or body.rstrip().endswith("?"):
         asks = [""]  # the body already asks
     if _TIME.search(body):
         openers = [o for o in openers if not _TIME.search(o[0])]

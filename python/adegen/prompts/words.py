@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import inflect
 
@@ -56,26 +57,78 @@ def count_of(n: int, noun: str) -> str:
     return f"{number(n)} {noun if n == 1 else plural(noun)}"
 
 
-def share_of(count: int, total: int, noun: str) -> str:
-    """How a person says how many of a table's entities are affected without counting them:
-    "most of the 90 accounts", "about a third of the orders", "a handful of invoices"."""
-    many = plural(noun)
-    r = count / total if total else 0.0
+@dataclass(frozen=True)
+class Amount:
+    """How many entities, the way a person says it without counting: the words and whether a
+    verb after them is plural ("most of the accounts are", "almost every order is")."""
+    text: str
+    plural: bool
+
+    def verb(self, singular: str, plural: str) -> str:
+        return f"{self.text} {plural if self.plural else singular}"
+
+
+def amount(count: int, total: int, noun: str, variant: int = 0, other: bool = False) -> Amount | None:
+    """`count` of `total` entities in rough words: "most of the accounts", "about a third of the
+    invoices", "a handful of workspaces", "dozens of orders", "both conversations", "every
+    customer". `other` words it as the rest besides one already named ("most of the other
+    accounts", "one other order"). `variant` picks between equivalent wordings. None for 0."""
+    if count <= 0:
+        return None
+    many, o = plural(noun), ("other " if other else "")
+    pick = (lambda *opts: opts[variant % len(opts)])
     if total and count >= total:
-        return f"all {number(total)} {many}" if total > 1 else f"the only {noun}"
-    if r >= 0.85:
-        return f"almost all the {many}"
-    if r >= 0.55:
-        return f"most of the {many}"
-    if r >= 0.4:
-        return f"about half the {many}"
-    if r >= 0.28:
-        return f"about a third of the {many}"
+        if count == 1:
+            return Amount(f"the other {noun}" if other else f"the only {noun}", False)
+        if count == 2:
+            return Amount(f"the other two {many}" if other else f"both {many}", True)
+        return pick(Amount(f"every {o}{noun}", False), Amount(f"all the {o}{many}", True))
+    if count == 1:
+        return Amount(f"one {o}{noun}", False)
     if count <= 3:
-        return count_of(count, noun)
+        return pick(Amount(f"{_SMALL[count]} {o}{many}", True),
+                    Amount(f"a couple of {o}{many}" if count == 2 else f"a few {o}{many}", True))
+    r = count / total if total else 0.0
+    if r >= 0.85:
+        return pick(Amount(f"almost every {o}{noun}", False), Amount(f"nearly all the {o}{many}", True))
+    if r >= 0.55:
+        return pick(Amount(f"most of the {o}{many}", True), Amount(f"most {o}{many}", True))
+    if r >= 0.4:
+        return pick(Amount(f"about half the {o}{many}", True), Amount(f"around half of the {o}{many}", True))
+    if r >= 0.28:
+        return pick(Amount(f"about a third of the {o}{many}", True),
+                    Amount(f"roughly a third of the {o}{many}", True))
+    if r >= 0.2:
+        return pick(Amount(f"about a quarter of the {o}{many}", True), Amount(f"a fair number of {o}{many}", True))
     if count <= 9:
-        return f"a handful of {many}"
-    return f"a bunch of {many}" if r < 0.1 else f"quite a few {many}"
+        return pick(Amount(f"a handful of {o}{many}", True), Amount(f"a few {o}{many}", True))
+    if count <= 15:
+        return pick(Amount(f"a dozen or so {o}{many}", True), Amount(f"quite a few {o}{many}", True))
+    if count < 200:
+        return pick(Amount(f"dozens of {o}{many}", True), Amount(f"quite a few {o}{many}", True))
+    if count < 2000:
+        return Amount(f"hundreds of {o}{many}", True)
+    return Amount(f"thousands of {o}{many}", True)
+
+
+_SMALL = {2: "two", 3: "three"}
+
+
+def with_article(text: str) -> str:
+    """'average CSAT score' -> 'an average CSAT score'; quotes around a name are ignored."""
+    bare = text.strip("`\"'").split(" ", 1)[0] or text
+    return f"{_INFLECT.a(bare).split(' ', 1)[0].lower()} {text}"
+
+
+def possessive(name: str) -> str:
+    """'Summit Foods' -> "Summit Foods'", 'order 1' -> "order 1's"."""
+    return f"{name}'" if name.endswith("s") and not name.endswith("'s") else f"{name}'s"
+
+
+def times(n) -> str:
+    """How often something shows up: 'twice', '5 times'."""
+    n = int(n)
+    return {1: "once", 2: "twice"}.get(n, f"{number(n)} times")
 
 
 def number(n) -> str:
@@ -118,7 +171,14 @@ def table_topic(table: str) -> str:
     parts = [p for p in name.split("_") if p]
     while len(parts) > 1 and parts[0].lower() in LAYER_PREFIXES:
         parts = parts[1:]
+    while len(parts) > 1 and parts[-1].lower() in BUILD_WORDS:  # company_enhanced -> company
+        parts = parts[:-1]
     return " ".join(_words("_".join(parts))) or str(table)
+
+
+# trailing words of a table name that say how it was built, not what it is about
+BUILD_WORDS = {"enhanced", "enriched", "prep", "prepared", "joined", "final", "base", "cleaned", "clean",
+               "deduped", "unioned", "combined", "wide", "v2", "tmp"}
 
 
 def entity_of_key(key_column: str, table: str) -> str | None:
@@ -203,8 +263,9 @@ def ratio_words(r: float) -> str | None:
     if r <= 0.52:
         k = round(1 / r)
         if abs(1 / r - k) * r < 0.03:
-            return {2: "half", 3: "a third of", 4: "a quarter of", 10: "a tenth of", 100: "a hundredth of",
-                    1000: "a thousandth of"}.get(k, f"1/{k} of")
+            return {2: "half", 3: "a third of", 4: "a quarter of", 5: "a fifth of", 6: "a sixth of",
+                    7: "a seventh of", 8: "an eighth of", 9: "a ninth of", 10: "a tenth of",
+                    100: "a hundredth of", 1000: "a thousandth of"}.get(k, f"1/{k} of")
     return None
 
 
