@@ -104,3 +104,12 @@ def test_few_rows_changed_is_never_worded_as_all_of_them():
         for text in ps.prompts.values():
             assert not re.search(r"whole column|across the board|all the|every (ticket|row|response)|"
                                  r"the rest|consistently|everything", text, re.I), text
+
+
+def test_a_second_task_on_the_same_table_says_it_differently():
+    """Two tasks of a run with the same symptom on the same table: the second is not the first
+    sentence again with another closing request."""
+    req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)), seed="same")
+    first = prompts.write_prompts(req).base
+    second = prompts.write_prompts(replace(req, avoid=frozenset({first}))).base
+    assert second and re.split(r"(?<=[.?])\s", second)[0] != re.split(r"(?<=[.?])\s", first)[0]

@@ -4,8 +4,9 @@ Entry point: `write_prompts(PromptRequest) -> PromptSet` (pure). `run_command` l
 program (for example one that asks a language model) write them instead; its texts must pass the
 same checks or adegen's own are kept.
 
-Modules: findings (what the diff shows), words (names -> domain words), phrases (the sentences),
-render (fields, per-task choices), levels (base / medium / hard), checks (leaks, tool words,
+Modules: findings (what the diff shows), words (names -> domain words, rough counts), phrases and
+phrases_shapes (the sentences; the base report's shapes), fields (what fills them), render (the
+task's voice and the per-task choices), levels (base / medium / hard), checks (leaks, tool words,
 named tables), command (the external prompt command).
 """
 from .checks import description_for, forbidden_tokens, leaks, tool_words

@@ -30,8 +30,9 @@ from . import checks
 from .levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
 
 HINTS = {
-    "base": "Name the table where the symptom shows and give the concrete observation (an entity and "
-            "its wrong value, or the counts).",
+    "base": "Name the table where the symptom shows and give the concrete observation (one entity, by "
+            "name when it has one, with its wrong value and what it should be; other counts in rough "
+            "words such as 'most of the accounts').",
     "medium": "Less specific, or the symptom as a table further downstream shows it.",
     "hard": "Only the business-level symptom, on the named downstream table(s); no values.",
 }

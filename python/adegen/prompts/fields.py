@@ -116,6 +116,10 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
             v["others"] = others.text
             v["others_are"] = others.verb("is", "are")
             v["others_have"] = others.verb("has", "have")
+            # "and the others?" said one of several ways, the same way across a task's levels
+            v["also"] = (f"{v['Share_have']} the same problem.", f"Same for {others.text}.",
+                         f"{v['Share_are']} off like that.", f"Looks like {v['share_are']} affected.",
+                         f"It's not the only one, {others.verb('is', 'are')} off too.")[voice.pick("also", 5)]
     if f.total or f.after:
         v["before"] = words.count_of(f.total, noun)
         v["after"] = words.count_of(f.after, noun)

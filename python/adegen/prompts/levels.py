@@ -230,34 +230,60 @@ def write_prompts(req: PromptRequest) -> PromptSet:
     taken = {norm(t) for t in req.avoid}
     used: dict[str, tuple[str, str]] = {}   # key -> (table, level) it was written at
     templates: set[str] = set()              # sentences already used by this task's other keys
+    said = sorted(taken)                     # the texts of other tasks (this task's own come later)
     for p in plans:
         if p.key != "base" and "base" not in out.prompts:
             break
         if p.key == "medium" and used.get("base") == (p.finding.table, "general"):
             continue  # base already had to stay general on this table: nothing less specific left
-        allowed = _allowed(req, p)
-        bad_bodies: set[str] = set()
-        for level, body, text, tpl in _texts(p, req, templates):
-            if body in bad_bodies:
-                continue
-            why = reasons_against(body, req, changed, allowed)
-            if why:
-                bad_bodies.add(body)
-                out.rejected.append((p.key, body, why))
-                continue
-            if norm(text) in taken:
-                continue
-            out.prompts[p.key] = text
-            out.sources[p.key] = "adegen" if facts else "adegen (pattern, not measured)"
-            out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
-            named = [p.finding.table] + ([p.second.table] if p.second else [])
-            out.named[p.key] = named
-            out.tables += [t for t in named if t not in out.tables]
-            taken.add(norm(text))
-            used[p.key] = (p.finding.table, level)
-            templates.add(tpl)
-            break
+        found = _choose(p, req, _Pick(changed, _allowed(req, p), taken, templates, said), out)
+        if found is None:
+            continue
+        level, text, tpl = found
+        out.prompts[p.key] = text
+        out.sources[p.key] = "adegen" if facts else "adegen (pattern, not measured)"
+        out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
+        named = [p.finding.table] + ([p.second.table] if p.second else [])
+        out.named[p.key] = named
+        out.tables += [t for t in named if t not in out.tables]
+        taken.add(norm(text))
+        used[p.key] = (p.finding.table, level)
+        templates.add(tpl)
     return out
+
+
+@dataclass
+class _Pick:
+    changed: set
+    allowed: set
+    taken: set        # norm() of every text already used (the run's, surveyed tasks', this task's)
+    templates: set    # sentences this task's other keys used
+    said: list        # norm() of the run's texts, to spot a body another task already said
+
+
+def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
+    """(level, text, template) of the first candidate that passes every check and is new. A body
+    another task of the run already said word for word (the same table, the same sentence, only
+    the closing request differs) is kept only when nothing else is left."""
+    bad_bodies: set[str] = set()
+    fallback = None
+    for level, body, text, tpl in _texts(p, req, pick.templates):
+        if body in bad_bodies:
+            continue
+        why = reasons_against(body, req, pick.changed, pick.allowed)
+        if why:
+            bad_bodies.add(body)
+            out.rejected.append((p.key, body, why))
+            continue
+        if norm(text) in pick.taken:
+            continue
+        nb = norm(body)
+        if any(nb in t for t in pick.said):
+            fallback = fallback or (level, text, tpl)
+            bad_bodies.add(body)
+            continue
+        return level, text, tpl
+    return fallback
 
 
 def _texts(p: _Plan, req: PromptRequest, templates: set):

@@ -191,7 +191,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {m} in {t} doesn't add up; amounts look like they have the wrong sign.",
-            "Credits and debits look mixed up in the {m} of {t}.",
+            "The {m} in {t} has the wrong sign.",
         ],
     },
     "fraction_lost": {
@@ -320,7 +320,6 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{N_are} gone from {t}.",
         ],
         "general": [
-            "{t} is missing a lot of {es}.",
             "Some {es} have disappeared from {t}.",
             "{t} has fewer {es} than it should.",
         ],
@@ -436,7 +435,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "general": [
             "The {c} values in {t} don't have the format they should.",
-            "{c} in {t} changed type and the reports that read it break.",
+            "{c} in {t} changed type.",
         ],
         "business": [
             "The {m} in {t} isn't in the format it used to be.",

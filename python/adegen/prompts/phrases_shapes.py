@@ -17,7 +17,7 @@ from __future__ import annotations
 SHAPES_BANK: dict[str, dict[str, list[str]]] = {
     "values_high": {
         "rule": [
-            "{Whos} {col} in {t} should be {exp}, not {obs}. {Share_have} the same problem.",
+            "{Whos} {col} in {t} should be {exp}, not {obs}. {also}",
             "{col} in {t} is supposed to be {exp} for {who}, but it says {obs}.",
         ],
         "example": [
@@ -38,12 +38,12 @@ SHAPES_BANK: dict[str, dict[str, list[str]]] = {
         "plain": [
             "{col} in {t} is too high for {share}.",
             "{m} in {t} looks inflated.",
-            "{t} is overstating {m}.",
+            "{t} is overstating the {m}.",
         ],
     },
     "values_low": {
         "rule": [
-            "{Whos} {col} in {t} should be {exp}, not {obs}. {Share_have} the same problem.",
+            "{Whos} {col} in {t} should be {exp}, not {obs}. {also}",
             "{col} in {t} is supposed to be {exp} for {who}, but it only says {obs}.",
         ],
         "example": [
@@ -64,7 +64,7 @@ SHAPES_BANK: dict[str, dict[str, list[str]]] = {
         "plain": [
             "{col} in {t} is too low for {share}.",
             "{m} in {t} looks too low.",
-            "{t} is undercounting {m}.",
+            "{t} is understating the {m}.",
         ],
     },
     "values_scaled": {
@@ -93,8 +93,8 @@ SHAPES_BANK: dict[str, dict[str, list[str]]] = {
     "values_changed": {
         "rule": [
             "{Whos} {col} in {t} should be {exp}, not {obs}.",
-            "{col} in {t} is supposed to be {exp} for {who}, but it says {obs}. {Share_have} the same problem.",
-            "{Who} has the wrong {col} in {t}. {Share_have} the same problem.",
+            "{col} in {t} is supposed to be {exp} for {who}, but it says {obs}. {also}",
+            "{Who} has the wrong {col} in {t}. {also}",
         ],
         "example": [
             "{Who} has {obs} as {col} in {t}; it should be {exp}.",
@@ -258,7 +258,7 @@ SHAPES_BANK: dict[str, dict[str, list[str]]] = {
         "rule": [
             "{Whos} {m} shows as {obs} in {t}, but it's {exp}.",
             "{es} that are {sa} show up as {sb} in {t}, and the other way round. {Who} is one of them.",
-            "{Whos} {m} in {t} is wrong; it's showing the other category. {Share_are} mixed up like that.",
+            "{Whos} {m} in {t} is wrong; it's showing another {m}. {also}",
         ],
         "example": [
             "In {t}, {who} has {col} {obs} instead of {exp}. {sa} and {sb} look swapped.",
@@ -283,7 +283,7 @@ SHAPES_BANK: dict[str, dict[str, list[str]]] = {
             "{Whos} {m} in {t} is the wrong way round, and {others_are} too.",
         ],
         "example": [
-            "{Who} is flagged {obs} for {m} in {t}, should be {exp}. {Share_are} flipped like that.",
+            "{Who} is flagged {obs} for {m} in {t}, should be {exp}. {also}",
         ],
         "question": [
             "Why is {col} {obs} for {who} in {t}? It should be {exp}.",

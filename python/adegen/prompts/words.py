@@ -25,8 +25,9 @@ ABBREVIATIONS = {"avg": "average", "amt": "amount", "qty": "quantity", "pct": "p
                  "org": "organisation", "dept": "department", "emp": "employee", "mgr": "manager",
                  "min": "minimum", "max": "maximum", "lat": "latitude", "lng": "longitude",
                  "lon": "longitude", "nbr": "number"}
-UNITS = {"usd", "eur", "gbp", "cents", "cent", "dollars", "seconds", "secs", "minutes", "mins", "hours", "hrs",
-         "ms", "millis"}
+# currency suffixes people drop when they talk ("amount_usd" is "the amount"); time units stay,
+# "response SLA minutes" is not "response SLA"
+UNITS = {"usd", "eur", "gbp", "dollars"}
 # mass nouns: no plural, no singular
 UNCOUNTABLE = {"data", "revenue", "health", "info", "information", "news", "feedback", "inventory", "spend",
                "usage", "equipment", "staff", "churn", "retention", "attribution", "performance", "series",
@@ -157,6 +158,8 @@ def column_words(column: str) -> str:
     words = _words(column)
     if len(words) > 1 and words[-1].lower() in UNITS:
         words = words[:-1]
+    if len(words) > 1 and words[0] == "count":  # count_assignments -> number of assignments
+        words = ["number", "of", *words[1:]]
     if len(words) > 1 and words[0] in ("is", "has", "was", "did"):
         return " ".join(words[1:]) + " flag"
     if len(words) > 1 and words[-1] in ("at", "on"):
