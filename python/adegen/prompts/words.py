@@ -158,8 +158,8 @@ def column_words(column: str) -> str:
     words = _words(column)
     if len(words) > 1 and words[-1].lower() in UNITS:
         words = words[:-1]
-    if len(words) > 1 and words[0] == "count":  # count_assignments -> number of assignments
-        words = ["number", "of", *words[1:]]
+    if len(words) > 1 and words[0] == "count":  # count_total_parts -> total part count
+        words = [*words[1:-1], singular(words[-1]), "count"]
     if len(words) > 1 and words[0] in ("is", "has", "was", "did"):
         return " ".join(words[1:]) + " flag"
     if len(words) > 1 and words[-1] in ("at", "on"):
