@@ -230,7 +230,7 @@ def write_prompts(req: PromptRequest) -> PromptSet:
     taken = {norm(t) for t in req.avoid}
     used: dict[str, tuple[str, str]] = {}   # key -> (table, level) it was written at
     templates: set[str] = set()              # sentences already used by this task's other keys
-    said = sorted(taken)                     # the texts of other tasks (this task's own come later)
+    said = [_gist(t) for t in req.avoid]     # the texts of other tasks (this task's own come later)
     for p in plans:
         if p.key != "base" and "base" not in out.prompts:
             break
@@ -252,13 +252,18 @@ def write_prompts(req: PromptRequest) -> PromptSet:
     return out
 
 
+def _gist(text: str) -> str:
+    """A text's words without the ones a voice adds around a name ("the X table", "the X model")."""
+    return " " + " ".join(w for w in norm(text).split() if w not in ("the", "table", "model")) + " "
+
+
 @dataclass
 class _Pick:
     changed: set
     allowed: set
     taken: set        # norm() of every text already used (the run's, surveyed tasks', this task's)
     templates: set    # sentences this task's other keys used
-    said: list        # norm() of the run's texts, to spot a body another task already said
+    said: list        # _gist() of the other tasks' texts, to spot a body another task already said
 
 
 def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
@@ -277,8 +282,8 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             continue
         if norm(text) in pick.taken:
             continue
-        nb = norm(body)
-        if any(nb in t for t in pick.said):
+        gist = _gist(body)
+        if any(gist in t for t in pick.said):
             fallback = fallback or (level, text, tpl)
             bad_bodies.add(body)
             continue

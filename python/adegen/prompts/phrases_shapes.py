@@ -258,7 +258,7 @@ SHAPES_BANK: dict[str, dict[str, list[str]]] = {
         "rule": [
             "{Whos} {m} shows as {obs} in {t}, but it's {exp}.",
             "{es} that are {sa} show up as {sb} in {t}, and the other way round. {Who} is one of them.",
-            "{Whos} {m} in {t} is wrong; it's showing another {m}. {also}",
+            "{Whos} {m} in {t} doesn't match what it really is. {also}",
         ],
         "example": [
             "In {t}, {who} has {col} {obs} instead of {exp}. {sa} and {sb} look swapped.",

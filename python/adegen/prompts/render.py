@@ -49,7 +49,7 @@ class Voice:
     @classmethod
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
         # most people write names plain; some say "the X table" or "the X model", few quote them
-        table_style = (0, 0, 0, 0, 0, 0, 0, 2, 2, 3, 3, 1)[spin(seed, "table-style", 12)]
+        table_style = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 1)[spin(seed, "table-style", 16)]
         # whoever writes tables in backticks writes columns the same way
         column_style = 1 if table_style == 1 else (0, 0, 0, 0, 3, 3, 3, 2)[spin(seed, "column-style", 8)]
         # people round counts ("most of the accounts"); only the one example gets exact values
