@@ -5,7 +5,7 @@ program (for example one that asks a language model) write them instead; its tex
 same checks or adegen's own are kept.
 
 Modules: findings (what the diff shows), words (names -> domain words, rough counts), phrases and
-phrases_shapes (the sentences; the base report's shapes), fields (what fills them), render (the
+phrases_base (the sentences; the base report's frames and handles), fields (what fills them), render (the
 task's voice and the per-task choices), levels (base / medium / hard), checks (leaks, tool words,
 named tables), command (the external prompt command).
 """

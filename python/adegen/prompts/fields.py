@@ -36,9 +36,9 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
         parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
         return ", ".join(parts)
     if label:
-        return f"{label} ({keys[0]})" if keys and variant % 3 == 2 else label
-    if not keys:
-        return None
+        return f"{label} ({keys[0]})" if keys and variant % 3 == 2 and words.typeable(keys[0]) else label
+    if not keys or not words.typeable(keys[0]):
+        return None  # nobody types "conversation 156643300001311"
     e = words.entity_of_key(f.key[0], f.table)
     return f"{e} {keys[0]}" if e else f"the row for {keys[0]}"
 
@@ -71,7 +71,12 @@ def fields(f: Finding, voice) -> dict[str, str]:
         if f.col_type == "bool" and not v["m"].endswith("flag"):
             v["m"] += " flag"
         v["col"] = v["m"] if voice.column_style == 3 else v["c"]
+        if voice.column_style == 3:  # a name as written never starts a sentence; words do
+            v["Col"] = cap(v["m"])
         v["a_m"], v["a_c"] = words.with_article(v["m"]), words.with_article(v["c"])
+        if words.plural_words(v["m"]):
+            v["m_plural"] = "yes"  # "the response SLA minutes are": see render._fits
+        v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
     v.update(_counts(f, voice, e))
     v.update(_sample(f, voice))
     v.update(_details(f, voice))
@@ -116,10 +121,6 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
             v["others"] = others.text
             v["others_are"] = others.verb("is", "are")
             v["others_have"] = others.verb("has", "have")
-            # "and the others?" said one of several ways, the same way across a task's levels
-            v["also"] = (f"{v['Share_have']} the same problem.", f"Same for {others.text}.",
-                         f"{v['Share_are']} off like that.", f"Looks like {v['share_are']} affected.",
-                         f"It's not the only one, {others.verb('is', 'are')} off too.")[voice.pick("also", 5)]
     if f.total or f.after:
         v["before"] = words.count_of(f.total, noun)
         v["after"] = words.count_of(f.after, noun)
@@ -142,9 +143,10 @@ def _sample(f: Finding, voice) -> dict[str, str]:
         v["whos"] = owner(s, f, w)
         v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
     if "observed" in s or "expected" in s:
-        obs, exp = words.two_values(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
-        v["obs"] = "an empty string" if s.get("observed") == "" else obs
-        v["exp"] = "an empty string" if s.get("expected") == "" else exp
+        pair = words.typed_pair(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
+        if pair:  # else the values stay out: a person would not type them
+            v["obs"] = "an empty string" if s.get("observed") == "" else pair[0]
+            v["exp"] = "an empty string" if s.get("expected") == "" else pair[1]
     copies = s.get("copies") or (f.detail.get("max_copies") if f.kind == "duplicated" else None)
     if copies:
         v["copies"] = str(copies)
@@ -152,6 +154,7 @@ def _sample(f: Finding, voice) -> dict[str, str]:
     return v
 
 
+_DIRECTION = {"values_high": "too high", "values_low": "too low"}
 _GRAIN_NAMES = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly",
                 "time": "timestamped"}
 _GRAIN_ORDER = ("time", "day", "week", "month", "quarter", "year")
@@ -168,12 +171,23 @@ def _details(f: Finding, voice) -> dict[str, str]:
     if f.kind == "rows_replaced" and f.detail.get("extra"):
         noun = entity(f)
         v["n_extra"] = words.count_of(int(f.detail["extra"]), "other" if noun != "row" else "row")
+    if f.kind in _DIRECTION:
+        v["dir"] = _DIRECTION[f.kind]
+    if f.detail.get("drift"):
+        v["drift"] = f.detail["drift"]  # every changed date moved the same way
+    if f.kind == "values_filled":
+        now = {str(s.get("observed")) for s in f.samples}
+        v["now_w"] = "empty strings" if now == {""} else "values"
+    pairs = [p for p in f.detail.get("pairs") or [] if p[0] is not None and p[1] is not None]
+    if f.kind == "values_changed" and pairs and f.col_type in ("text", "bool") and int(pairs[0][2]) * 2 >= f.count:
+        # the change most rows share: "should be sandbox, shows prod"
+        v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
     r = f.detail.get("ratio")
     if r:
         rw = words.ratio_words(r)
         if rw:
             v["rw"] = rw
-        v["direction"] = "too high" if r > 1 else "too low"
+        v["direction"] = v["dir"] = "too high" if r > 1 else "too low"
     grain = f.detail.get("grain") or {}
     gi, gb = grain.get("intact"), grain.get("broken")
     if gi in _GRAIN_NAMES and gb in _GRAIN_NAMES:

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import checks, render, words
-from .findings import Finding, classify, main_finding
+from .findings import NOT_DATA, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
-NOT_DATA = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone"}
 # the pattern's guess, used only when nothing was measured (--no-validate)
 GUESS = {"rows_missing": "rows_lost", "extra_rows": "rows_added", "values_too_high": "values_high",
          "values_too_low": "values_low", "values_null": "values_blank", "values_wrong": "values_changed",
@@ -120,8 +119,8 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
     if root.distance > 0 and measured_model:
         # the mutated model's own table is unchanged: downstream differences can only be chance
         return []
-    # the voice fixes the shape of the report (a rule, an example, a question, a story, a terse
-    # one-liner); a terse reporter's other levels stay at least as vague
+    # the voice fixes the frame of the report (a statement, a rule, a question, a story) and how
+    # concrete it is (nothing, an entity's name, its values); medium and hard say less
     voice = render.Voice.for_seed(req.seed)
     plans = [_Plan("base", root, voice.levels("base"))]
     down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
@@ -282,6 +281,8 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             continue
         if norm(text) in pick.taken:
             continue
+        if text != body and reasons_against(text, req, pick.changed, pick.allowed):
+            continue  # the request's own words (a column, an entity) may give something away
         gist = _gist(body)
         if any(gist in t for t in pick.said):
             fallback = fallback or (level, text, tpl)
@@ -295,19 +296,34 @@ def _texts(p: _Plan, req: PromptRequest, templates: set):
     """(level, body, whole text, template) in order of preference; a sentence another key of the
     task already used comes after every fresh one of the same level."""
     voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
+    place = render.Place(p.key, p.second, tuple(f" {norm(t)} " for t in req.avoid))
+    asks = render.requests(p.finding, voice, place)
+    data = p.finding.kind not in NOT_DATA
     guess = template_text(req) if req.observation is None else None
     if guess:  # the pattern's description first, then adegen's general sentences
         lower_ok = not str(getattr(req.pattern, "symptom_template", "")).lstrip().startswith("{")
-        for text in render.compositions(guess, voice, p.key, data=p.finding.kind not in NOT_DATA, lower_ok=lower_ok):
+        for text in render.compositions(render.Body(guess, lower_ok, data), voice, p.key, asks):
             yield "pattern", guess, text, guess
+    for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
+        for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
+            yield level, body, text, tpl
+
+
+def _ordered(p: _Plan, voice: render.Voice, place: render.Place, templates: set) -> list:
+    """(level, body) pairs in order of preference: the key's detail before the frame (a report
+    in another frame with the detail this task gives comes before its own frame with more or
+    less), a sentence of this task's other keys or a frame another task used later; then the
+    older levels."""
+    order, worn = render.FALLBACK[voice.detail_for(p.key)], render.Worn(place.said)
+    framed, older = [], []
     for level in p.levels:
-        found = render.bodies(p.finding, level, voice, p.second, key=p.key)
-        found = [b for b in found if b[2] not in templates] + [b for b in found if b[2] in templates]
-        for body, lower_ok, tpl in found:
-            for text in render.compositions(body, voice, p.key, build=p.finding.kind == "build_failed",
-                                            lower_ok=lower_ok, data=p.finding.kind not in NOT_DATA,
-                                            several=p.second is not None):
-                yield level, body, text, tpl
+        found = [(level, b) for b in render.bodies(p.finding, level, voice, place)]
+        if level in render.SHAPES:
+            framed += found
+        else:
+            older += [x for x in found if x[1][2] not in templates] + [x for x in found if x[1][2] in templates]
+    framed.sort(key=lambda x: (order.index(render.detail_of(x[1][2])), x[1][2] in templates, worn(x[1][2])))
+    return framed + older
 
 
 _PATHS = re.compile(r"\s*\((?:models|analyses|tests|snapshots|macros)/[^)]*\)|\s*compiled code at \S+|"

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from . import phrases
 from .fields import cap as _cap, fields
-from .findings import MOST, Finding
+from .findings import MOST, NOT_DATA, Finding
+from .phrases_base import has_scope
 
 
 def spin(seed: str, slot: str, n: int) -> int:
@@ -26,53 +27,67 @@ def rotated(seq: list, seed: str, slot: str) -> list:
     return list(seq[i:]) + list(seq[:i])
 
 
-# the body shapes of a report with an observation, and how often a task's voice uses each: the
-# expectation it breaks ("X should have one row per Y"), an example with the entity's name, a
-# question, a short what-I-was-doing story, a one-liner without numbers (`plain`)
-SHAPES = ("rule", "example", "question", "story", "plain")
-SHAPE_WEIGHTS = (5, 4, 3, 3, 5)
+# the frames of a base report (phrases_base): a statement, the rule the data breaks, a question,
+# what the person was doing when they saw it; and how much concrete detail it gives: none (the
+# table, the quantity and the kind of wrong), one handle (an entity by name or short id), or that
+# entity's exact value now and what it should be. Only a minority quotes exact values: reports
+# that all quote one row's values read like a data diff.
+SHAPES = ("report", "rule", "question", "story")
+SHAPE_WEIGHTS = (7, 5, 4, 3)
+DETAILS = ("none", "handle", "exact")
+DETAIL_WEIGHTS = (4, 5, 11)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
+_DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w))
+# when a task's detail cannot be said (no short name, values nobody would type), less detail
+# comes first, more only when nothing else fits
+FALLBACK = {"none": ("none", "handle", "exact"), "handle": ("handle", "none", "exact"),
+             "exact": ("exact", "handle", "none")}
 
 
 @dataclass(frozen=True)
 class Voice:
     """Per-task style: how tables and columns are written, kept the same across a task's levels,
-    and the shape of its base report."""
+    and the frame, detail and scope of its base report."""
     seed: str
     table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table", 3 "the X model"
     column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes", 3 in words ("active user count")
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
     exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
-    shape: str = "example"   # one of SHAPES
+    shape: str = "report"    # one of SHAPES
+    detail: str = "exact"    # one of DETAILS
+    scope: bool = True       # says how many are affected ("for most of the accounts")
+    period: bool = True      # ends with a full stop (some people leave it off)
 
     @classmethod
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
         # most people write names plain; some say "the X table" or "the X model", few quote them
         table_style = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 1)[spin(seed, "table-style", 16)]
-        # whoever writes tables in backticks writes columns the same way
-        column_style = 1 if table_style == 1 else (0, 0, 0, 0, 3, 3, 3, 2)[spin(seed, "column-style", 8)]
-        # people round counts ("most of the accounts"); only the one example gets exact values
-        return cls(seed, table_style, column_style, layer, convention, False, _POOL[spin(seed, "shape", len(_POOL))])
-
-    @property
-    def terse(self) -> bool:
-        """Reports a data problem without counts or values (the `plain` shape)."""
-        return self.shape == "plain"
+        # columns mostly in words ("the first close time"); whoever writes tables in backticks
+        # writes columns the same way
+        column_style = 1 if table_style == 1 else (3, 3, 3, 3, 3, 3, 0, 0, 0, 2)[spin(seed, "column-style", 10)]
+        # people round counts ("most of the accounts"); only an exact example gets exact values
+        return cls(seed, table_style, column_style, layer, convention, False,
+                   _POOL[spin(seed, "shape", len(_POOL))], _DETAIL_POOL[spin(seed, "detail", len(_DETAIL_POOL))],
+                   spin(seed, "scope", 20) < 9, spin(seed, "period", 8) != 0)
 
     def pick(self, slot: str, n: int) -> int:
         return spin(self.seed, slot, n)
 
+    def detail_for(self, key: str) -> str:
+        """The detail of one key: the voice's for base; medium names at most one entity; the
+        others none."""
+        if key == "base":
+            return self.detail
+        return ("none", "handle")[spin(self.seed, "detail:medium", 2)] if key == "medium" else "none"
+
     def levels(self, key: str = "base") -> tuple:
-        """The body levels a report with an observation is tried at, in order: this key's shape,
-        then the other shapes, then the older fixed levels. A terse voice stays terse: its base
-        and every level after it try `plain` and `general` first."""
+        """The body levels a report is tried at, in order: this key's frame, the other frames,
+        then the older fixed levels (`specific` quotes values, `general` does not)."""
         shape = self.shape if key == "base" else _POOL[spin(self.seed, f"shape:{key}", len(_POOL))]
-        if self.terse or shape == "plain":
-            return ("plain", "general") if key != "base" else (
-                "plain", "general", "rule", "example", "question", "story", "specific", "counts")
-        rest = rotated([s for s in SHAPES[:4] if s != shape], self.seed, f"shapes:{key}")
-        return (shape, *rest, "specific", "counts", "general")
+        rest = rotated([s for s in SHAPES if s != shape], self.seed, f"shapes:{key}")
+        older = ("specific", "counts", "general") if self.detail_for(key) == "exact" else ("general", "specific", "counts")
+        return (shape, *rest, *older)
 
     def table(self, name: str, first: bool = True) -> str:
         if self.table_style == 1:
@@ -87,6 +102,15 @@ class Voice:
         return {1: f"`{name}`", 2: f'"{name}"'}.get(self.column_style, name)
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a body goes: the prompt key, a second table it names (hard level), and the texts
+    the run already used (`norm`ed, padded with spaces), so a frame another task used comes later."""
+    key: str = "base"
+    second: Finding | None = None
+    said: tuple = ()
+
+
 def fill(template: str, values: dict[str, str]) -> str | None:
     names = [n for _, n, _, _ in string.Formatter().parse(template) if n]
     if any(n not in values for n in names):
@@ -94,25 +118,26 @@ def fill(template: str, values: dict[str, str]) -> str | None:
     return template.format(**values)
 
 
-def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
-           key: str = "base") -> list[tuple[str, bool, str]]:
+def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list[tuple[str, bool, str]]:
     """The candidate body texts of one level for a finding, in this task's order, each with
-    whether its first letter may be lower-cased after a lead-in ("Heads up: the ...") and the
-    template it came from."""
+    whether its first letter may be lower-cased after a lead-in ("Since the last run, the ...")
+    and the template it came from."""
     bank = phrases.BODIES.get(f.kind, {})
     vals = fields(f, voice)
-    if second is not None:
-        vals["t2"] = voice.table(second.table, first=False)
+    if place.second is not None:
+        vals["t2"] = voice.table(place.second.table, first=False)
         marts = re.compile(r"^(rpt|mart|marts|fct|fact|dim|agg|obt|report)_", re.I)
-        vals["group"] = "reports" if marts.match(f.table) and marts.match(second.table) else "tables"
-        tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{key}")
+        vals["group"] = "reports" if marts.match(f.table) and marts.match(place.second.table) else "tables"
+        tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{place.key}")
     else:
-        tpls = rotated(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{key}")
+        tpls = rotated(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{place.key}")
         if level == "specific" and not f.samples:
-            tpls = rotated(bank.get("specific_nokey", []), voice.seed, f"body:{f.kind}:nokey:{key}") + tpls
-        # the concrete value is what makes a report useful: a sentence that quotes it comes
-        # first, then one that names the entity, then the rest (each tier in this task's order)
-        tpls.sort(key=_concreteness)
+            tpls = rotated(bank.get("specific_nokey", []), voice.seed, f"body:{f.kind}:nokey:{place.key}") + tpls
+        # the detail this key gives first (then less, then more), a frame no other task of the
+        # run used before one it did, and the voice's choice of saying how many are affected
+        order = FALLBACK[voice.detail_for(place.key)]
+        worn = Worn(place.said)
+        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), has_scope(t) != voice.scope))
     out = []
     for tpl in tpls:
         if not _fits(tpl, f, vals):
@@ -130,15 +155,39 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
     return out
 
 
+def detail_of(tpl: str) -> str:
+    """How concrete a sentence is: `exact` quotes a value now and what it should be, `handle`
+    names one entity or one count a person would see, `none` neither."""
+    if "{obs}" in tpl or "{exp}" in tpl:
+        return "exact"
+    if re.search(r"\{(who|Who|whos|Whos|copies|copies_w|before|after|before_n|after_n|tot_b|tot_i|ob|oi)\}", tpl):
+        return "handle"
+    return "none"
+
+
+class Worn:
+    """Whether a template's frame was already used by another task of the run: every literal
+    stretch of one of its sentences (three words or more in all) appears in one earlier text."""
+
+    def __init__(self, said: tuple):
+        self.said = said
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, tpl: str) -> bool:
+        return any(self._sentence(s) for s in re.split(r"(?<=[.?!])\s+", tpl))
+
+    def _sentence(self, sentence: str) -> bool:
+        if sentence not in self.memo:
+            chunks = [" ".join(re.findall(r"[a-z0-9_']+", c.lower())) for c in re.split(r"\{[^}]+\}", sentence)]
+            chunks = [f" {c} " for c in chunks if c]
+            self.memo[sentence] = sum(len(c.split()) for c in chunks) >= 3 and any(
+                all(c in text for c in chunks) for text in self.said)
+        return self.memo[sentence]
+
+
 _ZERO = re.compile(r"^-?0(\.0+)?$")
 # fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
 _WORD_FIELDS = ("{m}", "{e}", "{es}", "{share", "{others", "{topic}")
-
-
-def _concreteness(tpl: str) -> int:
-    if "{obs}" in tpl or "{exp}" in tpl:
-        return 0
-    return 1 if re.search(r"\{(who|Who|whos|Whos|copies|copies_w)\}", tpl) else 2
 
 
 # words that say (nearly) every row is affected: only when the measurement says so
@@ -158,7 +207,16 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False
     if ("same factor" in tpl or "off the same way" in tpl) and "rw" not in vals:
         return False
+    if "m_plural" in vals and _SINGULAR_M.search(tpl):
+        return False
+    if " marked {" in tpl and f.col_type not in ("text", "bool"):
+        return False  # "marked" fits a category, not a date or an amount
     return True
+
+
+# a column in words as the subject of a singular verb or pronoun: wrong for "response SLA minutes"
+_SINGULAR_M = re.compile(r"\{(m|col|Col)\}( (in|of) \{t\})? (is|isn't|has|looks|comes|holds|needs|doesn't)\b|"
+                         r"\bis (the|\{whos\}|\{Whos\}) \{m\}|\{(m|col|Col)\}[^.?;]*\b(it's|it is|its|it)\b")
 
 
 _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|small|someone|something|"
@@ -176,44 +234,73 @@ _WHO = re.compile(r"^(someone|a colleague|one of the analysts|finance)\b", re.I)
 _TIME = re.compile(r"\b(this morning|today|yesterday|since|last run|deploy|started|lately|right now)\b", re.I)
 
 
-def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_ok: bool = True,
-                 data: bool = True, several: bool = False):
+@dataclass(frozen=True)
+class Body:
+    """A body text, whether its first letter may be lower-cased after a lead-in, and whether it
+    is a complaint about data (only those take a data opener)."""
+    text: str
+    lower_ok: bool = True
+    data: bool = True
+
+
+def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
+    """The requests that may close a report of `f`, in this task's order, filled: none (the
+    report is the request) in ASKS_NONE of them, short ones, and ones that say what should
+    happen ("make it one row per account again", "rebuild the table")."""
+    if f.kind == "build_failed":
+        pool = list(phrases.ASKS_BUILD)
+    else:
+        own = phrases.ASKS.get(f.kind) or (phrases.ASKS["values"] if f.column and f.kind not in NOT_DATA else [])
+        own = own if place.second is None else []  # about one finding; the body names two tables
+        data = phrases.ASKS["data"] if f.kind not in NOT_DATA else []
+        pool = [""] * phrases.ASKS_NONE + phrases.ASKS["any"] + data + own * 2
+    vals = fields(f, voice)
+    out = [a if not a else (fill(a, vals) if _fits(a, f, vals) else None) for a in pool]
+    if place.second is not None:  # the body names two tables: no request about "the table"
+        out = [a for a in out if a is not None and "the table" not in a]
+    return rotated([a for a in out if a is not None], voice.seed, f"ask:{place.key}")
+
+
+def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     """The whole prompts for one body: opening x request in this task's order. Openings that run
     into the body need a body that starts with an ordinary word; a body that already says when it
     happened gets no opening that says it again."""
+    text = body.text
     openers = rotated(phrases.OPENERS, voice.seed, f"open:{key}")
-    asks = rotated(phrases.ASKS_BUILD if build else phrases.ASKS, voice.seed, f"ask:{key}")
-    if not data:  # a config or build problem is not a data complaint
+    if not body.data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
-    if build or body.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")):
+    if text.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")):
         openers = [o for o in openers if o[1] != "lead"]
-    if several:  # the body names two tables: no request about "the table"
-        asks = [a for a in asks if "the table" not in a]
-    if re.search(r"\b(please|fix)\b", body, re.I) or body.rstrip().endswith("?"):
+    asks = list(asks) or [""]
+    if re.search(r"\b(please|fix)\b", text, re.I):
         asks = [""]  # the body already asks
-    if _TIME.search(body):
+    if _TIME.search(text):
         openers = [o for o in openers if not _TIME.search(o[0])]
-    if _WHO.match(body):  # the body already says who noticed: no second "who" in front of it
+    if _WHO.match(text):  # the body already says who noticed: no second "who" in front of it
         openers = [o for o in openers if not o[0]]
-    first = body.split(" ", 1)[0].lower().strip("'`\"")
+    first = text.split(" ", 1)[0].lower().strip("'`\"")
     openers = [o for o in openers if not o[0] or o[0].split(" ", 1)[0].lower().rstrip("'s") != first.rstrip("'s")]
     openers = openers or [("", "none", "any")]
     for i in range(len(openers) * len(asks)):
-        yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], lower_ok)
+        yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], voice.period)
 
 
-def compose(body: str, opener: tuple[str, str], ask: str, lower_ok: bool = True) -> str:
+def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) -> str:
     text, mode = opener
+    main = body.text
     if mode == "lead":
-        first = body.split(" ", 1)[0]
-        if lower_ok and first not in ("I", "I'm") and (first == "A" or not first.isupper()):
-            body = body[:1].lower() + body[1:]
-        out = text + body
+        first = main.split(" ", 1)[0]
+        if body.lower_ok and first not in ("I", "I'm") and (first == "A" or not first.isupper()):
+            main = main[:1].lower() + main[1:]
+        out = text + main
     elif mode == "sentence":
-        out = f"{text} {body}"
+        out = f"{text} {main}"
     else:
-        out = body
+        out = main
     if ask:
-        sep = "\n\n" if "\n" in body else " "
+        sep = "\n\n" if "\n" in main else " "
         out = f"{out.rstrip()}{sep}{ask}"
-    return out.strip()
+    out = out.strip()
+    if not period and out.endswith(".") and "\n" not in out and not out.endswith(".."):
+        out = out[:-1]  # some people leave the last full stop off
+    return out

@@ -167,6 +167,18 @@ def column_words(column: str) -> str:
     return " ".join(words) or str(column)
 
 
+_HEAD_BEFORE = {"of", "since", "per", "between", "to", "from", "until", "by"}
+
+
+def plural_words(text: str) -> bool:
+    """Whether column words take a plural verb: 'response SLA minutes', 'days since last login',
+    'all company tags' do; 'number of orders', 'total part count' do not."""
+    ws = str(text).split()
+    head = next((ws[i - 1] for i, w in enumerate(ws) if w.lower() in _HEAD_BEFORE and i), ws[-1] if ws else "")
+    low = head.lower()
+    return bool(low) and low not in UNCOUNTABLE and not low.endswith(("ss", "us", "is")) and singular(head) != head
+
+
 def table_topic(table: str) -> str:
     """What a table is about: fct_monthly_revenue -> 'monthly revenue', stg_f1_dataset__results ->
     'results', dim_customers -> 'customers'."""
@@ -252,24 +264,49 @@ def two_values(observed, expected, kind: str, column: str) -> tuple[str, str]:
     return a, b
 
 
+# what nobody types into a bug report: a long id (156643300001311, a hash) or a time to the second
+MAX_ID = 8
+LONG_ID = re.compile(r"(?<![\w.,])(?=\w*\d)\w{%d,}(?!\w)" % (MAX_ID + 1))
+SECONDS = re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b")
+
+
+def typeable(text: str) -> bool:
+    """Whether a person would type this value or name: no id longer than MAX_ID characters, no
+    time to the second, nothing long."""
+    s = str(text)
+    return len(s) <= 40 and not LONG_ID.search(s) and not SECONDS.search(s)
+
+
+def typed_pair(observed, expected, kind: str, column: str) -> tuple[str, str] | None:
+    """The value now and what it should be as a person types them, or None when they cannot
+    without reading them off a diff: timestamps become dates when the days differ, hours and
+    minutes when only the time does (never seconds); long ids and long texts are left out."""
+    if kind.startswith("timestamp") and observed is not None and expected is not None:
+        o, e = str(observed), str(expected)
+        if o[:10] != e[:10]:
+            observed, expected, kind = o[:10], e[:10], "date"
+        elif o[11:16] != e[11:16] and len(o) >= 16 and len(e) >= 16:
+            observed, expected, kind = o[11:16], e[11:16], "time"
+        else:
+            return None
+    a, b = two_values(observed, expected, kind, column)
+    return (a, b) if typeable(a) and typeable(b) else None
+
+
+# the factors people notice and name; any other ratio is just "way too high"
+_UP = {2: "twice", 10: "ten times", 100: "a hundred times", 1000: "a thousand times", 10000: "10,000 times"}
+_DOWN = {2: "half", 10: "a tenth of", 100: "a hundredth of", 1000: "a thousandth of"}
+
+
 def ratio_words(r: float) -> str | None:
-    """2.0 -> 'twice', 10 -> '10 times', 0.5 -> 'half', 0.01 -> 'a hundredth of'."""
+    """2.0 -> 'twice', 10 -> 'ten times', 0.5 -> 'half', 0.01 -> 'a hundredth of'; None for a
+    factor nobody would name (7, 48, a seventh)."""
     if r is None or r <= 0:
         return None
-    names = {2: "twice", 3: "three times", 4: "four times", 10: "ten times", 100: "a hundred times",
-             1000: "a thousand times"}
-    if r >= 1.95:
-        k = round(r)
-        if abs(r - k) / r < 0.03:
-            return names.get(k, f"{k} times")
-        return f"about {r:.1f} times"
-    if r <= 0.52:
-        k = round(1 / r)
-        if abs(1 / r - k) * r < 0.03:
-            return {2: "half", 3: "a third of", 4: "a quarter of", 5: "a fifth of", 6: "a sixth of",
-                    7: "a seventh of", 8: "an eighth of", 9: "a ninth of", 10: "a tenth of",
-                    100: "a hundredth of", 1000: "a thousandth of"}.get(k, f"1/{k} of")
-    return None
+    k = round(r) if r >= 1 else round(1 / r)
+    if abs((r if r >= 1 else 1 / r) - k) > 0.03 * k:
+        return None
+    return (_UP if r >= 1 else _DOWN).get(k)
 
 
 def duration_words(seconds: float) -> str:
