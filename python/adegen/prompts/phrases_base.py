@@ -276,7 +276,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
     "values_filled": {"handle": ["{Who} is one of them."], "exact": ["{Who} shows {obs} there, for one."]},
     "duplicated": {"handle": ["{Who} is in there {copies_w}.", "{Who} alone shows up {copies_w}.",
                               "{Who}, for one, has {copies} rows."]},
-    "rows_lost": {"handle": ["{Who} is one of them.", "{Who} isn't there anymore, for example.",
+    "rows_lost": {"handle": ["{Who} is gone, for one.", "{Who} isn't there anymore, for example.",
                              "I can't find {who}, for one.", "It's down to {after_n} from {before_n}."]},
     "rows_added": {"handle": ["{Who} is one of them.", "It went from {before_n} to {after_n}."]},
     "table_empty": {"handle": ["It normally has {before}.", "It had {before} before."]},

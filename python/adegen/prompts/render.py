@@ -269,8 +269,9 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     openers = rotated(phrases.OPENERS, voice.seed, f"open:{key}")
     if not body.data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
-    if text.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")):
-        openers = [o for o in openers if o[1] != "lead"]
+    if text.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")) or re.search(
+            r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
+        openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
     asks = list(asks) or [""]
     if re.search(r"\b(please|fix)\b", text, re.I):
         asks = [""]  # the body already asks
