@@ -175,6 +175,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "{c} in {t} has values for {es} where it should be empty.",
             "{t} fills in {c} for {es} that shouldn't have one.",
+            "{c} in {t} has {now_w} where it should be null.",
         ],
         "business": [
             "The {m} in {t} counts things it shouldn't.",

@@ -35,7 +35,7 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 SHAPES = ("report", "rule", "question", "story")
 SHAPE_WEIGHTS = (7, 5, 4, 3)
 DETAILS = ("none", "handle", "exact")
-DETAIL_WEIGHTS = (4, 5, 11)
+DETAIL_WEIGHTS = (3, 5, 12)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
 _DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w))
 # when a task's detail cannot be said (no short name, values nobody would type), less detail
@@ -178,7 +178,7 @@ class Worn:
 
     def _sentence(self, sentence: str) -> bool:
         if sentence not in self.memo:
-            chunks = [" ".join(re.findall(r"[a-z0-9_']+", c.lower())) for c in re.split(r"\{[^}]+\}", sentence)]
+            chunks = [" ".join(re.findall(r"[a-z0-9_]+", c.lower())) for c in re.split(r"\{[^}]+\}", sentence)]
             chunks = [f" {c} " for c in chunks if c]
             self.memo[sentence] = sum(len(c.split()) for c in chunks) >= 3 and any(
                 all(c in text for c in chunks) for text in self.said)
@@ -209,6 +209,8 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False
     if "m_plural" in vals and _SINGULAR_M.search(tpl):
         return False
+    if vals.get("now_w") == "empty strings" and not re.search(r"\{(now_w|obs)\}", tpl):
+        return False  # an empty string where a null belongs is not "a cancel reason"
     if " marked {" in tpl and f.col_type not in ("text", "bool"):
         return False  # "marked" fits a category, not a date or an amount
     return True
