@@ -30,8 +30,11 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 # the frames of a base report (phrases_base): a statement, the rule the data breaks, a question,
 # what the person was doing when they saw it; and how much concrete detail it gives: none (the
 # table, the quantity and the kind of wrong), one handle (an entity by name or short id), or that
-# entity's exact value now and what it should be. Only a minority quotes exact values: reports
-# that all quote one row's values read like a data diff.
+# entity's exact value now and what it should be. Only a minority of a run's bases quotes exact
+# values (reports that all quote one row's values read like a data diff): more than half of the
+# voices would, but a third of the findings have no values (a view, an empty table, lost rows) and
+# some have none a person would type (long ids), so about a third of the bases do
+# (test_prompts_voice pins both shares).
 SHAPES = ("report", "rule", "question", "story")
 SHAPE_WEIGHTS = (7, 5, 4, 3)
 DETAILS = ("none", "handle", "exact")
