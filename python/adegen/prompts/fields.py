@@ -1,7 +1,24 @@
 """The fields a sentence of `phrases` is filled with, for one finding in one task's voice: the
 table and column as this person writes them, the entity by its business name, its value now and
 what it should be, and how many others are affected in rough words. A field that cannot be
-filled truthfully is absent, which rules out every sentence that needs it. Pure functions."""
+filled truthfully is absent, which rules out every sentence that needs it. Pure functions.
+
+Fields: t (table), topic (what the table is about), c (column), m (column in words),
+col (the column as this voice writes it), Col (capitalised, only for a voice that writes columns
+in words), vals ("numbers", "dates", "values"), k (the key column), e / es (the entity, singular /
+plural), Who / who (one affected entity, by name when the row has one, never by a long id),
+Whos / whos (its possessive), obs / exp (its value now / what it should be, only when a person
+would type them: no long ids, no seconds), share ("most of the accounts"), share_are /
+share_have (with the verb; capitalised Share_*), others / others_are / others_have (the affected
+ones besides the example), n / n_are / n_have / N_are / n_of (the same as share, counted for a
+voice that counts), before / after (row counts with the noun), before_n / after_n, rw (a factor
+people name: "twice", "a hundred times"), dir / direction ("too high"), drift ("earlier" /
+"later", every changed date moved that way), now_w ("empty strings" / "values" where nulls
+belong), pa / pb (the value most changed rows should have / show), gi / gb (grain before /
+after), gi_start, more_fewer, dur, later, copies / copies_w ("twice"), msg, sa / sb (two swapped
+values), t2 (a second table), layer (the model's layer words), kind_i / kind_b (warehouse object
+before / after), ti / tb (types in words), m_plural (set when the column words take a plural verb).
+"""
 from __future__ import annotations
 
 import re

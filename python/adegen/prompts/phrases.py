@@ -1,28 +1,15 @@
-"""The sentences: several ways to report each kind of finding at three levels of detail, plus
-openings and requests. Written for adegen; fields in braces are filled by `render.fields`.
+"""The sentences: several ways to report each kind of finding at three levels of detail (fields
+in braces: see fields.py). Openings and requests are in phrases_asks.py; the base report's
+frames and handles (`report`, `rule`, `question`, `story`) in phrases_base.py.
 
-Levels: the base report's frames `report`, `rule`, `question` and `story` (phrases_base.py: a lead
-sentence, optionally one concrete handle); `specific` names the table and gives a concrete
-observation (a fallback when no frame fits); `general` names the table and the kind of problem
-only; `business` is what someone who reads the report, not the SQL, would say.
-
-Fields (fields.py): t (table), topic (what the table is about), c (column), m (column in words),
-col (the column as this voice writes it), Col (capitalised, only for a voice that writes columns
-in words), vals ("numbers", "dates", "values"), k (the key column), e / es (the entity, singular /
-plural), Who / who (one affected entity, by name when the row has one, never by a long id),
-Whos / whos (its possessive), obs / exp (its value now / what it should be, only when a person
-would type them: no long ids, no seconds), share ("most of the accounts"), share_are /
-share_have (with the verb; capitalised Share_*), others / others_are / others_have (the affected
-ones besides the example), n / n_are / n_have / N_are / n_of (the same as share, counted for a
-voice that counts), before / after (row counts with the noun), before_n / after_n, rw (a factor
-people name: "twice", "a hundred times"), dir / direction ("too high"), drift ("earlier" /
-"later", every changed date moved that way), now_w ("empty strings" / "values" where nulls
-belong), pa / pb (the value most changed rows should have / show), gi / gb (grain before /
-after), gi_start, more_fewer, dur, later, copies / copies_w ("twice"), msg, sa / sb (two swapped
-values), t2 (a second table), layer (the model's layer words), kind_i / kind_b (warehouse object
-before / after), ti / tb (types in words), m_plural (set when the column words take a plural verb).
+Levels here: `specific` names the table and gives a concrete observation (a fallback when no
+frame fits); `general` names the table and the kind of problem only; `business` is what someone
+who reads the report, not the SQL, would say.
 """
 from __future__ import annotations
+
+from .phrases_asks import ASKS, ASKS_BUILD, ASKS_NONE, OPENERS  # noqa: F401 (the bank's other half)
+from .phrases_base import SHAPES_BANK
 
 BODIES: dict[str, dict[str, list[str]]] = {
     "values_scaled": {
@@ -496,54 +483,6 @@ SEVERAL = [
     "The numbers in {t} and {t2} changed since the last run, and nobody touched them on purpose.",
 ]
 
-# (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a
-# complaint about numbers, "any" fits every report. Almost every report starts with the problem
-# itself: a stock opener in front of every few reports is what makes a set read generated.
-OPENERS: list[tuple[str, str, str]] = [
-    *[("", "none", "any")] * 34,
-    ("Since the last run, ", "lead", "data"),
-    ("Since yesterday's run, ", "lead", "data"),
-]
-
-# Requests. Often none (the report is the request, ASKS_NONE of every list), some short, and
-# most say what should happen afterwards in words of the finding ("make it one row per account
-# again", "rebuild the table"). Fields as in the bodies; a request whose field is missing is
-# left out. "the table" requests are not used after a sentence naming two tables.
-ASKS_NONE = 8
-ASKS: dict[str, list[str]] = {
-    "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it."],
-    "data": [
-        "Please fix the model and rebuild the table.",
-        "Can you fix it and rebuild the table?",
-        "Could you find the cause and refresh the table?",
-        "Can you track down the cause and update the table?",
-        "Please sort it out and rerun the model so the table is right again.",
-        "Fix it and rebuild the table, please.",
-        "It needs fixing, and the table rebuilt after.",
-        "Can you get it fixed and the table rebuilt?",
-    ],
-    "values": ["Can you get the {m} right again and rebuild the table?",
-               "Please fix it so the {m} {vals} are right again."],
-    "values_blank": ["The {m} needs to be filled in again.", "Can you get the {m} back in there?"],
-    "values_filled": ["Those should be null again."],
-    "duplicated": ["It needs to be one row per {e} again.", "Please make it one row per {e} again and rebuild it."],
-    "rows_lost": ["Can you get the missing {es} back in?", "They need to be back in there."],
-    "rows_added": ["Those shouldn't be in there; please fix it and rebuild the table."],
-    "table_empty": ["Can you get the rows back?", "Please fix it and rebuild it."],
-    "column_gone": ["Can you bring the column back?", "It needs to be back in the table."],
-    "relation_kind": ["Please switch it back and rebuild it.", "Can you change it back to a {kind_i}?"],
-    "date_grain": ["It should be {gi} again.", "Can you make it {gi} again and rebuild the table?"],
-}
-ASKS_BUILD = [
-    "Can you get it building again?",
-    "Can you fix it?",
-    "Could you sort this out?",
-    "Please fix it so the run goes through again.",
-    "",
-    "",
-    "",
-]
-
 
 def _plain_column(tpl: str) -> str:
     """The older levels name a column the way the task's voice writes columns (mostly in words),
@@ -557,9 +496,5 @@ for _kind, _levels in BODIES.items():
     if _kind not in ("column_gone", "column_added"):  # a dropped column is named as it was
         for _level, _tpls in _levels.items():
             _levels[_level] = [_plain_column(t) for t in _tpls]
-
-# the base report's lead sentences, handles and frames live in their own file
-from .phrases_base import SHAPES_BANK as _SHAPES  # noqa: E402
-
-for _kind, _levels in _SHAPES.items():
+for _kind, _levels in SHAPES_BANK.items():  # the base report's frames
     BODIES.setdefault(_kind, {}).update(_levels)
