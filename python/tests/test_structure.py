@@ -28,7 +28,6 @@ LONG_SIGNATURES_TO_FIX = {
     "emulator/server.py:FakesnowServer.write_profiles",
     "output.py:render_profiles",
     "prompts/checks.py:leaks",
-    "prompts/render.py:compositions",
     "validate/evidence.py:_keyed_column",
     "validate/evidence.py:_Tables.__init__",
     "validate/factory.py:make_validator",
