@@ -30,6 +30,21 @@ sys.path.insert(0, str(REPO_ROOT / "python"))
 import adegen  # noqa: E402,F401  (importing it puts the interpreter's scripts dir, where dbt is, on PATH)
 
 
+# The suite runs on pytest-xdist (pyproject addopts: `-n auto --dist loadgroup`). Each test module is one
+# unit of work, so a module-scoped fixture (a bulk run, a built project) is made once, on one worker;
+# the modules that read the validated example build (`acme_tasks_built`) form one group, so it is built
+# once per session as well. A test that names its own xdist_group keeps it.
+SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_report_browser.py"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            name = item.path.name
+            item.add_marker(pytest.mark.xdist_group("acme-build" if name in SHARED_BUILD_MODULES else name))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def adegen_cache(tmp_path_factory) -> Path:
     cache = tmp_path_factory.mktemp("adegen-cache")
