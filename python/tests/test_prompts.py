@@ -74,15 +74,22 @@ def assert_clean(ps, req):
 
 
 def test_base_names_table_and_concrete_value():
-    req = request(obs(value_table("mart_account_360", 0)))
-    ps = prompts.write_prompts(req)
-    assert list(ps.prompts) == ["base", "medium"]  # nothing downstream changed: no hard key
-    base = ps.prompts["base"]
-    assert "mart_account_360" in base and "18" in base and "4.5" in base
-    assert "Helio Systems" in base or "A1001" in base
-    assert "18" not in ps.prompts["medium"] and "mart_account_360" in ps.prompts["medium"]
-    assert ps.tables == ["mart_account_360"]
-    assert_clean(ps, req)
+    """Every base names the table; one that quotes the value now also says what it should be and
+    whose it is; the medium key (same table, nothing downstream) quotes no value."""
+    quoted = 0
+    for i in range(30):
+        req = request(obs(value_table("mart_account_360", 0)), seed=f"acme{i:03d}")
+        ps = prompts.write_prompts(req)
+        assert list(ps.prompts) == ["base", "medium"]  # nothing downstream changed: no hard key
+        base = ps.prompts["base"]
+        assert "mart_account_360" in base
+        if "18" in base:
+            quoted += 1
+            assert "4.5" in base and ("Helio Systems" in base or "A1001" in base), base
+        assert "18" not in ps.prompts["medium"] and "mart_account_360" in ps.prompts["medium"]
+        assert ps.tables == ["mart_account_360"]
+        assert_clean(ps, req)
+    assert quoted >= 5
 
 
 def test_downstream_levels_name_changed_tables_only():
@@ -309,5 +316,5 @@ def test_a_body_that_says_who_noticed_gets_no_opener():
     body = "Someone noticed that most_recent_order in the customers table is wrong for some customers."
     for seed in ("a", "b", "c", "d", "e", "f"):
         voice = render.Voice.for_seed(seed)
-        texts = list(render.compositions(body, voice, "base"))
+        texts = list(render.compositions(render.Body(body), voice, "base", ["", "Can you fix it?"]))
         assert texts and all(t.startswith("Someone noticed") for t in texts)

@@ -115,8 +115,10 @@ def test_levels_follow_the_downstream_change(written):
 
 
 def test_concrete_observation_in_base(written):
+    """The base names the table and says which way it is wrong: a value now and what it should
+    be, or in words (sum -> max makes the revenue too low)."""
     _, ps, _ = written["single"]
-    assert "customer_revenue" in ps.base and re.search(r"\d", ps.base)
+    assert "customer_revenue" in ps.base and re.search(r"\d|low|short|down|understat|drag", ps.base), ps.base
     _, ps, _ = written["rows"]
     assert "customer_revenue" in ps.base
 

@@ -29,7 +29,6 @@ LONG_SIGNATURES_TO_FIX = {
     "harness/prepared.py:PreparedTrialRunner.__init__",
     "output.py:render_profiles",
     "prompts/checks.py:leaks",
-    "prompts/render.py:compositions",
     "validate/evidence.py:_keyed_column",
     "validate/evidence.py:_Tables.__init__",
     "validate/factory.py:make_validator",

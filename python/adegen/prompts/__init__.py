@@ -4,9 +4,11 @@ Entry point: `write_prompts(PromptRequest) -> PromptSet` (pure). `run_command` l
 program (for example one that asks a language model) write them instead; its texts must pass the
 same checks or adegen's own are kept.
 
-Modules: findings (what the diff shows), words (names -> domain words), phrases (the sentences),
-render (fields, per-task choices), levels (base / medium / hard), checks (leaks, tool words,
-named tables), command (the external prompt command).
+Modules: findings (what the diff shows), words (names -> domain words, rough counts), phrases,
+phrases_base and phrases_asks (the sentences; the base report's frames and handles; openings and
+requests), fields (what fills them), render (the task's voice and the per-task choices), levels
+(base / medium / hard), checks (leaks, tool words, named tables), command (the external prompt
+command).
 """
 from .checks import description_for, forbidden_tokens, leaks, tool_words
 from .levels import LEVELS, PromptRequest, PromptSet, model_facts, norm, write_prompts

@@ -30,8 +30,12 @@ from . import checks
 from .levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
 
 HINTS = {
-    "base": "Name the table where the symptom shows and give the concrete observation (an entity and "
-            "its wrong value, or the counts).",
+    "base": "Name the table where the symptom shows, the quantity in plain words and the kind of wrong "
+            "(too high, blank, duplicated, missing rows, wrong grain), as a person who looked at a "
+            "dashboard would. At most one concrete handle a person would type (a business name, a short "
+            "id, a date, a round value); quote a value now and what it should be only sometimes, never "
+            "a long id or a time to the second. How many are affected in rough words ('most of the "
+            "accounts'), if at all. A request may say what should happen (the table rebuilt).",
     "medium": "Less specific, or the symptom as a table further downstream shows it.",
     "hard": "Only the business-level symptom, on the named downstream table(s); no values.",
 }

@@ -14,6 +14,8 @@ ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_em
          "rows_lost", "rows_added", "rows_replaced", "values_blank", "values_filled", "sign_flipped",
          "values_scaled", "date_grain", "date_shifted", "time_lost", "fraction_lost", "labels_swapped",
          "flag_flipped", "values_high", "values_low", "values_changed", "type_changed", "column_added")
+# findings about the shape or the build of a table, not its data
+NOT_DATA = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone"}
 MOST = 0.8  # share of the changed rows that must agree before a column finding is that specific
 
 
@@ -157,6 +159,10 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
         elif shift.get("median") and shift.get("min") == shift.get("max"):
             f.kind = "date_shifted"
             f.detail["shift_seconds"] = float(shift["median"])
+        elif shift.get("min") is not None and shift.get("max") is not None and (
+                float(shift["min"]) > 0 or float(shift["max"]) < 0):
+            # not one steady shift, but every changed date moved the same way
+            f.detail["drift"] = "later" if float(shift["min"]) > 0 else "earlier"
         return f
     pairs = [p for p in col.get("pairs") or [] if p[0] is not None and p[1] is not None]
     if kind_b == "bool" and pairs:

@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import checks, render, words
-from .phrases_plain import PLAIN as _PLAIN_KINDS
-from .findings import Finding, classify, main_finding
+from .findings import NOT_DATA, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
-NOT_DATA = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone"}
 # the pattern's guess, used only when nothing was measured (--no-validate)
 GUESS = {"rows_missing": "rows_lost", "extra_rows": "rows_added", "values_too_high": "values_high",
          "values_too_low": "values_low", "values_null": "values_blank", "values_wrong": "values_changed",
@@ -115,20 +113,20 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
             by_table.append(found)
     if not by_table:
         return []
+    lend_labels(by_table)
     root = by_table[0]
     measured_model = str(req.model_materialized or "").lower() not in ("ephemeral", "")
     if root.distance > 0 and measured_model:
         # the mutated model's own table is unchanged: downstream differences can only be chance
         return []
-    # a terse reporter names the table, the column and what looks wrong, and counts nothing;
-    # the other levels then stay at least as vague
-    terse = render.Voice.for_seed(req.seed).terse and root.kind in _PLAIN_KINDS
-    detail = ("plain", "general") if terse else ("specific", "counts", "general")
-    plans = [_Plan("base", root, ("plain", "specific", "counts", "general") if terse else detail)]
+    # the voice fixes the frame of the report (a statement, a rule, a question, a story) and how
+    # concrete it is (nothing, an entity's name, its values); medium and hard say less
+    voice = render.Voice.for_seed(req.seed)
+    plans = [_Plan("base", root, voice.levels("base"))]
     down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
         "relation_kind", "build_failed", "column_added") else []
     if down:
-        plans.append(_Plan("medium", down[0], detail))
+        plans.append(_Plan("medium", down[0], voice.levels("medium")))
         far = down[-1]
         if len(down) >= 2 and render.spin(req.seed, "several", 2):
             plans.append(_Plan("hard", far, ("business",), second=down[-2]))
@@ -137,6 +135,22 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
     elif root.kind not in ("table_empty", "table_gone"):  # "X is empty" has no vaguer version
         plans.append(_Plan("medium", root, ("general",)))
     return plans
+
+
+def lend_labels(found: list[Finding]) -> None:
+    """A row without a name column gets the name another changed table gives the same key value
+    (account A1002 of int_account_billing_snapshot is "Summit Foods" in mart_account_health):
+    people name the entity, not its id."""
+    names: dict[tuple[str, str], str] = {}
+    for f in found:
+        if len(f.key) == 1:
+            for s in f.samples + list(f.detail.get("extra_samples") or []):
+                if s.get("label") and s.get("key"):
+                    names.setdefault((f.key[0].lower(), str(s["key"][0])), str(s["label"]))
+    for f in found:
+        if len(f.key) == 1:
+            f.samples = [s if s.get("label") or not s.get("key") else
+                         {**s, "label": names.get((f.key[0].lower(), str(s["key"][0])))} for s in f.samples]
 
 
 def template_text(req: PromptRequest) -> str | None:
@@ -215,53 +229,101 @@ def write_prompts(req: PromptRequest) -> PromptSet:
     taken = {norm(t) for t in req.avoid}
     used: dict[str, tuple[str, str]] = {}   # key -> (table, level) it was written at
     templates: set[str] = set()              # sentences already used by this task's other keys
+    said = [_gist(t) for t in req.avoid]     # the texts of other tasks (this task's own come later)
     for p in plans:
         if p.key != "base" and "base" not in out.prompts:
             break
         if p.key == "medium" and used.get("base") == (p.finding.table, "general"):
             continue  # base already had to stay general on this table: nothing less specific left
-        allowed = _allowed(req, p)
-        bad_bodies: set[str] = set()
-        for level, body, text, tpl in _texts(p, req, templates):
-            if body in bad_bodies:
-                continue
-            why = reasons_against(body, req, changed, allowed)
-            if why:
-                bad_bodies.add(body)
-                out.rejected.append((p.key, body, why))
-                continue
-            if norm(text) in taken:
-                continue
-            out.prompts[p.key] = text
-            out.sources[p.key] = "adegen" if facts else "adegen (pattern, not measured)"
-            out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
-            named = [p.finding.table] + ([p.second.table] if p.second else [])
-            out.named[p.key] = named
-            out.tables += [t for t in named if t not in out.tables]
-            taken.add(norm(text))
-            used[p.key] = (p.finding.table, level)
-            templates.add(tpl)
-            break
+        found = _choose(p, req, _Pick(changed, _allowed(req, p), taken, templates, said), out)
+        if found is None:
+            continue
+        level, text, tpl = found
+        out.prompts[p.key] = text
+        out.sources[p.key] = "adegen" if facts else "adegen (pattern, not measured)"
+        out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
+        named = [p.finding.table] + ([p.second.table] if p.second else [])
+        out.named[p.key] = named
+        out.tables += [t for t in named if t not in out.tables]
+        taken.add(norm(text))
+        used[p.key] = (p.finding.table, level)
+        templates.add(tpl)
     return out
+
+
+def _gist(text: str) -> str:
+    """A text's words without the ones a voice adds around a name ("the X table", "the X model")."""
+    return " " + " ".join(w for w in norm(text).split() if w not in ("the", "table", "model")) + " "
+
+
+@dataclass
+class _Pick:
+    changed: set
+    allowed: set
+    taken: set        # norm() of every text already used (the run's, surveyed tasks', this task's)
+    templates: set    # sentences this task's other keys used
+    said: list        # _gist() of the other tasks' texts, to spot a body another task already said
+
+
+def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
+    """(level, text, template) of the first candidate that passes every check and is new. A body
+    another task of the run already said word for word (the same table, the same sentence, only
+    the closing request differs) is kept only when nothing else is left."""
+    bad_bodies: set[str] = set()
+    fallback = None
+    for level, body, text, tpl in _texts(p, req, pick.templates):
+        if body in bad_bodies:
+            continue
+        why = reasons_against(body, req, pick.changed, pick.allowed)
+        if why:
+            bad_bodies.add(body)
+            out.rejected.append((p.key, body, why))
+            continue
+        if norm(text) in pick.taken:
+            continue
+        if text != body and reasons_against(text, req, pick.changed, pick.allowed):
+            continue  # the request's own words (a column, an entity) may give something away
+        gist = _gist(body)
+        if any(gist in t for t in pick.said):
+            fallback = fallback or (level, text, tpl)
+            bad_bodies.add(body)
+            continue
+        return level, text, tpl
+    return fallback
 
 
 def _texts(p: _Plan, req: PromptRequest, templates: set):
     """(level, body, whole text, template) in order of preference; a sentence another key of the
     task already used comes after every fresh one of the same level."""
     voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
+    place = render.Place(p.key, p.second, tuple(f" {norm(t)} " for t in req.avoid))
+    asks = render.requests(p.finding, voice, place)
+    data = p.finding.kind not in NOT_DATA
     guess = template_text(req) if req.observation is None else None
     if guess:  # the pattern's description first, then adegen's general sentences
         lower_ok = not str(getattr(req.pattern, "symptom_template", "")).lstrip().startswith("{")
-        for text in render.compositions(guess, voice, p.key, data=p.finding.kind not in NOT_DATA, lower_ok=lower_ok):
+        for text in render.compositions(render.Body(guess, lower_ok, data), voice, p.key, asks):
             yield "pattern", guess, text, guess
+    for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
+        for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
+            yield level, body, text, tpl
+
+
+def _ordered(p: _Plan, voice: render.Voice, place: render.Place, templates: set) -> list:
+    """(level, body) pairs in order of preference: the key's detail before the frame (a report
+    in another frame with the detail this task gives comes before its own frame with more or
+    less), a sentence of this task's other keys or a frame another task used later; then the
+    older levels."""
+    order, worn = render.FALLBACK[voice.detail_for(p.key)], render.Worn(place.said)
+    framed, older = [], []
     for level in p.levels:
-        found = render.bodies(p.finding, level, voice, p.second, key=p.key)
-        found = [b for b in found if b[2] not in templates] + [b for b in found if b[2] in templates]
-        for body, lower_ok, tpl in found:
-            for text in render.compositions(body, voice, p.key, build=p.finding.kind == "build_failed",
-                                            lower_ok=lower_ok, data=p.finding.kind not in NOT_DATA,
-                                            several=p.second is not None):
-                yield level, body, text, tpl
+        found = [(level, b) for b in render.bodies(p.finding, level, voice, place)]
+        if level in render.SHAPES:
+            framed += found
+        else:
+            older += [x for x in found if x[1][2] not in templates] + [x for x in found if x[1][2] in templates]
+    framed.sort(key=lambda x: (order.index(render.detail_of(x[1][2])), x[1][2] in templates, worn(x[1][2])))
+    return framed + older
 
 
 _PATHS = re.compile(r"\s*\((?:models|analyses|tests|snapshots|macros)/[^)]*\)|\s*compiled code at \S+|"

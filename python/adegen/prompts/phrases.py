@@ -1,19 +1,15 @@
-"""The sentences: several ways to report each kind of finding at three levels of detail, plus
-openings and requests. Written for adegen; fields in braces are filled by `render.fields`.
+"""The sentences: several ways to report each kind of finding at three levels of detail (fields
+in braces: see fields.py). Openings and requests are in phrases_asks.py; the base report's
+frames and handles (`report`, `rule`, `question`, `story`) in phrases_base.py.
 
-Levels: `specific` names the table and gives a concrete observation (a value, a count, an entity);
-`plain` (phrases_plain.py) names the table and the column and says what looks wrong, no numbers;
-`general` names the table and the kind of problem only; `business` is what someone who reads the
-report, not the SQL, would say.
-
-Fields: t (table), topic (what the table is about), c (column), m (column in words), e / es (the
-entity, singular / plural), Who / who (one affected entity), obs / exp (its value now / what it
-should be), n (affected count with its noun), n_are / n_have (with the verb), n_of ("24 of the 90
-accounts"), before / after (row counts with the noun), rw (ratio in words), gi / gb (grain before /
-after), dur, later (later/earlier), copies, msg, sa / sb (two swapped values), t2 (a second table),
-layer (the model's layer words), kind_i / kind_b (warehouse object before / after).
+Levels here: `specific` names the table and gives a concrete observation (a fallback when no
+frame fits); `general` names the table and the kind of problem only; `business` is what someone
+who reads the report, not the SQL, would say.
 """
 from __future__ import annotations
+
+from .phrases_asks import ASKS, ASKS_BUILD, ASKS_NONE, OPENERS  # noqa: F401 (the bank's other half)
+from .phrases_base import SHAPES_BANK
 
 BODIES: dict[str, dict[str, list[str]]] = {
     "values_scaled": {
@@ -36,7 +32,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {m} numbers we report out of {t} are way {direction}.",
-            "Nobody trusts the {m} numbers in {t} right now, they're way {direction}.",
+            "The {m} numbers coming out of {t} are way {direction}.",
             "Our {m} numbers in {t} are way out of line.",
         ],
     },
@@ -46,7 +42,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Some {c} values in {t} are higher than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} overstates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
             "{Who} is showing {c} of {obs} in {t}, should be {exp}.",
-            "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too high.",
+            "{Who} has {c} at {obs} in {t} when it should be {exp}.",
         ],
         "specific_nokey": [
             "The total {c} in {t} comes to {tot_b}; it should be {tot_i}.",
@@ -58,14 +54,14 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "general": [
             "The {c} numbers in {t} look too high for some {es}.",
-            "{t} overstates {m} for a bunch of {es}.",
+            "{t} overstates {m} for some {es}.",
             "{c} in {t} is inflated for part of the {es}.",
             "Some of the numbers in {t} look too high.",
         ],
         "business": [
             "The {m} in {t} looks inflated.",
             "The {m} numbers in {t} seem higher than they really are.",
-            "People are asking why the {m} in {t} went up so much.",
+            "Why did the {m} in {t} go up so much?",
         ],
     },
     "values_low": {
@@ -74,7 +70,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Some {c} values in {t} are lower than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
             "{t} understates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
             "{c} for {who} in {t} is only {obs}. It should be {exp}, and {others_are} too low as well.",
-            "I spot-checked {t}: {who} has {c} at {obs} when it should be {exp}. {N_are} too low.",
+            "{Who} has {c} at {obs} in {t} when it should be {exp}.",
         ],
         "specific_nokey": [
             "The total {c} in {t} comes to {tot_b}; it should be {tot_i}.",
@@ -86,21 +82,21 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "general": [
             "The {c} numbers in {t} look too low for some {es}.",
-            "{t} understates {m} for a bunch of {es}.",
+            "{t} understates {m} for some {es}.",
             "{c} in {t} comes out short for part of the {es}.",
             "Some of the numbers in {t} look too low.",
         ],
         "business": [
             "The {m} in {t} looks too low.",
             "The {m} numbers in {t} dropped and nothing in the business explains it.",
-            "People are asking why the {m} in {t} went down so much.",
+            "Why did the {m} in {t} go down so much?",
         ],
     },
     "values_changed": {
         "specific": [
             "Why does {who} have {c} = {obs} in {t}? I'd expect {exp}.",
             "{c} in {t} is wrong for {n_of}. {Who} shows {obs} where it should be {exp}.",
-            "I spot-checked {t} and {who} has {c} = {obs}. It should be {exp}. {N_are} affected.",
+            "{Who} has {c} {obs} in {t}. It should be {exp}.",
             "The {c} values in {t} don't add up: {who} gets {obs} instead of {exp}.",
             "{Who} has the wrong {c} in {t} ({obs}, should be {exp}). Same problem for {n_of}.",
             "Some {es} in {t} have a wrong {c}. {Who}, for example, shows {obs} but the right value is {exp}.",
@@ -166,6 +162,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "{c} in {t} has values for {es} where it should be empty.",
             "{t} fills in {c} for {es} that shouldn't have one.",
+            "{c} in {t} has {now_w} where it should be null.",
         ],
         "business": [
             "The {m} in {t} counts things it shouldn't.",
@@ -187,7 +184,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {m} in {t} doesn't add up; amounts look like they have the wrong sign.",
-            "Credits and debits look mixed up in the {m} of {t}.",
+            "The {m} in {t} has the wrong sign.",
         ],
     },
     "fraction_lost": {
@@ -316,7 +313,6 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{N_are} gone from {t}.",
         ],
         "general": [
-            "{t} is missing a lot of {es}.",
             "Some {es} have disappeared from {t}.",
             "{t} has fewer {es} than it should.",
         ],
@@ -432,10 +428,10 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "general": [
             "The {c} values in {t} don't have the format they should.",
-            "{c} in {t} changed type and the reports that read it break.",
+            "{c} in {t} changed type.",
         ],
         "business": [
-            "The {m} in {t} is formatted differently and the exports that read it break.",
+            "The {m} in {t} isn't in the format it used to be.",
         ],
     },
     "column_added": {
@@ -447,7 +443,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "{t} shows up as a {kind_b} in the warehouse now. We build it as a {kind_i}, like the other {layer} models, so please put it back.",
             "{t} isn't a {kind_i} anymore, it's deployed as a {kind_b}. That breaks our convention for {layer} models.",
-            "Someone changed how {t} is built. It's a {kind_b} now but it has to stay a {kind_i}, the downstream tools rely on that.",
+            "{t} is a {kind_b} now, but it has to stay a {kind_i}.",
             "Why is {t} a {kind_b} now? It's supposed to be a {kind_i}.",
             "{t} got built as a {kind_b} in the last run. It should be a {kind_i}.",
             "All our {layer} models are {kind_i}s except {t}, which is a {kind_b} now.",
@@ -487,61 +483,18 @@ SEVERAL = [
     "The numbers in {t} and {t2} changed since the last run, and nobody touched them on purpose.",
 ]
 
-# (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a
-# complaint about numbers, "any" fits every report
-OPENERS: list[tuple[str, str, str]] = [
-    # most reports start with the problem itself; a few run in from how it was noticed
-    *[("", "none", "any")] * 24,
-    ("Finance pinged me about this.", "sentence", "data"),
-    ("Quick one.", "sentence", "any"),
-    ("Hey, ", "lead", "any"),
-    ("Since the last run, ", "lead", "data"),
-    ("Heads up: ", "lead", "any"),
-    ("A colleague noticed that ", "lead", "any"),
-    ("I just noticed that ", "lead", "any"),
-    ("Not sure when it started, but ", "lead", "data"),
-    ("After the latest deploy, ", "lead", "data"),
-    ("FYI, ", "lead", "any"),
-    ("One of the analysts flagged that ", "lead", "any"),
-    ("Not urgent, but ", "lead", "any"),
-]
 
-ASKS = [
-    "Can you find the cause and fix it?",
-    "Could you track down what's causing this and fix it?",
-    "Please fix it so the table is right again.",
-    "Can you figure out why and fix the model?",
-    "What's going on? Please fix it.",
-    "Can you dig in and sort it out?",
-    "Please find the problem and fix it.",
-    "Could you take a look and fix it?",
-    "Can you get this fixed and the table rebuilt?",
-    "Can you look into it?",
-    "Can you fix it?",
-    "Mind taking a look?",
-    "Please fix.",
-    "Any idea what happened? Needs fixing.",
-    "Can you fix the model and rebuild it?",
-    "Please sort it out before the next refresh.",
-    "Can you track it down?",
-    "Could you fix whatever broke it?",
-    "",
-    "",
-    "",
-    "",
-]
-ASKS_BUILD = [
-    "Can you get it building again?",
-    "Please get the run green again.",
-    "Can you fix it?",
-    "Could you sort this out?",
-    "Mind fixing it?",
-    "",
-    "",
-]
+def _plain_column(tpl: str) -> str:
+    """The older levels name a column the way the task's voice writes columns (mostly in words),
+    and never start a sentence with a raw column name."""
+    if tpl.startswith("{c} "):
+        tpl = "The {col} " + tpl[4:]
+    return tpl.replace("{c}", "{col}")
 
-# the `plain` level lives in its own file (phrases_plain.PLAIN)
-from .phrases_plain import PLAIN as _PLAIN  # noqa: E402
 
-for _kind, _texts in _PLAIN.items():
-    BODIES.setdefault(_kind, {})["plain"] = _texts
+for _kind, _levels in BODIES.items():
+    if _kind not in ("column_gone", "column_added"):  # a dropped column is named as it was
+        for _level, _tpls in _levels.items():
+            _levels[_level] = [_plain_column(t) for t in _tpls]
+for _kind, _levels in SHAPES_BANK.items():  # the base report's frames
+    BODIES.setdefault(_kind, {}).update(_levels)

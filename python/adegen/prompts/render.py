@@ -8,8 +8,10 @@ import re
 import string
 from dataclasses import dataclass
 
-from . import phrases, words
-from .findings import Finding
+from . import phrases
+from .fields import cap as _cap, fields
+from .findings import MOST, NOT_DATA, Finding
+from .phrases_base import has_scope
 
 
 def spin(seed: str, slot: str, n: int) -> int:
@@ -25,186 +27,91 @@ def rotated(seq: list, seed: str, slot: str) -> list:
     return list(seq[i:]) + list(seq[:i])
 
 
+# the frames of a base report (phrases_base): a statement, the rule the data breaks, a question,
+# what the person was doing when they saw it; and how much concrete detail it gives: none (the
+# table, the quantity and the kind of wrong), one handle (an entity by name or short id), or that
+# entity's exact value now and what it should be. Only a minority of a run's bases quotes exact
+# values (reports that all quote one row's values read like a data diff): more than half of the
+# voices would, but a third of the findings have no values (a view, an empty table, lost rows) and
+# some have none a person would type (long ids), so about a third of the bases do
+# (test_prompts_voice pins both shares).
+SHAPES = ("report", "rule", "question", "story")
+SHAPE_WEIGHTS = (7, 5, 4, 3)
+DETAILS = ("none", "handle", "exact")
+DETAIL_WEIGHTS = (3, 5, 12)
+_POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
+_DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w))
+# when a task's detail cannot be said (no short name, values nobody would type), less detail
+# comes first, more only when nothing else fits
+FALLBACK = {"none": ("none", "handle", "exact"), "handle": ("handle", "none", "exact"),
+             "exact": ("exact", "handle", "none")}
+
+
 @dataclass(frozen=True)
 class Voice:
-    """Per-task style: how tables and columns are written, kept the same across a task's levels."""
+    """Per-task style: how tables and columns are written, kept the same across a task's levels,
+    and the frame, detail and scope of its base report."""
     seed: str
-    table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table"
-    column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes"
+    table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table", 3 "the X model"
+    column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes", 3 in words ("active user count")
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
     exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
-    terse: bool = False      # reports a data problem without counts or values (the `plain` level)
+    shape: str = "report"    # one of SHAPES
+    detail: str = "exact"    # one of DETAILS
+    scope: bool = True       # says how many are affected ("for most of the accounts")
+    period: bool = True      # ends with a full stop (some people leave it off)
 
     @classmethod
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
-        # most people write names plain; some quote them, a few write "the X table"
-        table_style = (0, 0, 0, 0, 0, 1, 2, 2)[spin(seed, "table-style", 8)]
-        # whoever writes tables in backticks writes columns the same way
-        column_style = 1 if table_style == 1 else (0, 0, 0, 0, 2)[spin(seed, "column-style", 5)]
-        exact = spin(seed, "count-style", 5) < 2  # most people round a count ("most of the ...")
-        terse = spin(seed, "terse", 20) < 9  # about half of the reports quote no number at all
-        return cls(seed, table_style, column_style, layer, convention, exact, terse)
+        # most people write names plain; some say "the X table" or "the X model", few quote them
+        table_style = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 1)[spin(seed, "table-style", 16)]
+        # columns mostly in words ("the first close time"); whoever writes tables in backticks
+        # writes columns the same way
+        column_style = 1 if table_style == 1 else (3, 3, 3, 3, 3, 3, 0, 0, 0, 2)[spin(seed, "column-style", 10)]
+        # people round counts ("most of the accounts"); only an exact example gets exact values
+        return cls(seed, table_style, column_style, layer, convention, False,
+                   _POOL[spin(seed, "shape", len(_POOL))], _DETAIL_POOL[spin(seed, "detail", len(_DETAIL_POOL))],
+                   spin(seed, "scope", 20) < 9, spin(seed, "period", 8) != 0)
+
+    def pick(self, slot: str, n: int) -> int:
+        return spin(self.seed, slot, n)
+
+    def detail_for(self, key: str) -> str:
+        """The detail of one key: the voice's for base; medium names at most one entity; the
+        others none."""
+        if key == "base":
+            return self.detail
+        return ("none", "handle")[spin(self.seed, "detail:medium", 2)] if key == "medium" else "none"
+
+    def levels(self, key: str = "base") -> tuple:
+        """The body levels a report is tried at, in order: this key's frame, the other frames,
+        then the older fixed levels (`specific` quotes values, `general` does not)."""
+        shape = self.shape if key == "base" else _POOL[spin(self.seed, f"shape:{key}", len(_POOL))]
+        rest = rotated([s for s in SHAPES if s != shape], self.seed, f"shapes:{key}")
+        older = ("specific", "counts", "general") if self.detail_for(key) == "exact" else ("general", "specific", "counts")
+        return (shape, *rest, *older)
 
     def table(self, name: str, first: bool = True) -> str:
         if self.table_style == 1:
             return f"`{name}`"
         if self.table_style == 2 and first:
             return f"the {name} table"
+        if self.table_style == 3 and first:
+            return f"the {name} model"
         return name
 
     def column(self, name: str) -> str:
-        return {0: name, 1: f"`{name}`", 2: f'"{name}"'}[self.column_style]
+        return {1: f"`{name}`", 2: f'"{name}"'}.get(self.column_style, name)
 
 
-def _entity(f: Finding) -> str:
-    if len(f.key) == 1:
-        e = words.entity_of_key(f.key[0], f.table)
-        if e:
-            return e
-    return words.table_entity(f.table)
-
-
-def who(sample: dict, f: Finding, variant: int) -> str | None:
-    """One affected entity as a person names it: 'Falcon Works', 'account A1001 (Falcon Works)',
-    'order 1', 'Falcon Works (invoice month 2025-01-01)', 'season 2019, driver 7'."""
-    keys = [str(k) for k in (sample.get("key") or [])]
-    label = str(sample.get("label") or "").strip()
-    if keys and len(keys) != len(f.key):
-        return None
-    if len(keys) == 2:
-        second = f"{words.column_words(f.key[1])} {keys[1]}"
-        if label:
-            return f"{label} ({second})"
-        parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
-        return ", ".join(parts)
-    if label:
-        e = _entity(f)
-        if variant % 2 and keys and e != "record":
-            return f"{e} {keys[0]} ({label})"
-        return label
-    if not keys:
-        return None
-    e = words.entity_of_key(f.key[0], f.table)
-    return f"{e} {keys[0]}" if e else f"the row for {keys[0]}"
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:] if text[:1].islower() else text
-
-
-def fields(f: Finding, voice: Voice) -> dict[str, str]:
-    """Every field a template of `f.kind` may use; a field that cannot be filled truthfully is
-    absent, which rules out the templates that need it."""
-    # a row of a two-column-key table (account x month) is not an account: call it a row
-    e = _entity(f) if len(f.key) < 2 else "row"
-    es = words.plural(e)
-    plain = f.kind == "relation_kind" and voice.table_style == 2  # "the X table ... stays a view"
-    v: dict[str, str] = {"t": f.table if plain else voice.table(f.table), "topic": words.table_topic(f.table),
-                         "e": e, "es": es}
-    if f.table.lower() in (e.lower(), es.lower()) and not plain and voice.table_style != 2:
-        # "customers dropped from 100 customers ..." reads wrong: say which one is the table
-        v["t"] = f"the {voice.table(f.table)} table"
-    if voice.layer:
-        v["layer"] = voice.layer
-    if f.column:
-        v["c"] = voice.column(f.column)
-        v["m"] = words.column_words(f.column)
-        if f.col_type == "bool" and not v["m"].endswith("flag"):
-            v["m"] += " flag"
-    noun = e if len(f.key) == 1 else "row"  # rows of an account-month table are not accounts
-    if f.count:
-        v["n"] = words.count_of(f.count, noun)
-        v["n_rows"] = words.count_of(f.count, "row")
-        v["N_are"] = (f"All {v['n']} are" if f.total and f.count == f.total and f.count > 1
-                      else _cap(v["n"]) + (" is" if f.count == 1 else " are"))
-        v["n_are"] = v["n"] + (" is" if f.count == 1 else " are")
-        v["n_have"] = v["n"] + (" has" if f.count == 1 else " have")
-        v["N_have"] = _cap(v["n_have"])
-        if f.total and f.count < f.total and not voice.exact_counts:
-            v["n_of"] = words.share_of(f.count, f.total, noun)
-            v["n_rows_of"] = words.share_of(f.count, f.total, "row")
-        elif f.total and f.count < f.total:
-            v["n_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
-            v["n_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
-        elif f.total and f.count == f.total:
-            v["n_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
-        if f.count > 1:
-            k = f.count - 1
-            v["others_are"] = (f"the other {words.count_of(k, noun)} " if f.total and f.count == f.total
-                               else f"{words.number(k)} other {words.plural(noun) if k > 1 else noun} ") + \
-                ("are" if k > 1 else "is")
-    if f.total or f.after:
-        v["before"] = words.count_of(f.total, noun)
-        v["after"] = words.count_of(f.after, noun)
-        v["before_n"], v["after_n"] = words.number(f.total), words.number(f.after)
-    samples = list(f.samples)
-    if samples:
-        s = samples[spin(voice.seed, f"sample:{f.table}:{f.column}:{f.distance}", min(len(samples), 2))]
-        w = who(s, f, spin(voice.seed, "who", 2))
-        if w:
-            # a name stays as written; a generated "account A1001" starts a sentence with a capital
-            v["who"] = w
-            label = str(s.get("label") or "").strip()
-            v["Who"] = w if label and w.startswith(label) else _cap(w)  # a name stays as written
-        if "observed" in s or "expected" in s:
-            obs, exp = words.two_values(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
-            v["obs"], v["exp"] = obs, exp
-        if s.get("copies"):
-            v["copies"] = str(s["copies"])
-    if f.kind == "duplicated":
-        v["n_keys"] = words.count_of(f.count, e)
-        v["copies"] = v.get("copies") or str(f.detail.get("max_copies", 2))
-    if f.kind == "rows_replaced" and f.detail.get("extra"):
-        v["n_extra"] = words.count_of(int(f.detail["extra"]), "other" if noun != "row" else "row")
-    r = f.detail.get("ratio")
-    if r:
-        rw = words.ratio_words(r)
-        if rw:
-            v["rw"] = rw
-        v["direction"] = "too high" if r > 1 else "too low"
-    grain = f.detail.get("grain") or {}
-    names = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly",
-             "time": "timestamped"}
-    if grain.get("intact") in names and grain.get("broken") in names:
-        v["gi"], v["gb"] = names[grain["intact"]], names[grain["broken"]]
-    if f.detail.get("shift_seconds"):
-        sec = float(f.detail["shift_seconds"])
-        v["dur"], v["later"] = words.duration_words(sec), ("later" if sec > 0 else "earlier")
-    if f.detail.get("swap"):
-        a, b = f.detail["swap"]
-        v["sa"], v["sb"] = words.value(a, f.col_type), words.value(b, f.col_type)
-    total = f.detail.get("total") or {}
-    if total.get("intact") is not None and total.get("broken") is not None:
-        v["tot_i"], v["tot_b"] = words.two_values(total["broken"], total["intact"], "number", f.column or "")[::-1]
-    oi, ob = f.detail.get("only_intact") or [], f.detail.get("only_broken") or []
-    if oi:
-        v["oi"] = words.value(oi[0], f.col_type, f.column or "")
-    if ob:
-        v["ob"] = words.value(ob[0], f.col_type, f.column or "")
-    if f.kind == "relation_kind":
-        v["kind_i"], v["kind_b"] = str(f.detail.get("intact")), str(f.detail.get("broken"))
-        if not voice.convention:
-            v.pop("layer", None)
-    types = f.detail.get("sql_type") or {}
-    if types.get("intact") and types.get("broken"):
-        v["ti"], v["tb"] = _type_words(types["intact"]), _type_words(types["broken"])
-        if v["ti"] == v["tb"]:
-            del v["ti"], v["tb"]
-    if f.detail.get("message"):
-        v["msg"] = f.detail["message"]
-    return v
-
-
-def _type_words(sql_type: str) -> str:
-    t = str(sql_type).lower()
-    if re.match(r"(tinyint|smallint|integer|int|bigint|hugeint|u?int)", t):
-        return "whole numbers"
-    if re.match(r"(double|float|real|decimal|numeric)", t):
-        return "decimals"
-    if t.startswith(("varchar", "text", "string")):
-        return "text"
-    return t
+@dataclass(frozen=True)
+class Place:
+    """Where a body goes: the prompt key, a second table it names (hard level), and the texts
+    the run already used (`norm`ed, padded with spaces), so a frame another task used comes later."""
+    key: str = "base"
+    second: Finding | None = None
+    said: tuple = ()
 
 
 def fill(template: str, values: dict[str, str]) -> str | None:
@@ -214,22 +121,26 @@ def fill(template: str, values: dict[str, str]) -> str | None:
     return template.format(**values)
 
 
-def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
-           key: str = "base") -> list[tuple[str, bool, str]]:
+def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list[tuple[str, bool, str]]:
     """The candidate body texts of one level for a finding, in this task's order, each with
-    whether its first letter may be lower-cased after a lead-in ("Heads up: the ...") and the
-    template it came from."""
+    whether its first letter may be lower-cased after a lead-in ("Since the last run, the ...")
+    and the template it came from."""
     bank = phrases.BODIES.get(f.kind, {})
     vals = fields(f, voice)
-    if second is not None:
-        vals["t2"] = voice.table(second.table, first=False)
+    if place.second is not None:
+        vals["t2"] = voice.table(place.second.table, first=False)
         marts = re.compile(r"^(rpt|mart|marts|fct|fact|dim|agg|obt|report)_", re.I)
-        vals["group"] = "reports" if marts.match(f.table) and marts.match(second.table) else "tables"
-        tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{key}")
+        vals["group"] = "reports" if marts.match(f.table) and marts.match(place.second.table) else "tables"
+        tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{place.key}")
     else:
-        tpls = rotated(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{key}")
+        tpls = rotated(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{place.key}")
         if level == "specific" and not f.samples:
-            tpls = rotated(bank.get("specific_nokey", []), voice.seed, f"body:{f.kind}:nokey:{key}") + tpls
+            tpls = rotated(bank.get("specific_nokey", []), voice.seed, f"body:{f.kind}:nokey:{place.key}") + tpls
+        # the detail this key gives first (then less, then more), a frame no other task of the
+        # run used before one it did, and the voice's choice of saying how many are affected
+        order = FALLBACK[voice.detail_for(place.key)]
+        worn = Worn(place.said)
+        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), has_scope(t) != voice.scope))
     out = []
     for tpl in tpls:
         if not _fits(tpl, f, vals):
@@ -239,25 +150,78 @@ def bodies(f: Finding, level: str, voice: Voice, second: Finding | None = None,
             # a sentence that starts with a word of the template (not a name) may run on from
             # a lead-in; so may a generated "account A1001"
             lower_ok = not tpl.startswith("{") or (
-                tpl.startswith("{Who}") and vals.get("Who", "") != vals.get("who", ""))
-            styled = text.startswith("the ")  # "the X table" written for {t}
+                tpl.startswith("{Who") and vals.get("Who", "") != vals.get("who", ""))
+            # "the X table" written for {t}, or a column written in words, starts a sentence
+            styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS) or (
+                tpl.startswith("{col}") and voice.column_style == 3)
             out.append((_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl))
     return out
 
 
+def detail_of(tpl: str) -> str:
+    """How concrete a sentence is: `exact` quotes a value now and what it should be, `handle`
+    names one entity or one count a person would see, `none` neither."""
+    if "{obs}" in tpl or "{exp}" in tpl:
+        return "exact"
+    if re.search(r"\{(who|Who|whos|Whos|copies|copies_w|before|after|before_n|after_n|tot_b|tot_i|ob|oi)\}", tpl):
+        return "handle"
+    return "none"
+
+
+class Worn:
+    """Whether a template's frame was already used by another task of the run: every literal
+    stretch of one of its sentences (three words or more in all) appears in one earlier text."""
+
+    def __init__(self, said: tuple):
+        self.said = said
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, tpl: str) -> bool:
+        return any(self._sentence(s) for s in re.split(r"(?<=[.?!])\s+", tpl))
+
+    def _sentence(self, sentence: str) -> bool:
+        if sentence not in self.memo:
+            chunks = [" ".join(re.findall(r"[a-z0-9_]+", c.lower())) for c in re.split(r"\{[^}]+\}", sentence)]
+            chunks = [f" {c} " for c in chunks if c]
+            self.memo[sentence] = sum(len(c.split()) for c in chunks) >= 3 and any(
+                all(c in text for c in chunks) for text in self.said)
+        return self.memo[sentence]
+
+
 _ZERO = re.compile(r"^-?0(\.0+)?$")
+# fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
+_WORD_FIELDS = ("{m}", "{e}", "{es}", "{share", "{others", "{topic}")
+
+
+# words that say (nearly) every row is affected: only when the measurement says so
+_ALL = re.compile(r"whole column|every row|across the board|\b[Aa]ll the \{|[Ee]verything|\b[Ee]very \{(c|col|m|e)\}|"
+                  r"the rest look|the other \{es\}|are all \{|consistently")
 
 
 def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
     """Whether a template's words agree with the facts beyond its fields: no "some" when every
-    entity is affected, no "only 0", no "the same factor" without a steady ratio."""
-    if f.total and f.count and f.count >= f.total and re.search(r"(^|\. )Some ", tpl):
+    entity is affected and no "the whole column" when few are, no "only 0", no "the same factor"
+    without a steady ratio."""
+    if f.total and f.count and f.count >= f.total and re.search(r"(^|\. )Some |\bsome \{es\}", tpl):
+        return False
+    if _ALL.search(tpl) and not (f.total and f.count >= MOST * f.total):
         return False
     if "only {obs}" in tpl and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
         return False
     if ("same factor" in tpl or "off the same way" in tpl) and "rw" not in vals:
         return False
+    if "m_plural" in vals and _SINGULAR_M.search(tpl):
+        return False
+    if vals.get("now_w") == "empty strings" and not re.search(r"\{(now_w|obs)\}", tpl):
+        return False  # an empty string where a null belongs is not "a cancel reason"
+    if " marked {" in tpl and f.col_type not in ("text", "bool"):
+        return False  # "marked" fits a category, not a date or an amount
     return True
+
+
+# a column in words as the subject of a singular verb or pronoun: wrong for "response SLA minutes"
+_SINGULAR_M = re.compile(r"\{(m|col|Col)\}( (in|of) \{t\})? (is|isn't|has|looks|comes|holds|needs|doesn't)\b|"
+                         r"\bis (the|\{whos\}|\{Whos\}) \{m\}|\{(m|col|Col)\}[^.?;]*\b(it's|it is|its|it)\b")
 
 
 _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|small|someone|something|"
@@ -275,44 +239,74 @@ _WHO = re.compile(r"^(someone|a colleague|one of the analysts|finance)\b", re.I)
 _TIME = re.compile(r"\b(this morning|today|yesterday|since|last run|deploy|started|lately|right now)\b", re.I)
 
 
-def compositions(body: str, voice: Voice, key: str, build: bool = False, lower_ok: bool = True,
-                 data: bool = True, several: bool = False):
+@dataclass(frozen=True)
+class Body:
+    """A body text, whether its first letter may be lower-cased after a lead-in, and whether it
+    is a complaint about data (only those take a data opener)."""
+    text: str
+    lower_ok: bool = True
+    data: bool = True
+
+
+def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
+    """The requests that may close a report of `f`, in this task's order, filled: none (the
+    report is the request) in ASKS_NONE of them, short ones, and ones that say what should
+    happen ("make it one row per account again", "rebuild the table")."""
+    if f.kind == "build_failed":
+        pool = list(phrases.ASKS_BUILD)
+    else:
+        own = phrases.ASKS.get(f.kind) or (phrases.ASKS["values"] if f.column and f.kind not in NOT_DATA else [])
+        own = own if place.second is None else []  # about one finding; the body names two tables
+        data = phrases.ASKS["data"] if f.kind not in NOT_DATA else []
+        pool = [""] * phrases.ASKS_NONE + phrases.ASKS["any"] + data + own * 2
+    vals = fields(f, voice)
+    out = [a if not a else (fill(a, vals) if _fits(a, f, vals) else None) for a in pool]
+    if place.second is not None:  # the body names two tables: no request about "the table"
+        out = [a for a in out if a is not None and "the table" not in a]
+    return rotated([a for a in out if a is not None], voice.seed, f"ask:{place.key}")
+
+
+def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     """The whole prompts for one body: opening x request in this task's order. Openings that run
     into the body need a body that starts with an ordinary word; a body that already says when it
     happened gets no opening that says it again."""
+    text = body.text
     openers = rotated(phrases.OPENERS, voice.seed, f"open:{key}")
-    asks = rotated(phrases.ASKS_BUILD if build else phrases.ASKS, voice.seed, f"ask:{key}")
-    if not data:  # a config or build problem is not a data complaint
+    if not body.data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
-    if build or body.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")):
-        openers = [o for o in openers if o[1] != "lead"]
-    if several:  # the body names two tables: no request about "the table"
-        asks = [a for a in asks if "the table" not in a]
-    if re.search(r"\bplease\b", body, re.I) or body.rstrip().endswith("?"):
+    if text.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")) or re.search(
+            r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
+        openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
+    asks = list(asks) or [""]
+    if re.search(r"\b(please|fix)\b", text, re.I):
         asks = [""]  # the body already asks
-    if _TIME.search(body):
+    if _TIME.search(text):
         openers = [o for o in openers if not _TIME.search(o[0])]
-    if _WHO.match(body):  # the body already says who noticed: no second "who" in front of it
+    if _WHO.match(text):  # the body already says who noticed: no second "who" in front of it
         openers = [o for o in openers if not o[0]]
-    first = body.split(" ", 1)[0].lower().strip("'`\"")
+    first = text.split(" ", 1)[0].lower().strip("'`\"")
     openers = [o for o in openers if not o[0] or o[0].split(" ", 1)[0].lower().rstrip("'s") != first.rstrip("'s")]
     openers = openers or [("", "none", "any")]
     for i in range(len(openers) * len(asks)):
-        yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], lower_ok)
+        yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], voice.period)
 
 
-def compose(body: str, opener: tuple[str, str], ask: str, lower_ok: bool = True) -> str:
+def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) -> str:
     text, mode = opener
+    main = body.text
     if mode == "lead":
-        first = body.split(" ", 1)[0]
-        if lower_ok and first not in ("I", "I'm") and (first == "A" or not first.isupper()):
-            body = body[:1].lower() + body[1:]
-        out = text + body
+        first = main.split(" ", 1)[0]
+        if body.lower_ok and first not in ("I", "I'm") and (first == "A" or not first.isupper()):
+            main = main[:1].lower() + main[1:]
+        out = text + main
     elif mode == "sentence":
-        out = f"{text} {body}"
+        out = f"{text} {main}"
     else:
-        out = body
+        out = main
     if ask:
-        sep = "\n\n" if "\n" in body else " "
+        sep = "\n\n" if "\n" in main else " "
         out = f"{out.rstrip()}{sep}{ask}"
-    return out.strip()
+    out = out.strip()
+    if not period and out.endswith(".") and "\n" not in out and not out.endswith(".."):
+        out = out[:-1]  # some people leave the last full stop off
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import inflect
 
@@ -24,8 +25,9 @@ ABBREVIATIONS = {"avg": "average", "amt": "amount", "qty": "quantity", "pct": "p
                  "org": "organisation", "dept": "department", "emp": "employee", "mgr": "manager",
                  "min": "minimum", "max": "maximum", "lat": "latitude", "lng": "longitude",
                  "lon": "longitude", "nbr": "number"}
-UNITS = {"usd", "eur", "gbp", "cents", "cent", "dollars", "seconds", "secs", "minutes", "mins", "hours", "hrs",
-         "ms", "millis"}
+# currency suffixes people drop when they talk ("amount_usd" is "the amount"); time units stay,
+# "response SLA minutes" is not "response SLA"
+UNITS = {"usd", "eur", "gbp", "dollars"}
 # mass nouns: no plural, no singular
 UNCOUNTABLE = {"data", "revenue", "health", "info", "information", "news", "feedback", "inventory", "spend",
                "usage", "equipment", "staff", "churn", "retention", "attribution", "performance", "series",
@@ -56,26 +58,78 @@ def count_of(n: int, noun: str) -> str:
     return f"{number(n)} {noun if n == 1 else plural(noun)}"
 
 
-def share_of(count: int, total: int, noun: str) -> str:
-    """How a person says how many of a table's entities are affected without counting them:
-    "most of the 90 accounts", "about a third of the orders", "a handful of invoices"."""
-    many = plural(noun)
-    r = count / total if total else 0.0
+@dataclass(frozen=True)
+class Amount:
+    """How many entities, the way a person says it without counting: the words and whether a
+    verb after them is plural ("most of the accounts are", "almost every order is")."""
+    text: str
+    plural: bool
+
+    def verb(self, singular: str, plural: str) -> str:
+        return f"{self.text} {plural if self.plural else singular}"
+
+
+def amount(count: int, total: int, noun: str, variant: int = 0, other: bool = False) -> Amount | None:
+    """`count` of `total` entities in rough words: "most of the accounts", "about a third of the
+    invoices", "a handful of workspaces", "dozens of orders", "both conversations", "every
+    customer". `other` words it as the rest besides one already named ("most of the other
+    accounts", "one other order"). `variant` picks between equivalent wordings. None for 0."""
+    if count <= 0:
+        return None
+    many, o = plural(noun), ("other " if other else "")
+    pick = (lambda *opts: opts[variant % len(opts)])
     if total and count >= total:
-        return f"all {number(total)} {many}" if total > 1 else f"the only {noun}"
-    if r >= 0.85:
-        return f"almost all the {many}"
-    if r >= 0.55:
-        return f"most of the {many}"
-    if r >= 0.4:
-        return f"about half the {many}"
-    if r >= 0.28:
-        return f"about a third of the {many}"
+        if count == 1:
+            return Amount(f"the other {noun}" if other else f"the only {noun}", False)
+        if count == 2:
+            return Amount(f"the other two {many}" if other else f"both {many}", True)
+        return pick(Amount(f"every {o}{noun}", False), Amount(f"all the {o}{many}", True))
+    if count == 1:
+        return Amount(f"one {o}{noun}", False)
     if count <= 3:
-        return count_of(count, noun)
+        return pick(Amount(f"{_SMALL[count]} {o}{many}", True),
+                    Amount(f"a couple of {o}{many}" if count == 2 else f"a few {o}{many}", True))
+    r = count / total if total else 0.0
+    if r >= 0.85:
+        return pick(Amount(f"almost every {o}{noun}", False), Amount(f"nearly all the {o}{many}", True))
+    if r >= 0.55:
+        return pick(Amount(f"most of the {o}{many}", True), Amount(f"most {o}{many}", True))
+    if r >= 0.4:
+        return pick(Amount(f"about half the {o}{many}", True), Amount(f"around half of the {o}{many}", True))
+    if r >= 0.28:
+        return pick(Amount(f"about a third of the {o}{many}", True),
+                    Amount(f"roughly a third of the {o}{many}", True))
+    if r >= 0.2:
+        return pick(Amount(f"about a quarter of the {o}{many}", True), Amount(f"a fair number of {o}{many}", True))
     if count <= 9:
-        return f"a handful of {many}"
-    return f"a bunch of {many}" if r < 0.1 else f"quite a few {many}"
+        return pick(Amount(f"a handful of {o}{many}", True), Amount(f"a few {o}{many}", True))
+    if count <= 15:
+        return pick(Amount(f"a dozen or so {o}{many}", True), Amount(f"quite a few {o}{many}", True))
+    if count < 200:
+        return pick(Amount(f"dozens of {o}{many}", True), Amount(f"quite a few {o}{many}", True))
+    if count < 2000:
+        return Amount(f"hundreds of {o}{many}", True)
+    return Amount(f"thousands of {o}{many}", True)
+
+
+_SMALL = {2: "two", 3: "three"}
+
+
+def with_article(text: str) -> str:
+    """'average CSAT score' -> 'an average CSAT score'; quotes around a name are ignored."""
+    bare = text.strip("`\"'").split(" ", 1)[0] or text
+    return f"{_INFLECT.a(bare).split(' ', 1)[0].lower()} {text}"
+
+
+def possessive(name: str) -> str:
+    """'Summit Foods' -> "Summit Foods'", 'order 1' -> "order 1's"."""
+    return f"{name}'" if name.endswith("s") and not name.endswith("'s") else f"{name}'s"
+
+
+def times(n) -> str:
+    """How often something shows up: 'twice', '5 times'."""
+    n = int(n)
+    return {1: "once", 2: "twice"}.get(n, f"{number(n)} times")
 
 
 def number(n) -> str:
@@ -104,11 +158,25 @@ def column_words(column: str) -> str:
     words = _words(column)
     if len(words) > 1 and words[-1].lower() in UNITS:
         words = words[:-1]
+    if len(words) > 1 and words[0] == "count":  # count_total_parts -> total part count
+        words = [*words[1:-1], singular(words[-1]), "count"]
     if len(words) > 1 and words[0] in ("is", "has", "was", "did"):
         return " ".join(words[1:]) + " flag"
     if len(words) > 1 and words[-1] in ("at", "on"):
         return " ".join(words[:-1]) + (" time" if words[-1] == "at" else " date")
     return " ".join(words) or str(column)
+
+
+_HEAD_BEFORE = {"of", "since", "per", "between", "to", "from", "until", "by"}
+
+
+def plural_words(text: str) -> bool:
+    """Whether column words take a plural verb: 'response SLA minutes', 'days since last login',
+    'all company tags' do; 'number of orders', 'total part count' do not."""
+    ws = str(text).split()
+    head = next((ws[i - 1] for i, w in enumerate(ws) if w.lower() in _HEAD_BEFORE and i), ws[-1] if ws else "")
+    low = head.lower()
+    return bool(low) and low not in UNCOUNTABLE and not low.endswith(("ss", "us", "is")) and singular(head) != head
 
 
 def table_topic(table: str) -> str:
@@ -118,7 +186,14 @@ def table_topic(table: str) -> str:
     parts = [p for p in name.split("_") if p]
     while len(parts) > 1 and parts[0].lower() in LAYER_PREFIXES:
         parts = parts[1:]
+    while len(parts) > 1 and parts[-1].lower() in BUILD_WORDS:  # company_enhanced -> company
+        parts = parts[:-1]
     return " ".join(_words("_".join(parts))) or str(table)
+
+
+# trailing words of a table name that say how it was built, not what it is about
+BUILD_WORDS = {"enhanced", "enriched", "prep", "prepared", "joined", "final", "base", "cleaned", "clean",
+               "deduped", "unioned", "combined", "wide", "v2", "tmp"}
 
 
 def entity_of_key(key_column: str, table: str) -> str | None:
@@ -189,23 +264,49 @@ def two_values(observed, expected, kind: str, column: str) -> tuple[str, str]:
     return a, b
 
 
+# what nobody types into a bug report: a long id (156643300001311, a hash) or a time to the second
+MAX_ID = 8
+LONG_ID = re.compile(r"(?<![\w.,])(?=\w*\d)\w{%d,}(?!\w)" % (MAX_ID + 1))
+SECONDS = re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b")
+
+
+def typeable(text: str) -> bool:
+    """Whether a person would type this value or name: no id longer than MAX_ID characters, no
+    time to the second, nothing long."""
+    s = str(text)
+    return len(s) <= 40 and not LONG_ID.search(s) and not SECONDS.search(s)
+
+
+def typed_pair(observed, expected, kind: str, column: str) -> tuple[str, str] | None:
+    """The value now and what it should be as a person types them, or None when they cannot
+    without reading them off a diff: timestamps become dates when the days differ, hours and
+    minutes when only the time does (never seconds); long ids and long texts are left out."""
+    if kind.startswith("timestamp") and observed is not None and expected is not None:
+        o, e = str(observed), str(expected)
+        if o[:10] != e[:10]:
+            observed, expected, kind = o[:10], e[:10], "date"
+        elif o[11:16] != e[11:16] and len(o) >= 16 and len(e) >= 16:
+            observed, expected, kind = o[11:16], e[11:16], "time"
+        else:
+            return None
+    a, b = two_values(observed, expected, kind, column)
+    return (a, b) if typeable(a) and typeable(b) else None
+
+
+# the factors people notice and name; any other ratio is just "way too high"
+_UP = {2: "twice", 10: "ten times", 100: "a hundred times", 1000: "a thousand times", 10000: "10,000 times"}
+_DOWN = {2: "half", 10: "a tenth of", 100: "a hundredth of", 1000: "a thousandth of"}
+
+
 def ratio_words(r: float) -> str | None:
-    """2.0 -> 'twice', 10 -> '10 times', 0.5 -> 'half', 0.01 -> 'a hundredth of'."""
+    """2.0 -> 'twice', 10 -> 'ten times', 0.5 -> 'half', 0.01 -> 'a hundredth of'; None for a
+    factor nobody would name (7, 48, a seventh)."""
     if r is None or r <= 0:
         return None
-    names = {2: "twice", 3: "three times", 4: "four times", 10: "ten times", 100: "a hundred times",
-             1000: "a thousand times"}
-    if r >= 1.95:
-        k = round(r)
-        if abs(r - k) / r < 0.03:
-            return names.get(k, f"{k} times")
-        return f"about {r:.1f} times"
-    if r <= 0.52:
-        k = round(1 / r)
-        if abs(1 / r - k) * r < 0.03:
-            return {2: "half", 3: "a third of", 4: "a quarter of", 10: "a tenth of", 100: "a hundredth of",
-                    1000: "a thousandth of"}.get(k, f"1/{k} of")
-    return None
+    k = round(r) if r >= 1 else round(1 / r)
+    if abs((r if r >= 1 else 1 / r) - k) > 0.03 * k:
+        return None
+    return (_UP if r >= 1 else _DOWN).get(k)
 
 
 def duration_words(seconds: float) -> str:

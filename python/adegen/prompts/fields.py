@@ -1,0 +1,251 @@
+"""The fields a sentence of `phrases` is filled with, for one finding in one task's voice: the
+table and column as this person writes them, the entity by its business name, its value now and
+what it should be, and how many others are affected in rough words. A field that cannot be
+filled truthfully is absent, which rules out every sentence that needs it. Pure functions.
+
+Fields: t (table), topic (what the table is about), c (column), m (column in words),
+col (the column as this voice writes it), Col (capitalised, only for a voice that writes columns
+in words), vals ("numbers", "dates", "values"), k (the key column), e / es (the entity, singular /
+plural), Who / who (one affected entity, by name when the row has one, never by a long id),
+Whos / whos (its possessive), obs / exp (its value now / what it should be, only when a person
+would type them: no long ids, no seconds), share ("most of the accounts"), share_are /
+share_have (with the verb; capitalised Share_*), others / others_are / others_have (the affected
+ones besides the example), n / n_are / n_have / N_are / n_of (the same as share, counted for a
+voice that counts), before / after (row counts with the noun), before_n / after_n, rw (a factor
+people name: "twice", "a hundred times"), dir / direction ("too high"), drift ("earlier" /
+"later", every changed date moved that way), now_w ("empty strings" / "values" where nulls
+belong), pa / pb (the value most changed rows should have / show), gi / gb (grain before /
+after), gi_start, more_fewer, dur, later, copies / copies_w ("twice"), msg, sa / sb (two swapped
+values), t2 (a second table), layer (the model's layer words), kind_i / kind_b (warehouse object
+before / after), ti / tb (types in words), m_plural (set when the column words take a plural verb).
+"""
+from __future__ import annotations
+
+import re
+
+from . import words
+from .findings import Finding
+
+
+def entity(f: Finding) -> str:
+    """What one row of the finding's table stands for ("account"; "row" for an account-month)."""
+    if len(f.key) >= 2:
+        return "row"
+    if len(f.key) == 1:
+        e = words.entity_of_key(f.key[0], f.table)
+        if e:
+            return e
+    return words.table_entity(f.table)
+
+
+def who(sample: dict, f: Finding, variant: int) -> str | None:
+    """One affected entity as a person names it: by its name when the row has one ('Summit
+    Foods', sometimes 'Summit Foods (A1002)'), else by its kind and key ('order 1', 'invoice
+    I7001'); a row of a two-column key says both ('Helio Systems (invoice month 2025-01-01)')."""
+    keys = [str(k) for k in (sample.get("key") or [])]
+    label = str(sample.get("label") or "").strip()
+    if keys and len(keys) != len(f.key):
+        return None
+    if len(keys) == 2:
+        second = f"{words.column_words(f.key[1])} {keys[1]}"
+        if label:
+            return f"{label} ({second})"
+        parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
+        return ", ".join(parts)
+    if label:
+        return f"{label} ({keys[0]})" if keys and variant % 3 == 2 and words.typeable(keys[0]) else label
+    if not keys or not words.typeable(keys[0]):
+        return None  # nobody types "conversation 156643300001311"
+    e = words.entity_of_key(f.key[0], f.table)
+    return f"{e} {keys[0]}" if e else f"the row for {keys[0]}"
+
+
+def owner(sample: dict, f: Finding, named: str) -> str:
+    """The possessive of an entity: "Summit Foods'", "order 1's"."""
+    label = str(sample.get("label") or "").strip()
+    return words.possessive(label if label and len(f.key) == 1 else named)
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+def fields(f: Finding, voice) -> dict[str, str]:
+    """Every field a template of `f.kind` may use (see `phrases` for the list)."""
+    e = entity(f)
+    es = words.plural(e)
+    v: dict[str, str] = {"t": voice.table(f.table), "topic": words.table_topic(f.table), "e": e, "es": es}
+    if f.table.lower() in (e.lower(), es.lower()) and voice.table_style in (0, 1) and f.kind != "relation_kind":
+        # "customers is missing customers" reads wrong: say which one is the table
+        v["t"] = f"the {voice.table(f.table)} table"
+    if voice.layer:
+        v["layer"] = voice.layer
+    if len(f.key) == 1:
+        v["k"] = voice.column(f.key[0])
+    if f.column:
+        v["c"] = voice.column(f.column)
+        v["m"] = words.column_words(f.column)
+        if f.col_type == "bool" and not v["m"].endswith("flag"):
+            v["m"] += " flag"
+        v["col"] = v["m"] if voice.column_style == 3 else v["c"]
+        if voice.column_style == 3:  # a name as written never starts a sentence; words do
+            v["Col"] = cap(v["m"])
+        v["a_m"], v["a_c"] = words.with_article(v["m"]), words.with_article(v["c"])
+        if words.plural_words(v["m"]):
+            v["m_plural"] = "yes"  # "the response SLA minutes are": see render._fits
+        v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
+    v.update(_counts(f, voice, e))
+    v.update(_sample(f, voice))
+    v.update(_details(f, voice))
+    if f.kind == "relation_kind" and not voice.convention:
+        v.pop("layer", None)  # "like the other marts models" only where the layer agrees
+    return v
+
+
+def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
+    """How many are affected: in rough words ("most of the accounts are"), or counted for a
+    voice that counts; `others*` are the affected ones besides the example."""
+    v: dict[str, str] = {}
+    variant = voice.pick("amount-words", 2)
+    if f.count:
+        amt = words.amount(f.count, f.total, noun, variant) if f.total else None
+        if voice.exact_counts or amt is None:
+            n = words.count_of(f.count, noun)
+            amt = words.Amount(n, f.count != 1)
+            if f.total and f.count == f.total and f.count > 1:
+                amt = words.Amount(f"all {n}", True)
+        v["share"] = v["n"] = amt.text
+        v["share_are"] = v["n_are"] = amt.verb("is", "are")
+        v["share_have"] = v["n_have"] = amt.verb("has", "have")
+        v["Share_are"], v["Share_have"] = cap(v["share_are"]), cap(v["share_have"])
+        v["N_are"], v["N_have"] = v["Share_are"], v["Share_have"]
+        v["n_rows"] = words.count_of(f.count, "row")
+        if f.total and f.count < f.total and voice.exact_counts:
+            v["n_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
+            v["n_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
+        elif f.total and not voice.exact_counts:
+            v["n_of"] = amt.text
+            v["n_rows_of"] = (words.amount(f.count, f.total, "row", variant) or amt).text
+        elif f.total:
+            v["n_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
+        if f.count > 1:
+            if voice.exact_counts:
+                k = f.count - 1
+                others = words.Amount(f"the other {words.count_of(k, noun)}" if f.total and f.count == f.total
+                                      else f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
+            else:
+                others = words.amount(f.count - 1, max(f.total - 1, 0), noun, variant, other=True)
+            v["others"] = others.text
+            v["others_are"] = others.verb("is", "are")
+            v["others_have"] = others.verb("has", "have")
+    if f.total or f.after:
+        v["before"] = words.count_of(f.total, noun)
+        v["after"] = words.count_of(f.after, noun)
+        v["before_n"], v["after_n"] = words.number(f.total), words.number(f.after)
+    return v
+
+
+def _sample(f: Finding, voice) -> dict[str, str]:
+    """The one example: who, their value now and what it should be, how often they show up."""
+    v: dict[str, str] = {}
+    samples = list(f.samples)
+    if not samples:
+        return v
+    s = samples[voice.pick(f"sample:{f.table}:{f.column}:{f.distance}", min(len(samples), 2))]
+    w = who(s, f, voice.pick("who", 3))
+    if w:
+        v["who"] = w
+        label = str(s.get("label") or "").strip()
+        v["Who"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
+        v["whos"] = owner(s, f, w)
+        v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
+    if "observed" in s or "expected" in s:
+        pair = words.typed_pair(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
+        if pair:  # else the values stay out: a person would not type them
+            v["obs"] = "an empty string" if s.get("observed") == "" else pair[0]
+            v["exp"] = "an empty string" if s.get("expected") == "" else pair[1]
+    copies = s.get("copies") or (f.detail.get("max_copies") if f.kind == "duplicated" else None)
+    if copies:
+        v["copies"] = str(copies)
+        v["copies_w"] = words.times(copies)
+    return v
+
+
+_DIRECTION = {"values_high": "too high", "values_low": "too low"}
+_GRAIN_NAMES = {"day": "daily", "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly",
+                "time": "timestamped"}
+_GRAIN_ORDER = ("time", "day", "week", "month", "quarter", "year")
+_GRAIN_START = {"month": "the first of a month", "quarter": "the first day of a quarter", "year": "January 1st"}
+
+
+def _details(f: Finding, voice) -> dict[str, str]:
+    """Kind-specific fields: the ratio, the grain, the shift, the swapped pair, the totals, the
+    warehouse object kinds, the types and dbt's message."""
+    v: dict[str, str] = {}
+    if f.kind == "duplicated":
+        v["n_keys"] = words.count_of(f.count, entity(f))
+        v.setdefault("copies", str(f.detail.get("max_copies", 2)))
+    if f.kind == "rows_replaced" and f.detail.get("extra"):
+        noun = entity(f)
+        v["n_extra"] = words.count_of(int(f.detail["extra"]), "other" if noun != "row" else "row")
+    if f.kind in _DIRECTION:
+        v["dir"] = _DIRECTION[f.kind]
+    if f.detail.get("drift"):
+        v["drift"] = f.detail["drift"]  # every changed date moved the same way
+    if f.kind == "values_filled":
+        now = {str(s.get("observed")) for s in f.samples}
+        v["now_w"] = "empty strings" if now == {""} else "values"
+    pairs = [p for p in f.detail.get("pairs") or [] if p[0] is not None and p[1] is not None]
+    if f.kind == "values_changed" and pairs and f.col_type in ("text", "bool") and int(pairs[0][2]) * 2 >= f.count:
+        # the change most rows share: "should be sandbox, shows prod"
+        v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
+    r = f.detail.get("ratio")
+    if r:
+        rw = words.ratio_words(r)
+        if rw:
+            v["rw"] = rw
+        v["direction"] = v["dir"] = "too high" if r > 1 else "too low"
+    grain = f.detail.get("grain") or {}
+    gi, gb = grain.get("intact"), grain.get("broken")
+    if gi in _GRAIN_NAMES and gb in _GRAIN_NAMES:
+        v["gi"], v["gb"] = _GRAIN_NAMES[gi], _GRAIN_NAMES[gb]
+        v["more_fewer"] = "more" if _GRAIN_ORDER.index(gb) < _GRAIN_ORDER.index(gi) else "fewer"
+        if gi in _GRAIN_START:
+            v["gi_start"] = _GRAIN_START[gi]
+    if f.detail.get("shift_seconds"):
+        sec = float(f.detail["shift_seconds"])
+        v["dur"], v["later"] = words.duration_words(sec), ("later" if sec > 0 else "earlier")
+    if f.detail.get("swap"):
+        a, b = f.detail["swap"]
+        v["sa"], v["sb"] = words.value(a, f.col_type), words.value(b, f.col_type)
+    total = f.detail.get("total") or {}
+    if total.get("intact") is not None and total.get("broken") is not None:
+        v["tot_i"], v["tot_b"] = words.two_values(total["broken"], total["intact"], "number", f.column or "")[::-1]
+    oi, ob = f.detail.get("only_intact") or [], f.detail.get("only_broken") or []
+    if oi:
+        v["oi"] = words.value(oi[0], f.col_type, f.column or "")
+    if ob:
+        v["ob"] = words.value(ob[0], f.col_type, f.column or "")
+    if f.kind == "relation_kind":
+        v["kind_i"], v["kind_b"] = str(f.detail.get("intact")), str(f.detail.get("broken"))
+        if voice.table_style == 2:  # "the X table ... stays a view" contradicts itself
+            v["t"] = f.table
+    types = f.detail.get("sql_type") or {}
+    if types.get("intact") and types.get("broken"):
+        ti, tb = type_words(types["intact"]), type_words(types["broken"])
+        if ti != tb:
+            v["ti"], v["tb"] = ti, tb
+    if f.detail.get("message"):
+        v["msg"] = f.detail["message"]
+    return v
+
+
+def type_words(sql_type: str) -> str:
+    t = str(sql_type).lower()
+    if re.match(r"(tinyint|smallint|integer|int|bigint|hugeint|u?int)", t):
+        return "whole numbers"
+    if re.match(r"(double|float|real|decimal|numeric)", t):
+        return "decimals"
+    if t.startswith(("varchar", "text", "string")):
+        return "text"
+    return t

@@ -1,0 +1,51 @@
+"""How a report opens and how it ends: rare openings, and requests that are often none, some
+short, and most saying what should happen (fields as in `phrases`)."""
+from __future__ import annotations
+
+# (text, mode, tone): "sentence" goes before the body, "lead" runs into it; tone "data" only fits a
+# complaint about numbers, "any" fits every report. Almost every report starts with the problem
+# itself: a stock opener in front of every few reports is what makes a set read generated.
+OPENERS: list[tuple[str, str, str]] = [
+    *[("", "none", "any")] * 34,
+    ("Since the last run, ", "lead", "data"),
+    ("Since yesterday's run, ", "lead", "data"),
+]
+
+# Requests. Often none (the report is the request, ASKS_NONE of every list), some short, and
+# most say what should happen afterwards in words of the finding ("make it one row per account
+# again", "rebuild the table"). Fields as in the bodies; a request whose field is missing is
+# left out. "the table" requests are not used after a sentence naming two tables.
+ASKS_NONE = 8
+ASKS: dict[str, list[str]] = {
+    "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it."],
+    "data": [
+        "Please fix the model and rebuild the table.",
+        "Can you fix it and rebuild the table?",
+        "Could you find the cause and refresh the table?",
+        "Can you track down the cause and update the table?",
+        "Please sort it out and rerun the model so the table is right again.",
+        "Fix it and rebuild the table, please.",
+        "It needs fixing, and the table rebuilt after.",
+        "Can you get it fixed and the table rebuilt?",
+    ],
+    "values": ["Can you get the {m} right again and rebuild the table?",
+               "Please fix it so the {m} {vals} are right again."],
+    "values_blank": ["The {m} needs to be filled in again.", "Can you get the {m} back in there?"],
+    "values_filled": ["Those should be null again."],
+    "duplicated": ["It needs to be one row per {e} again.", "Please make it one row per {e} again and rebuild it."],
+    "rows_lost": ["Can you get the missing {es} back in?", "They need to be back in there."],
+    "rows_added": ["Those shouldn't be in there; please fix it and rebuild the table."],
+    "table_empty": ["Can you get the rows back?", "Please fix it and rebuild it."],
+    "column_gone": ["Can you bring the column back?", "It needs to be back in the table."],
+    "relation_kind": ["Please switch it back and rebuild it.", "Can you change it back to a {kind_i}?"],
+    "date_grain": ["It should be {gi} again.", "Can you make it {gi} again and rebuild the table?"],
+}
+ASKS_BUILD = [
+    "Can you get it building again?",
+    "Can you fix it?",
+    "Could you sort this out?",
+    "Please fix it so the run goes through again.",
+    "",
+    "",
+    "",
+]

@@ -1,0 +1,312 @@
+"""The base report, the way a person who looked at a table writes it (fields as in `phrases`).
+
+A report is built from parts so a run of tasks does not repeat one layout with names swapped:
+
+- a lead sentence in one of four frames (`report` states it, `rule` names the expectation the
+  data breaks, `question` asks, `story` says what the person was doing), naming the table, the
+  quantity in plain words and the kind of wrong; how many are affected is optional and folded in
+  ("the segment is blank for about a third of the accounts");
+- optionally one concrete handle after it: an entity by its name or short id (`handle`), or that
+  entity's value now and what it should be (`exact`);
+- or one sentence that carries the handle itself (`WHOLE`).
+
+Which of the three a task says (`render.Voice.detail`) and whether it says how many are affected
+(`Voice.scope`) are per-task choices. Nothing here claims a symptom the measurement does not
+show: a field the finding cannot fill rules the sentence out, and `render._fits` keeps "every"
+wording for findings that cover nearly every row.
+"""
+from __future__ import annotations
+
+import re
+
+FRAMES = ("report", "rule", "question", "story")
+
+# lead sentences, no entity named; per kind and frame
+LEADS: dict[str, dict[str, list[str]]] = {
+    "values_high": {
+        "report": ["{t} is overstating the {m}.", "The {m} {vals} in {t} are too high for {share}.",
+                   "{Col} is inflated in {t}.", "The {m} in {t} went up for {share}, and it shouldn't have.",
+                   "Something is pushing the {m} in {t} too high.", "{t} shows a higher {m} than it should."],
+        "rule": ["{t} should report the real {m}, and right now it's too high for {share}.",
+                 "The {m} in {t} can't be that high."],
+        "question": ["Why is the {m} in {t} so high?", "Why did the {m} go up for {share} in {t}?",
+                     "Why are the {m} {vals} in {t} higher than they should be?"],
+        "story": ["I was looking at the {m} in {t} and it's too high for {share}.",
+                  "I pulled the {m} from {t} for a report and it came out too high."],
+    },
+    "values_low": {
+        "report": ["{t} is understating the {m}.", "The {m} {vals} in {t} are too low for {share}.",
+                   "{Col} came out short in {t}.", "The {m} in {t} dropped for {share}, and it shouldn't have.",
+                   "Something is dragging the {m} in {t} down.", "{t} shows a lower {m} than it should."],
+        "rule": ["{t} should report the real {m}, and right now it's too low for {share}.",
+                 "The {m} in {t} can't be that low."],
+        "question": ["Why is the {m} in {t} so low?", "Why did the {m} go down for {share} in {t}?",
+                     "Why are the {m} {vals} in {t} lower than they should be?"],
+        "story": ["I was looking at the {m} in {t} and it's too low for {share}.",
+                  "I pulled the {m} from {t} for a report and it came out too low."],
+    },
+    "values_scaled": {
+        "report": ["The {m} {vals} in {t} are way {dir}.", "The {m} in {t} is way {dir} for {share}.",
+                   "{t} has the {m} at {rw} what it should be.", "{Col} in {t} is way off, far {dir}."],
+        "rule": ["{t} should have the {m} on the right scale, and it's way {dir} for {share}.",
+                 "The {m} in {t} isn't on the scale it should be; it's way {dir}."],
+        "question": ["Why is the {m} in {t} way {dir}?", "Why are the {m} {vals} in {t} {rw} what they should be?"],
+        "story": ["I was adding up the {m} from {t} and the total is way {dir}.",
+                  "I was looking at the {m} in {t} and it's way {dir} for {share}."],
+    },
+    "values_changed": {
+        "report": ["The {m} in {t} is wrong for {share}.", "{t} has the wrong {m} for {share}.",
+                   "Some of the {m} {vals} in {t} don't look right.", "{Col} in {t} looks wrong.",
+                   "The {m} {vals} in {t} changed for {share}, and they shouldn't have.",
+                   "The {m} in {t} is {drift} than it should be for {share}.",
+                   "{t} has {share} marked {pb} that should be {pa}."],
+        "rule": ["The {m} in {t} shouldn't have changed, but it did for {share}.",
+                 "The {m} in {t} should be {pa} for {share}, not {pb}.",
+                 "{t} should have the right {m} for each {e}, and {share_are} off now."],
+        "question": ["Why did the {m} change for {share} in {t}?", "What happened to the {m} in {t}?",
+                     "Why are the {m} {vals} in {t} {drift} than they should be?"],
+        "story": ["I was checking the {m} in {t} against last week's export and it's different for {share}.",
+                  "I was looking up {es} in {t} and the {m} is wrong for {share}."],
+    },
+    "values_blank": {
+        "report": ["The {m} is blank for {share} in {t}.", "{Share_have} no {m} in {t} anymore.",
+                   "{t} has lost the {m} for {share}.", "{Col} went blank in {t}.",
+                   "{t} is missing the {m} for some {es}."],
+        "rule": ["{t} should have {a_m} for each {e}, but {share_are} blank now.",
+                 "The {m} in {t} should be filled in, and it's blank for {share}."],
+        "question": ["Why is the {m} blank for {share} in {t}?", "Where did the {m} {vals} in {t} go?",
+                     "Why is the {m} missing for {share} in {t}?"],
+        "story": ["I was going through {t} and the {m} is empty for {share}.",
+                  "I pulled the {m} from {t} and got blanks for {share}."],
+    },
+    "values_filled": {
+        "report": ["The {m} in {t} holds {now_w} for {share} that should have none.",
+                   "{t} puts {now_w} in the {m} where there should be nulls."],
+        "rule": ["{t} should leave the {m} null when there isn't one, and {share_have} {now_w} there now."],
+        "question": ["Why does {t} have {now_w} in the {m} for {share}?",
+                     "Why is the {m} in {t} no longer null for {share}?"],
+        "story": ["I was counting {es} with {a_m} in {t} and the number jumped."],
+    },
+    "sign_flipped": {
+        "report": ["The {m} in {t} has the wrong sign for {share}.", "The sign of the {m} in {t} is flipped."],
+        "rule": ["The {m} in {t} should keep its sign, and it's backwards for {share}."],
+        "question": ["Why did the {m} in {t} flip sign?"],
+        "story": ["I was totaling the {m} from {t} and the signs are backwards."],
+    },
+    "fraction_lost": {
+        "report": ["The {m} in {t} lost its decimals.", "{t} is rounding the {m} to whole numbers now."],
+        "rule": ["The {m} in {t} should keep its decimals."],
+        "question": ["Why is the {m} in {t} a whole number now?"],
+        "story": ["I was reconciling the {m} from {t} and it's off by a little for {share}."],
+    },
+    "time_lost": {
+        "report": ["The {m} in {t} lost the time of day.", "The {m} in {t} is at midnight for {share}."],
+        "rule": ["The {m} in {t} should have the time of day, and it's midnight for {share}."],
+        "question": ["Why is the {m} at midnight for {share} in {t}?"],
+        "story": ["I was charting {t} by hour and everything lands at midnight."],
+    },
+    "date_grain": {
+        "report": ["The {m} dates in {t} aren't {gi} anymore.", "{t} has the {m} at the wrong grain, {gb} instead of {gi}."],
+        "rule": ["The {m} in {t} should be {gi}, and it looks {gb} now.", "The {m} in {t} should always be {gi_start}."],
+        "question": ["Why is the {m} in {t} {gb} now?"],
+        "story": ["I was grouping {t} by {m} and got {more_fewer} periods than usual."],
+    },
+    "date_shifted": {
+        "report": ["The {m} in {t} is off by {dur}.", "The {m} dates in {t} are {dur} {later} than they should be."],
+        "rule": ["The {m} in {t} should line up with the real dates, and it's {dur} {later}."],
+        "question": ["Why is the {m} in {t} {dur} {later} than it should be?"],
+        "story": ["I was lining up {t} with our calendar and the {m} is off by {dur}."],
+    },
+    "labels_swapped": {
+        "report": ["The {m} in {t} has {sa} and {sb} mixed up.", "The {m} labels in {t} are swapped around.",
+                   "{t} shows {sa} {es} as {sb} and the other way round."],
+        "rule": ["{es} that are {sa} should say so in {t}, but they show up as {sb}, and the other way round."],
+        "question": ["Why are {sa} and {sb} swapped in the {m} of {t}?", "Why is the {m} in {t} mixed up?"],
+        "story": ["I was counting {es} by {m} in {t} and the numbers are off."],
+    },
+    "flag_flipped": {
+        "report": ["The {m} in {t} is backwards for {share}.", "The {m} in {t} is set the wrong way round."],
+        "rule": ["The {m} in {t} should match what the {es} really are, and it's flipped for {share}."],
+        "question": ["Why is the {m} in {t} flipped for {share}?"],
+        "story": ["I was filtering {t} on the {m} and got the wrong {es}."],
+    },
+    "type_changed": {
+        "report": ["The {m} in {t} comes out as {tb} now instead of {ti}.", "{t} has the {m} as {tb} now."],
+        "rule": ["The {m} in {t} should hold {ti}, and it's {tb} now."],
+        "question": ["Why is the {m} in {t} {tb} now?"],
+        "story": ["I was loading {t} into a sheet and the {m} comes through as {tb} now."],
+    },
+    "duplicated": {
+        "report": ["{t} isn't one row per {e} anymore.", "{t} has duplicate {es}.",
+                   "{Share_are} showing up more than once in {t}.", "There are duplicate {es} in {t} now."],
+        "rule": ["{t} should have one row per {e}, and it doesn't anymore.",
+                 "{t} is supposed to be unique by {k}, but {share_are} in there more than once."],
+        "question": ["Why are there duplicate {es} in {t}?", "Why does {t} have more than one row for {share}?"],
+        "story": ["I was counting {es} in {t} and got way more rows than {es}."],
+    },
+    "rows_lost": {
+        "report": ["{t} is missing {es}.", "{Share_are} missing from {t}.", "{t} has fewer {es} than it should.",
+                   "Some {es} have dropped out of {t}."],
+        "rule": ["{t} should list all our {es}, and {share_are} missing.", "{t} should have {before}."],
+        "question": ["Why is {t} missing {share}?", "Why are there fewer {es} in {t} than there should be?"],
+        "story": ["I was counting {es} in {t} and only got {after_n}. There should be {before_n}."],
+    },
+    "rows_added": {
+        "report": ["{t} has extra {es} that don't belong there.", "{t} picked up {es} it shouldn't have."],
+        "rule": ["{t} should have {before}, and it has {after} now."],
+        "question": ["Why did {t} grow from {before_n} to {after_n} {es}?"],
+        "story": ["I was counting {es} in {t} and got {after_n} instead of {before_n}."],
+    },
+    "rows_replaced": {
+        "report": ["{t} has the wrong {es} in it: some are missing and others showed up instead."],
+        "rule": ["{t} should have the same {es} as before, and the set changed."],
+        "question": ["Why did the set of {es} in {t} change?"],
+        "story": ["I was matching {t} against our list of {es} and it's off, some missing and some new."],
+    },
+    "table_empty": {
+        "report": ["{t} is empty.", "{t} came back with no rows.", "There's nothing in {t} anymore."],
+        "rule": ["{t} shouldn't be empty.", "{t} should have {before} in it, and it has none."],
+        "question": ["Why is {t} empty?", "Why is there nothing in {t}?"],
+        "story": ["I was pulling {es} from {t} and got nothing back."],
+    },
+    "column_gone": {  # a dropped column, the way the owner of something that reads it sees it
+        "report": ["The {c} column is gone from {t}, and the {topic} report that uses it broke.",
+                   "{t} lost its {c} column, and the {topic} dashboard errors out now.",
+                   "Our {topic} dashboard can't find {c} in {t} anymore.",
+                   "The {topic} report broke because {t} doesn't have {a_c} column anymore."],
+        "rule": ["{t} should still have {a_c} column; our {topic} report reads it.",
+                 "The {topic} dashboard needs {c} from {t}, and the column isn't there anymore."],
+        "question": ["What happened to the {c} column in {t}? The {topic} report needs it.",
+                     "Where did {c} go in {t}? The {topic} dashboard reads it."],
+        "story": ["I was refreshing the {topic} dashboard and it errors because {t} has no {c} column anymore.",
+                  "I opened the {topic} report and it fails; {t} doesn't have {c} anymore."],
+    },
+    "column_added": {"rule": ["{t} shouldn't have {a_c} column; the export that reads it breaks on it."],
+                     "report": ["{t} has a new {c} column."]},
+    "relation_kind": {
+        "report": ["{t} should be a {kind_i}, not a {kind_b}.", "{t} is a {kind_b} now, but it has to stay a {kind_i}.",
+                   "{t} got built as a {kind_b} in the last run, and it should be a {kind_i}."],
+        "rule": ["{t} should be a {kind_i}, like the rest of our {layer} models. It's a {kind_b} now.",
+                 "All our {layer} models are {kind_i}s, but {t} is a {kind_b} now.",
+                 "{t} is supposed to be a {kind_i}, not a {kind_b}."],
+        "question": ["Why is {t} a {kind_b} now? It's supposed to be a {kind_i}."],
+        "story": ["I was looking through the warehouse and {t} is a {kind_b} now, not a {kind_i}."],
+    },
+    "build_failed": {
+        "rule": ["{t} used to build fine, now it fails:\n\n{msg}"],
+        "report": ["dbt run fails on {t}:\n\n{msg}", "{t} doesn't build anymore:\n\n{msg}"],
+        "question": ["Why does {t} fail to build?\n\n{msg}"],
+        "story": ["I kicked off a dbt run and {t} fails:\n\n{msg}"],
+    },
+    "table_gone": {"report": ["{t} is gone from the warehouse."], "question": ["Where did {t} go?"]},
+}
+
+# one sentence that names the entity itself (and maybe its values); per kind and frame
+WHOLE: dict[str, dict[str, list[str]]] = {
+    "values_high": {
+        "report": ["{Whos} {m} in {t} is higher than it should be.", "The {m} in {t} is too high for {who} and {others}.",
+                   "{Whos} {m} in {t} went from {exp} to {obs}.", "{t} gives {who} {a_m} of {obs}; it should be {exp}."],
+        "question": ["Why is {whos} {m} so high in {t}?", "Why does {who} show {obs} for {m} in {t}? It should be {exp}."],
+        "story": ["I was checking {who} in {t} and the {m} is too high.",
+                  "I was checking {who} in {t}: the {m} says {obs}, and I'd expect {exp}."],
+    },
+    "values_low": {
+        "report": ["{Whos} {m} in {t} is lower than it should be.", "The {m} in {t} is too low for {who} and {others}.",
+                   "{Whos} {m} in {t} dropped from {exp} to {obs}.", "{t} gives {who} {a_m} of only {obs}; it should be {exp}."],
+        "question": ["Why is {whos} {m} so low in {t}?", "Why does {who} show only {obs} for {m} in {t}? It should be {exp}."],
+        "story": ["I was checking {who} in {t} and the {m} is too low.",
+                  "I was checking {who} in {t}: the {m} says {obs}, and I'd expect {exp}."],
+    },
+    "values_scaled": {
+        "report": ["{Whos} {m} in {t} is way {dir}.", "{t} shows {obs} for {whos} {m}, not {exp}."],
+        "question": ["Why is {whos} {m} in {t} {obs}? It should be {exp}."],
+        "story": ["I was looking at {who} in {t} and the {m} is way {dir}."],
+    },
+    "values_changed": {
+        "report": ["{Whos} {m} in {t} is wrong.", "{Who} has the wrong {m} in {t}, and so do {others}.",
+                   "{Whos} {m} in {t} is {drift} than it should be.", "{t} has {who} marked {obs}; it should be {exp}."],
+        "question": ["Why did {whos} {m} change in {t}?", "Why does {who} have {obs} as {m} in {t}? It should be {exp}."],
+        "story": ["I was looking up {who} in {t} and the {m} doesn't match what I expected.",
+                  "I was looking up {who} in {t} and the {m} says {obs}. It should be {exp}."],
+    },
+    "values_blank": {
+        "report": ["{Who} has no {m} in {t} anymore, and neither do {others}.", "{Whos} {m} is blank in {t}.",
+                   "{Whos} {m} in {t} is blank; it used to be {exp}."],
+        "question": ["Why is {whos} {m} blank in {t}?", "Why is {whos} {m} blank in {t}? It should be {exp}."],
+        "story": ["I was looking up {who} in {t} and there's no {m} anymore."],
+    },
+    "values_filled": {
+        "report": ["{Who} has {obs} as its {m} in {t}; that should be null."],
+        "question": ["Why does {who} have {a_m} in {t}? It shouldn't have one."],
+    },
+    "labels_swapped": {
+        "report": ["{Whos} {m} in {t} doesn't match what it really is.", "{Who} shows up as {obs} in {t}, but it's {exp}."],
+        "question": ["Why is {who} marked {obs} in {t}? It should be {exp}."],
+    },
+    "duplicated": {
+        "report": ["{Who} shows up {copies_w} in {t}.", "{Who} is in {t} {copies_w}, and {others_are} duplicated too."],
+        "question": ["Why is {who} in {t} {copies_w}?"],
+        "story": ["I was looking up {who} in {t} and got {copies} rows back."],
+    },
+    "rows_lost": {
+        "report": ["{Who} isn't in {t} anymore.", "{Who} and {others} are missing from {t}."],
+        "question": ["Where did {who} go? It's not in {t} anymore."],
+        "story": ["I was looking for {who} in {t} and it's not there."],
+    },
+    "rows_added": {"report": ["{Who} showed up in {t} and doesn't belong there."],
+                   "question": ["Why is {who} in {t}? It wasn't there before."]},
+    "rows_replaced": {"report": ["{Who} is gone from {t}, and other {es} showed up in its place."]},
+    "date_grain": {"report": ["{Whos} {m} in {t} is {obs}; it should be {exp}."]},
+    "date_shifted": {"report": ["{Whos} {m} in {t} is {obs}, {dur} {later} than the real date ({exp})."]},
+}
+
+# a second sentence with a handle, after a lead; per group of kinds, then "value" for the rest
+FOLLOW: dict[str, dict[str, list[str]]] = {
+    "value": {
+        "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for example.", "Look at {who}.",
+                   "{Who} is a good example.", "I noticed it on {who}."],
+        "exact": ["{Who} shows {obs}; it should be {exp}.", "{Who}, for example, has {obs} instead of {exp}.",
+                  "For {who} it's {obs}, should be {exp}.", "{Who} went from {exp} to {obs}.",
+                  "{Who} should be {exp}, not {obs}.", "I checked {who}: {obs} instead of {exp}."],
+    },
+    "values_blank": {
+        "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for instance.", "{Who} lost it, for one."],
+        "exact": ["{Who} should have {exp}.", "{Who} used to show {exp}, now it's blank.", "For {who} it should say {exp}."],
+    },
+    "values_filled": {"handle": ["{Who} is one of them."], "exact": ["{Who} shows {obs} there, for one."]},
+    "duplicated": {"handle": ["{Who} is in there {copies_w}.", "{Who} alone shows up {copies_w}.",
+                              "{Who}, for one, has {copies} rows."]},
+    "rows_lost": {"handle": ["{Who} is gone, for one.", "{Who} isn't there anymore, for example.",
+                             "I can't find {who}, for one.", "It's down to {after_n} from {before_n}."]},
+    "rows_added": {"handle": ["{Who} is one of them.", "It went from {before_n} to {after_n}."]},
+    "table_empty": {"handle": ["It normally has {before}.", "It had {before} before."]},
+}
+_NO_FOLLOW = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone", "rows_replaced"}
+_ROWS = {"rows_lost", "rows_added", "table_empty", "duplicated", "values_blank", "values_filled"}
+_SCOPE = re.compile(r"\{(share|Share|others|Others|n_|N_|n\}|N\})")
+
+
+def has_scope(tpl: str) -> bool:
+    """Whether a sentence says how many are affected."""
+    return bool(_SCOPE.search(tpl))
+
+
+def shapes(kind: str) -> dict[str, list[str]]:
+    """Every base sentence of a kind, per frame: leads, leads with a handle after them, and the
+    one-sentence reports. A lead that already says how many are affected gets no second "how
+    many"; a lead that says a count gets no follow-up saying another."""
+    leads, whole = LEADS.get(kind, {}), WHOLE.get(kind, {})
+    follow = {} if kind in _NO_FOLLOW else FOLLOW.get(kind if kind in _ROWS else "value", FOLLOW["value"])
+    extra = [s for ss in follow.values() for s in ss]
+    out: dict[str, list[str]] = {}
+    for frame in FRAMES:
+        bank = list(leads.get(frame, [])) + list(whole.get(frame, []))
+        for lead in leads.get(frame, []):
+            bank += [f"{lead} {s}" for s in extra
+                     if not (has_scope(lead) and has_scope(s)) and not ("{before" in lead and "{before" in s)]
+        if bank:
+            out[frame] = bank
+    return out
+
+
+SHAPES_BANK = {kind: shapes(kind) for kind in LEADS}
