@@ -18,6 +18,7 @@ Keep this file small: one documented fixture per shared need.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -28,6 +29,46 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "python"))
 
 import adegen  # noqa: E402,F401  (importing it puts the interpreter's scripts dir, where dbt is, on PATH)
+
+
+# The suite runs on pytest-xdist (pyproject addopts: `-n auto --dist loadgroup`). Each test module is one
+# unit of work, so a module-scoped fixture (a bulk run, a built project) is made once, on one worker;
+# the modules that read the validated example build (`acme_tasks_built`) form one group, so it is built
+# once per session as well. A test that names its own xdist_group keeps it.
+SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_report_browser.py"})
+
+
+# The groups that take minutes (measured with --durations, serial run), longest first. xdist hands out
+# groups by number of tests, which would start a two-test, two-minute module last and leave one worker
+# idle while the other finishes it; these start first instead, the many short modules fill in after.
+LONG_GROUPS = ("test_bulk.py", "test_dbt_versions.py", "test_reliability_inputs.py", "test_real_projects.py",
+               "test_reliability_faults.py", "test_build_snowflake_emulator.py", "acme-build",
+               "test_validate_snowflake.py", "test_discover.py", "test_validate_e2e.py", "test_emulator.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            name = item.path.name
+            item.add_marker(pytest.mark.xdist_group("acme-build" if name in SHARED_BUILD_MODULES else name))
+
+
+if importlib.util.find_spec("xdist") is not None:
+    def pytest_xdist_make_scheduler(config, log):
+        from xdist.scheduler import LoadGroupScheduling
+
+        class LongGroupsFirst(LoadGroupScheduling):
+            def _assign_work_unit(self, node) -> None:
+                if not getattr(self, "_long_first", False):  # once, on the full queue
+                    rank = {g: i for i, g in enumerate(LONG_GROUPS)}
+                    queue = sorted(self.workqueue.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+                    self.workqueue.clear()
+                    self.workqueue.update(queue)
+                    self._long_first = True
+                super()._assign_work_unit(node)
+
+        return LongGroupsFirst(config, log) if config.getvalue("dist") == "loadgroup" else None
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,8 +1,11 @@
-"""Bulk mode (`python -m adegen.bulk`) end to end on the example project (real dbt + DuckDB).
+"""Bulk mode (`python -m adegen.bulk`) end to end on a small seed-based project (real dbt + DuckDB).
 
 Two runs of 3 proven tasks with seed 1 are shared by every test: one uninterrupted with --jobs 2,
 one with --jobs 1 that is SIGKILLed at random moments and rerun until it finishes. Both must give
-the same tasks (same seed: same list; killed: no duplicate, no partial task; jobs 1 == jobs 2)."""
+the same tasks (same seed: same list; killed: no duplicate, no partial task; jobs 1 == jobs 2).
+The project is reliability_kit's three-model one: four bulk processes start in this module, and the
+example project's discovery and baseline would cost each of them a minute. The candidate order is
+checked on the example project (its discovery is shared by the session)."""
 from __future__ import annotations
 
 import json
@@ -18,10 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reliability_kit import REPO, assert_complete_tasks, build_env, temp_leftovers, tree_state
+from reliability_kit import REPO, assert_complete_tasks, build_env, make_project, temp_leftovers, tree_state
 
 TASKS = 3
 SEED = 1
+NAME = "tiny"  # the dbt project name of reliability_kit.make_project
 SCHEMA = REPO / "python" / "adegen" / "schemas" / "bulk_tasks.schema.json"
 
 
@@ -50,28 +54,33 @@ def bulk_env(tmp_path_factory, adegen_cache) -> dict:
 
 
 @pytest.fixture(scope="module")
-def project_state(example_project) -> dict:
-    return tree_state(example_project)
+def bulk_project(tmp_path_factory) -> Path:
+    return make_project(tmp_path_factory.mktemp("bulk-project"))
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(example_project, bulk_env, project_state, tmp_path_factory) -> BulkRun:
+def project_state(bulk_project) -> dict:
+    return tree_state(bulk_project)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(bulk_project, bulk_env, project_state, tmp_path_factory) -> BulkRun:
     out = tmp_path_factory.mktemp("bulk-a") / "out"
-    r, secs = run_bulk(bulk_cmd(example_project, out, jobs=2), bulk_env)
+    r, secs = run_bulk(bulk_cmd(bulk_project, out, jobs=2), bulk_env)
     assert r.returncode == 0, r.stderr[-3000:]
     print(f"bulk --tasks {TASKS} --jobs 2: {secs:.0f}s")
     return BulkRun(out, r, secs, [])
 
 
 @pytest.fixture(scope="module")
-def killed_and_resumed(example_project, bulk_env, uninterrupted, tmp_path_factory) -> BulkRun:
+def killed_and_resumed(bulk_project, bulk_env, uninterrupted, tmp_path_factory) -> BulkRun:
     """--jobs 1, SIGKILLed twice at random moments (printed): once anywhere in a run, once while
     tasks are being proven or committed; then run to the end."""
     out = tmp_path_factory.mktemp("bulk-b") / "out"
     rng = random.Random()
     kills = []
     for when in ("anywhere", "writing"):
-        proc = subprocess.Popen(bulk_cmd(example_project, out, jobs=1), env=bulk_env, cwd=REPO,
+        proc = subprocess.Popen(bulk_cmd(bulk_project, out, jobs=1), env=bulk_env, cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         t0 = time.monotonic()
         if when == "writing":  # the first task dir (temp or final) of this run is there
@@ -86,8 +95,8 @@ def killed_and_resumed(example_project, bulk_env, uninterrupted, tmp_path_factor
             proc.wait()
             kills.append(f"{when} {time.monotonic() - t0:.1f}s")
         if out.exists():  # whatever the moment: only complete tasks are visible, ids without gaps
-            assert_complete_tasks(out, "acme")
-    r, secs = run_bulk(bulk_cmd(example_project, out, jobs=1), bulk_env)
+            assert_complete_tasks(out, NAME)
+    r, secs = run_bulk(bulk_cmd(bulk_project, out, jobs=1), bulk_env)
     print(f"bulk --jobs 1 killed at {kills}, then finished in {secs:.0f}s")
     assert r.returncode == 0, r.stderr[-3000:]
     return BulkRun(out, r, secs, kills)
@@ -106,10 +115,10 @@ def task_texts(out: Path, task_id: str) -> tuple[bytes, list]:
     return (d / "setup" / "changes.patch").read_bytes(), yaml.safe_load((d / "task.yaml").read_text())["prompts"]
 
 
-def test_writes_the_asked_number_of_proven_distinct_tasks(uninterrupted, example_project, project_state):
+def test_writes_the_asked_number_of_proven_distinct_tasks(uninterrupted, bulk_project, project_state):
     out = uninterrupted.out
     doc = json.loads(uninterrupted.result.stdout)
-    ids = assert_complete_tasks(out, "acme")
+    ids = assert_complete_tasks(out, NAME)
     assert len(ids) == TASKS and doc["exit_code"] == 0 and doc["dataset"]["written_this_run"] == TASKS
     got = rows(out)
     assert [r["id"] for r in got] == ids == [r["id"] for r in doc["dataset"]["tasks"]]
@@ -121,7 +130,7 @@ def test_writes_the_asked_number_of_proven_distinct_tasks(uninterrupted, example
     prompts = [p["prompt"] for tid in ids for p in task_texts(out, tid)[1]]
     assert len(set(prompts)) == len(prompts)
     assert not temp_leftovers(out)
-    assert tree_state(example_project) == project_state  # the user's project is never written
+    assert tree_state(bulk_project) == project_state  # the user's project is never written
 
 
 def test_tasks_jsonl_validates_against_the_shipped_schema(uninterrupted):
@@ -145,22 +154,22 @@ def test_dataset_md_counts_and_command(uninterrupted):
 def test_experiment_set_loads_with_ade_bench_dataset(uninterrupted):
     dataset = pytest.importorskip("ade_bench.utils.dataset", reason="ade-bench (test-harness extra) not installed")
     out = uninterrupted.out
-    data = yaml.safe_load((out / "experiment_sets" / f"acme_bulk_seed{SEED}.yaml").read_text())
+    data = yaml.safe_load((out / "experiment_sets" / f"{NAME}_bulk_seed{SEED}.yaml").read_text())
     assert set(data) == {"experiment_name", "description", "task_ids"}
-    ds = dataset.Dataset(out / "tasks", task_ids=[f"@acme_bulk_seed{SEED}"])
+    ds = dataset.Dataset(out / "tasks", task_ids=[f"@{NAME}_bulk_seed{SEED}"])
     expected = sorted(f"{r['id']}.{k}" for r in rows(out) for k in r["prompt_keys"])
     assert ds.task_ids == expected and len(ds) == len(expected)
 
 
 def test_killed_rerun_and_one_job_give_the_same_tasks(uninterrupted, killed_and_resumed):
     a, b = uninterrupted.out, killed_and_resumed.out
-    ids = assert_complete_tasks(b, "acme")
+    ids = assert_complete_tasks(b, NAME)
     assert [stable(r) for r in rows(b)] == [stable(r) for r in rows(a)]
     assert ids == [r["id"] for r in rows(a)]
     for tid in ids:
         assert task_texts(b, tid) == task_texts(a, tid)
     assert not temp_leftovers(b)
-    exp = yaml.safe_load((b / "experiment_sets" / f"acme_bulk_seed{SEED}.yaml").read_text())
+    exp = yaml.safe_load((b / "experiment_sets" / f"{NAME}_bulk_seed{SEED}.yaml").read_text())
     assert exp["task_ids"] == ids
     doc = json.loads(killed_and_resumed.result.stdout)
     assert doc["dataset"]["dropped"] == json.loads(uninterrupted.result.stdout)["dataset"]["dropped"]

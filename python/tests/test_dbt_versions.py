@@ -6,8 +6,9 @@ runs on). Every other minor version in that range has a pin set `constraints/dbt
 one a venv is built (cached, see dbt_versions_kit.py) and adegen runs there from this source tree, as a
 user would run it:
 
-* the example project (integration_tests/): discovery equals the golden payload of the main suite,
-  and `adegen.build --count 3 --pick 1` writes one task proven by ade-bench's test procedure;
+* the example project (integration_tests/): discovery equals the golden payload of the main suite
+  (its proven build on every version is the README demo, checked by hand and in the README's
+  "Supported dbt versions"; here the proof runs on the third-party project below, which costs half);
 * a practice-like third-party project (fixtures/jaffle_shop, dbt Labs' jaffle shop, its DuckDB file
   built by that version's `dbt build`, used through --db-path/--db-name): discovery equals the main
   suite's, one proven task, and the project tree stays byte-identical;
@@ -159,7 +160,6 @@ class Smoke:
         project = REPO / "integration_tests"
         before = tree_state(project)
         got = {"discovery": self._run(version, "example", ["-m", "adegen.discover", project, "--json"])}
-        got["build"] = self._build(version, "example", project)
         return {**got, "unchanged": tree_state(project) == before}
 
     def _practice(self, version: str) -> dict:
@@ -241,10 +241,8 @@ def test_example_discovery_is_the_golden_one(smoke, version):
 
 
 @VERSIONS
-def test_example_proves_a_task(smoke, version):
-    got = smoke.result(version, "example")
-    _assert_proven(got["build"], "acme")
-    assert got["unchanged"]
+def test_example_discovery_leaves_the_project_untouched(smoke, version):
+    assert smoke.result(version, "example")["unchanged"]
 
 
 @VERSIONS
