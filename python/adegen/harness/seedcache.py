@@ -29,6 +29,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..dbt.scratch import is_skipped
 from . import yamlc
 from .dbfiles import _lit, _q
 
@@ -37,7 +38,9 @@ CONFIG_SUFFIXES = (".yml", ".yaml", ".sql")
 # (<test-path>/generic) are parsed like macros and stay in the key
 NODE_PATH_KEYS = (("model-paths", ["models"]), ("snapshot-paths", ["snapshots"]),
                   ("analysis-paths", ["analyses"]), ("test-paths", ["tests"]))
-SKIP_DIRS = frozenset({"target", "logs", ".git", "__pycache__", ".venv", "venv", "node_modules"})
+# dbt's build output holds no configuration; installed packages (dbt_packages/) do, so the copy policy's
+# project-top list is not used here, only its anywhere list (version control, tool caches)
+BUILD_OUTPUT_DIRS = frozenset({"target", "logs"})
 _VERSION = "adegen-seed-cache-1"
 
 
@@ -87,7 +90,7 @@ def config_files(app: Path) -> list[Path]:
             dirnames[:] = []
             continue
         seen_dirs.add(real)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in BUILD_OUTPUT_DIRS and not is_skipped(d, False))
         for name in sorted(filenames):
             p = Path(dirpath) / name
             if p.suffix.lower() in CONFIG_SUFFIXES and not _is_node_sql(p, node_dirs):
