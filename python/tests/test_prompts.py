@@ -2,6 +2,8 @@
 text passes (leaks, tool words, only changed tables named, no repeats)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
@@ -130,13 +132,16 @@ def test_rows_lost_with_counts_and_an_entity():
          "key": ["account_id"], "label": "account_name",
          "missing": {"count": 2, "sample": [{"key": ["A1007"], "label": "Falcon Works"}]},
          "extra": {"count": 0, "sample": []}, "columns": []}
-    req = request(obs(t), model="dim_accounts", pattern=Pat(symptom="rows_missing"))
-    ps = prompts.write_prompts(req)
-    base = ps.prompts["base"]
-    assert "dim_accounts" in base
-    assert "Falcon Works" in base or ("88" in base and "90" in base) or "2 accounts" in base
-    assert "1 accounts" not in base
-    assert_clean(ps, req)
+    concrete = 0
+    for seed in (f"lost:{i}" for i in range(30)):
+        req = request(obs(t), model="dim_accounts", pattern=Pat(symptom="rows_missing"), seed=seed)
+        ps = prompts.write_prompts(req)
+        base = ps.prompts["base"]
+        assert "dim_accounts" in base and "1 accounts" not in base
+        assert "A1007" not in base or "Falcon Works" in base  # the account by its name, not its id alone
+        concrete += "Falcon Works" in base or ("88" in base and "90" in base) or "2 accounts" in base
+        assert_clean(ps, req)
+    assert concrete >= 5  # the voices that give a handle name the account or the counts
 
 
 def test_singular_and_plural():
@@ -227,9 +232,12 @@ def test_a_literal_the_mutation_changes_is_never_quoted():
                     higher=0)
     req = request(obs(t), model="stg_plans", site=Site("'starter'", "'stater'"),
                   pattern=Pat(id="like_pattern_changed", name="LIKE", family="string", symptom="values_wrong"))
-    ps = prompts.write_prompts(req)
-    assert ps.base and "starter" not in " ".join(ps.prompts.values()).lower().replace("starter monthly", "")
-    assert ps.rejected  # the quoting variants were tried and refused
+    rejected = 0
+    for seed in (f"literal:{i}" for i in range(30)):
+        ps = prompts.write_prompts(replace(req, seed=seed))
+        assert ps.base and "starter" not in " ".join(ps.prompts.values()).lower().replace("starter monthly", "")
+        rejected += bool(ps.rejected)
+    assert rejected  # the voices that quote values tried the quoting variants and were refused
 
 
 def test_deterministic_per_seed_and_varied_across_seeds():
@@ -305,9 +313,13 @@ def test_same_numbers_in_another_type_are_reported_as_a_type_change():
     t = value_table("stg_payments", 0, column="amount", obs_v="10", exp_v="10.0", key="payment_id", label=None,
                     written_only=True, sql_type={"intact": "DOUBLE", "broken": "INTEGER"})
     req = request(obs(t), model="stg_payments")
-    ps = prompts.write_prompts(req)
-    assert ps.findings["base"].startswith("type_changed")
-    assert "whole numbers" in ps.base and "10.0" in ps.base
+    quoted = 0
+    for seed in (f"type:{i}" for i in range(30)):
+        ps = prompts.write_prompts(replace(req, seed=seed))
+        assert ps.findings["base"].startswith("type_changed")
+        assert "whole numbers" in ps.base
+        quoted += "10.0" in ps.base
+    assert quoted  # the voices that quote values give the decimal it should have
 
 
 def test_a_body_that_says_who_noticed_gets_no_opener():

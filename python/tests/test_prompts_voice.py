@@ -24,7 +24,7 @@ def test_rough_counts_read_like_a_person():
     assert words.amount(10, 432, "invoice").text in ("a dozen or so invoices", "quite a few invoices")
     assert words.amount(80, 1071, "membership", 0).text == "dozens of memberships"
     assert words.amount(300, 5000, "order").text == "hundreds of orders"
-    assert words.amount(2, 2, "conversation").text == "both conversations"
+    assert words.amount(2, 2, "conversation").text == "every conversation"  # "both" told reviewers the table's size
     every = words.amount(90, 90, "account", 0)
     assert every.verb("is", "are") == "every account is"
     assert words.amount(90, 90, "account", 1).verb("is", "are") == "all the accounts are"
@@ -41,8 +41,9 @@ def _exact(text: str) -> bool:
 
 def test_counts_are_rough_and_exact_values_are_not_the_rule():
     """67 of 90 accounts too high: the count is said in words, never as 67 or 90, in every voice;
-    the one example's value now and what it should be is quoted by a bit over half of the bases
-    where it can be (the voices that give no detail or only a name leave it out)."""
+    the one example's value now and what it should be is quoted by a minority of the bases (a
+    quarter of the voices; blind reviewers read a set where most reports quote one row's values
+    as generated)."""
     base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
     quoted = 0
     for seed in SEEDS:
@@ -51,7 +52,7 @@ def test_counts_are_rough_and_exact_values_are_not_the_rule():
         assert not re.search(r"\b(67|90|66)\b", text), text
         quoted += _exact(ps.base)
         assert_clean(ps, replace(base_req, seed=seed))
-    assert 0.4 * len(SEEDS) <= quoted <= 0.7 * len(SEEDS), quoted
+    assert 0.15 * len(SEEDS) <= quoted <= 0.4 * len(SEEDS), quoted
 
 
 def _kinds():
@@ -77,8 +78,9 @@ def _kinds():
 
 
 def test_exact_values_are_a_minority_of_a_runs_bases():
-    """Across the kinds a run is made of, roughly a third of the bases quote a value now and
-    what it should be (or the value a blank should have): a minority."""
+    """Across the kinds a run is made of, about one base in six quotes a value now and what it
+    should be (or the value a blank should have): a minority (a third of the findings have no
+    values to quote)."""
     n = quoted = 0
     for o in _kinds():
         model = o.details.get("relation_kind", {}).get("table") or o.details["tables"][0]["table"]
@@ -87,7 +89,7 @@ def test_exact_values_are_a_minority_of_a_runs_bases():
             assert base
             n += 1
             quoted += "4.5" in base
-    assert 0.25 * n <= quoted <= 0.45 * n, (quoted, n)
+    assert 0.08 * n <= quoted <= 0.3 * n, (quoted, n)
 
 
 def test_no_long_ids_seconds_or_odd_factors():
@@ -112,7 +114,7 @@ def test_no_long_ids_seconds_or_odd_factors():
                 assert not words.LONG_ID.search(bare) and not words.SECONDS.search(bare), text
                 assert not re.search(r"seventh|7 times|1/7", text), text
             dates += "2020-06-22" in ps.base
-    assert dates >= 20  # the date itself is still quoted by the voices that quote values
+    assert dates >= 8  # the date itself is still quoted by the voices that quote values
 
 
 def test_clean_factors_are_named_and_plural_words_take_plural_verbs():
@@ -134,7 +136,7 @@ def test_frames_are_mixed_and_none_dominates():
     """Over many tasks the base reports come in every frame (report, rule, question, story),
     none in more than 45% of them; openers are rare; some reports end without a request and
     many say what should happen (rebuild the table, right again); a few leave the last full stop
-    off; columns are mostly in words, and a raw column name never starts a sentence."""
+    off; columns are mostly written as named (avg_csat_score, not "average CSAT score")."""
     base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
     shapes, openers, asked, doing, bare, raw, texts = Counter(), 0, 0, 0, 0, 0, set()
     asks = [a for group in phrases.ASKS.values() for a in group]
@@ -146,7 +148,6 @@ def test_frames_are_mixed_and_none_dominates():
         doing += bool(re.search(r"rebuil|refresh|update the table|rerun|right again", ps.base))
         bare += ps.base[-1] not in ".?"
         raw += "avg_csat_score" in ps.base
-        assert not re.search(r"(^|[.?] )avg_csat_score", ps.base), ps.base
         texts.add(ps.base)
     assert asks
     assert set(shapes) == set(render.SHAPES), shapes
@@ -155,7 +156,7 @@ def test_frames_are_mixed_and_none_dominates():
     assert 0.4 * len(SEEDS) <= asked <= 0.85 * len(SEEDS), asked
     assert doing >= 0.25 * len(SEEDS), doing
     assert 0.03 * len(SEEDS) <= bare <= 0.25 * len(SEEDS), bare
-    assert raw <= 0.45 * len(SEEDS), raw
+    assert raw >= 0.75 * len(SEEDS), raw
     assert len(texts) >= 0.6 * len(SEEDS)  # not a handful of layouts with names swapped in
 
 

@@ -3,9 +3,9 @@ table and column as this person writes them, the entity by its business name, it
 what it should be, and how many others are affected in rough words. A field that cannot be
 filled truthfully is absent, which rules out every sentence that needs it. Pure functions.
 
-Fields: t (table), topic (what the table is about), c (column), m (column in words),
-col (the column as this voice writes it), Col (capitalised, only for a voice that writes columns
-in words), vals ("numbers", "dates", "values"), k (the key column), e / es (the entity, singular /
+Fields: t (table), topic (what the table is about), c (column as written), m (the column as
+this voice says it: as written, or in words for the few voices that say "active user count"),
+col (the same), Col (m at the start of a sentence: capitalised words, or the name as written), vals ("numbers", "dates", "values"), k (the key column), e / es (the entity, singular /
 plural), Who / who (one affected entity, by name when the row has one, never by a long id),
 Whos / whos (its possessive), obs / exp (its value now / what it should be, only when a person
 would type them: no long ids, no seconds), share ("most of the accounts"), share_are /
@@ -53,7 +53,9 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
         parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
         return ", ".join(parts)
     if label:
-        return f"{label} ({keys[0]})" if keys and variant % 3 == 2 and words.typeable(keys[0]) else label
+        # "Helio Works (A1006)", never "Running Short (10)": a bare number after a name reads odd
+        return f"{label} ({keys[0]})" if (keys and variant % 3 == 2 and words.typeable(keys[0])
+                                          and re.search(r"[A-Za-z]", keys[0])) else label
     if not keys or not words.typeable(keys[0]):
         return None  # nobody types "conversation 156643300001311"
     e = words.entity_of_key(f.key[0], f.table)
@@ -84,15 +86,17 @@ def fields(f: Finding, voice) -> dict[str, str]:
         v["k"] = voice.column(f.key[0])
     if f.column:
         v["c"] = voice.column(f.column)
-        v["m"] = words.column_words(f.column)
-        if f.col_type == "bool" and not v["m"].endswith("flag"):
-            v["m"] += " flag"
-        v["col"] = v["m"] if voice.column_style == 3 else v["c"]
-        if voice.column_style == 3:  # a name as written never starts a sentence; words do
+        if voice.column_style == 3:  # in words; a name as written never starts a sentence, words do
+            v["m"] = words.column_words(f.column)
+            if f.col_type == "bool" and not v["m"].endswith("flag"):
+                v["m"] += " flag"
             v["Col"] = cap(v["m"])
+            if words.plural_words(v["m"]):
+                v["m_plural"] = "yes"  # "the response SLA minutes are": see render._fits
+        else:  # the column as the person writes it: `first_admin_close_at` (may start a sentence)
+            v["m"] = v["Col"] = v["c"]
+        v["col"] = v["m"]
         v["a_m"], v["a_c"] = words.with_article(v["m"]), words.with_article(v["c"])
-        if words.plural_words(v["m"]):
-            v["m_plural"] = "yes"  # "the response SLA minutes are": see render._fits
         v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
     v.update(_counts(f, voice, e))
     v.update(_sample(f, voice))
@@ -156,6 +160,8 @@ def _sample(f: Finding, voice) -> dict[str, str]:
     if w:
         v["who"] = w
         label = str(s.get("label") or "").strip()
+        if label:
+            v["who_named"] = "yes"  # by its business name, not by a kind and an id
         v["Who"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
         v["whos"] = owner(s, f, w)
         v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
@@ -199,6 +205,8 @@ def _details(f: Finding, voice) -> dict[str, str]:
     if f.kind == "values_changed" and pairs and f.col_type in ("text", "bool") and int(pairs[0][2]) * 2 >= f.count:
         # the change most rows share: "should be sandbox, shows prod"
         v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
+    if f.kind in ("values_high", "values_low", "values_scaled") and _far_off(f, v):
+        v["far"] = "yes"  # strong words ("way too high", "can't be that high") only for a big gap
     r = f.detail.get("ratio")
     if r:
         rw = words.ratio_words(r)
@@ -238,6 +246,20 @@ def _details(f: Finding, voice) -> dict[str, str]:
     if f.detail.get("message"):
         v["msg"] = f.detail["message"]
     return v
+
+
+def _far_off(f: Finding, v: dict) -> bool:
+    """Whether the measured values are off by half again or more (a median ratio, else the
+    example's own two values): "12 instead of 11" is not "way too high"."""
+    r = f.detail.get("ratio") or f.detail.get("ratio_median")
+    if not r:
+        s = f.samples[0] if f.samples else {}
+        try:
+            obs, exp = float(s.get("observed")), float(s.get("expected"))
+        except (TypeError, ValueError):
+            return False
+        r = obs / exp if exp else None
+    return bool(r) and (r >= 1.5 or r <= 1 / 1.5)
 
 
 def type_words(sql_type: str) -> str:

@@ -144,6 +144,8 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
             f.kind = "values_high"
         elif lower >= MOST * changed:
             f.kind = "values_low"
+        if f.kind in ("values_high", "values_low") and ratio.get("median"):
+            f.detail["ratio_median"] = float(ratio["median"])  # how far off: "way too high" or just "too high"
         if col.get("total"):
             f.detail["total"] = dict(col["total"])
         return f

@@ -15,10 +15,15 @@ OPENERS: list[tuple[str, str, str]] = [
 # most say what should happen afterwards in words of the finding ("make it one row per account
 # again", "rebuild the table"). Fields as in the bodies; a request whose field is missing is
 # left out. "the table" requests are not used after a sentence naming two tables.
-ASKS_NONE = 8
+ASKS_NONE = 14
 ASKS: dict[str, list[str]] = {
-    "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it."],
+    "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
+            "Could you sort this out?"],
     "data": [
+        "Can you dig into this?",
+        "Can you see what broke?",
+        "Let me know what you find.",
+        "Would you track it down and fix it?",
         "Please fix the model and rebuild the table.",
         "Can you fix it and rebuild the table?",
         "Could you find the cause and refresh the table?",
@@ -27,10 +32,18 @@ ASKS: dict[str, list[str]] = {
         "Fix it and rebuild the table, please.",
         "It needs fixing, and the table rebuilt after.",
         "Can you get it fixed and the table rebuilt?",
+        "Can you find what's causing it and rerun the model?",
+        "Please fix whatever is causing it and rebuild.",
+        "Once it's fixed, please rerun the model so the table picks it up.",
+        "Could you correct the model and run it again?",
+        "Fix the model, then rebuild the table so I can check it.",
+        "Can you fix this and refresh the data?",
+        "We need the table right again before the next report goes out.",
+        "Please get to the bottom of it and rerun the model.",
     ],
     "values": ["Can you get the {m} right again and rebuild the table?",
                "Please fix it so the {m} {vals} are right again."],
-    "values_blank": ["The {m} needs to be filled in again.", "Can you get the {m} back in there?"],
+    "values_blank": ["That column should be filled in.", "Can you get the {m} back in there?"],
     "values_filled": ["Those should be null again."],
     "duplicated": ["It needs to be one row per {e} again.", "Please make it one row per {e} again and rebuild it."],
     "rows_lost": ["Can you get the missing {es} back in?", "They need to be back in there."],

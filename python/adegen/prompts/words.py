@@ -71,7 +71,7 @@ class Amount:
 
 def amount(count: int, total: int, noun: str, variant: int = 0, other: bool = False) -> Amount | None:
     """`count` of `total` entities in rough words: "most of the accounts", "about a third of the
-    invoices", "a handful of workspaces", "dozens of orders", "both conversations", "every
+    invoices", "a handful of workspaces", "dozens of orders", "every
     customer". `other` words it as the rest besides one already named ("most of the other
     accounts", "one other order"). `variant` picks between equivalent wordings. None for 0."""
     if count <= 0:
@@ -81,8 +81,6 @@ def amount(count: int, total: int, noun: str, variant: int = 0, other: bool = Fa
     if total and count >= total:
         if count == 1:
             return Amount(f"the other {noun}" if other else f"the only {noun}", False)
-        if count == 2:
-            return Amount(f"the other two {many}" if other else f"both {many}", True)
         return pick(Amount(f"every {o}{noun}", False), Amount(f"all the {o}{many}", True))
     if count == 1:
         return Amount(f"one {o}{noun}", False)
