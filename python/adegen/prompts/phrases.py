@@ -114,10 +114,10 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "The {c} values in {t} are off.",
             "Some {c} values in {t} don't look right.",
             "The data in {t} doesn't look right anymore.",
-            "Some of the numbers in {t} are off.",
+            "Some of the {vals} in {t} are off.",
         ],
         "business": [
-            "The {m} numbers in {t} don't look right.",
+            "The {m} {vals} in {t} don't look right.",
             "Something is wrong with the {m} in {t}.",
             "The {m} in {t} doesn't match what the business expects.",
         ],

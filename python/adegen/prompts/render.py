@@ -77,9 +77,10 @@ class Voice:
         # most people write names plain; some say "the X table" or "the X model", few quote them
         table_style = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 1)[spin(seed, "table-style", 16)]
         # columns as they are named (people copy first_admin_close_at; words made from the name,
-        # "the first admin close time", and a name in quotes read generated); whoever writes
-        # tables in backticks writes columns the same way
-        column_style = 1 if table_style == 1 else (0, 0, 0, 0, 0, 0, 0, 0, 3)[spin(seed, "column-style", 9)]
+        # "the first admin close time", and a name in quotes read generated, and the words need
+        # articles a name does without); whoever writes tables in backticks writes columns the
+        # same way
+        column_style = 1 if table_style == 1 else 0
         # people round counts ("most of the accounts"); only an exact example gets exact values
         return cls(seed, table_style, column_style, layer, convention, False,
                    _POOL[spin(seed, "shape", len(_POOL))], _DETAIL_POOL[spin(seed, "detail", len(_DETAIL_POOL))],
@@ -228,6 +229,8 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False
     if "m_plural" in vals and _SINGULAR_M.search(tpl):
         return False
+    if vals.get("e") == "row" and re.search(r"\bour \{es\}", tpl):
+        return False  # "should list all our rows"
     if vals.get("now_w") == "empty strings" and not re.search(r"\{(now_w|obs)\}", tpl):
         return False  # an empty string where a null belongs is not "a cancel reason"
     if " marked {" in tpl and f.col_type not in ("text", "bool"):
@@ -278,15 +281,19 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
     if f.kind == "build_failed":
         pool = list(phrases.ASKS_BUILD)
     else:
-        own = phrases.ASKS.get(f.kind) or (phrases.ASKS["values"] if f.column and f.kind not in NOT_DATA else [])
+        own = list(phrases.ASKS.get(f.kind) or [])
+        if f.column and f.kind not in NOT_DATA and (f.kind in ("values_high", "values_low") or not own):
+            own += phrases.ASKS["values"]
         own = own if place.second is None else []  # about one finding; the body names two tables
         data = phrases.ASKS["data"] if f.kind not in NOT_DATA else []
-        pool = [""] * phrases.ASKS_NONE + phrases.ASKS["any"] + data + own
+        # requests that name the symptom ("find where the extra rows come from") are what people
+        # write most; a generic closing line under every report reads bolted on
+        pool = [""] * phrases.ASKS_NONE + phrases.ASKS["any"] + data + own * 2
     vals = fields(f, voice)
     out = [(a, a if not a else (fill(a, vals) if _fits(a, f, vals) else None)) for a in pool]
     if place.second is not None:  # the body names two tables: no request about "the table"
         out = [(a, t) for a, t in out if t is not None and "the table" not in t]
-    out = rotated([(a, t) for a, t in out if t is not None], voice.seed, f"ask:{place.key}")
+    out = shuffled([(a, t) for a, t in out if t is not None], voice.seed, f"ask:{place.key}")
     # a request another task of the run already closed with (names swapped or not) comes last:
     # the same closing line under several reports is what a template does
     worn = Worn(place.said)
@@ -305,8 +312,11 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
             r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
         openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
     asks = list(asks) or [""]
-    if re.search(r"\b(please|fix)\b", text, re.I):
+    if re.search(r"\b(please|fix)\b", text, re.I) or text.startswith("Anyone "):
         asks = [""]  # the body already asks
+    elif "?" in text:  # "Why did X change? Can you find out why X changed?" says it twice
+        asks = [a for a in asks if not re.search(r"\bwhy\b", a, re.I)] or [""]
+    asks = [a for a in asks if not _echoes(a, text)] or [""]
     if _TIME.search(text):
         openers = [o for o in openers if not _TIME.search(o[0])]
     if _WHO.match(text):  # the body already says who noticed: no second "who" in front of it
@@ -316,6 +326,17 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     openers = openers or [("", "none", "any")]
     for i in range(len(openers) * len(asks)):
         yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], voice.period)
+
+
+_PLAIN = {"please", "could", "would", "table", "model", "rebuild", "again", "right", "cause", "whatever",
+          "fixed", "fixing", "track", "sort", "refresh", "update", "rerun", "check"}
+
+
+def _echoes(ask: str, body: str) -> bool:
+    """Whether a request repeats a word of the report ("... is pushing X up. Can you find what's
+    pushing it up?", "X is wrong. Can you get the X right again?")."""
+    said = set(re.findall(r"[a-z0-9_]{5,}", body.lower()))
+    return any(w in said for w in re.findall(r"[a-z0-9_]{5,}", ask.lower()) if w not in _PLAIN)
 
 
 def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) -> str:
