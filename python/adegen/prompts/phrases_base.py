@@ -29,7 +29,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Something is pushing the {m} in {t} too high.", "{t} shows a higher {m} than it should.",
                    "{Col} in {t} looks inflated.", "{t} is showing {m} values that are too high.", "{Col} in {t} seems too high to me.",
                    "{Col} is higher than it should be in {t} for {share}.", "The {m} totals from {t} are too high."],
-        "rule": ["{Col} in {t} used to be right, and now it's too high for {share}.",
+        "rule": ["I'd expect {m} in {t} to be lower for {share}.",
                  "The {m} in {t} can't be that high."],
         "question": ["Why is the {m} in {t} so high?", "Why did the {m} go up for {share} in {t}?",
                      "Why are the {m} {vals} in {t} higher than they should be?",
@@ -46,7 +46,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Something is dragging the {m} in {t} down.", "{t} shows a lower {m} than it should.",
                    "{Col} in {t} looks too low.", "{t} is showing {m} values that are too low.",
                    "{Col} is lower than it should be in {t} for {share}.", "The {m} totals from {t} are too low."],
-        "rule": ["{Col} in {t} used to be right, and now it's too low for {share}.",
+        "rule": ["I'd expect {m} in {t} to be higher for {share}.",
                  "The {m} in {t} can't be that low."],
         "question": ["Why is the {m} in {t} so low?", "Why did the {m} go down for {share} in {t}?",
                      "Why are the {m} {vals} in {t} lower than they should be?",
@@ -358,7 +358,7 @@ def shapes(kind: str) -> dict[str, list[str]]:
         bank = list(leads.get(frame, [])) + list(whole.get(frame, []))
         for lead in leads.get(frame, []):
             bank += [f"{lead} {s}" for s in extra
-                     if not (lead.endswith("?") and s in _BARE_HANDLES)
+                     if not (lead.endswith("?") and s in _BARE_HANDLES) and not ("I'd expect" in lead and "I'd expect" in s)
                      if not (has_scope(lead) and has_scope(s)) and not ("{before" in lead and "{before" in s)
                      and ("one of them" not in s or has_scope(lead) or "{es}" in lead)]  # "them": said before
         if bank:

@@ -308,7 +308,7 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     openers = rotated(phrases.OPENERS, voice.seed, f"open:{key}")
     if not body.data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
-    if text.startswith(("I ", "I'm ", "Why ", "Where ", "What ", "How ")) or re.search(
+    if text.startswith(("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Is ", "Did ", "A ")) or re.search(
             r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
         openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
     asks = list(asks) or [""]
@@ -344,7 +344,7 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
     main = body.text
     if mode == "lead":
         first = main.split(" ", 1)[0]
-        if body.lower_ok and first not in ("I", "I'm") and (first == "A" or not first.isupper()):
+        if body.lower_ok and first not in ("I", "I'm", "I'd") and (first == "A" or not first.isupper()):
             main = main[:1].lower() + main[1:]
         out = text + main
     elif mode == "sentence":
