@@ -18,7 +18,7 @@ OPENERS: list[tuple[str, str, str]] = [
 ASKS_NONE = 14
 ASKS: dict[str, list[str]] = {
     "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
-            "Could you sort this out?"],
+            "Could you sort this out?", "Can you help?", "Could you have a look?", "What's going on here?"],
     "data": [
         "Can you dig into this?",
         "Can you see what broke?",
@@ -40,6 +40,15 @@ ASKS: dict[str, list[str]] = {
         "Can you fix this and refresh the data?",
         "We need the table right again before the next report goes out.",
         "Please get to the bottom of it and rerun the model.",
+        "This has to be fixed before Monday's numbers go out.",
+        "Can you have a look and rebuild it once it's fixed?",
+        "Would be great if you could fix it and rerun the model.",
+        "Can you fix the model? The table needs a rebuild after.",
+        "Please repair the model and refresh the table.",
+        "Could you patch the model and rebuild?",
+        "I'd like it fixed and rebuilt today if possible.",
+        "Please have a look at the model and rebuild once it's right.",
+        "When you fix it, rebuild the table too.",
     ],
     "values": ["Can you get the {m} right again and rebuild the table?",
                "Please fix it so the {m} {vals} are right again.",

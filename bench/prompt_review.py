@@ -1,0 +1,116 @@
+"""Blind prompt review kit: a sheet a reviewer labels, and the score of the labels.
+
+    python bench/prompt_review.py sheet --tasks OUT_DIR [OUT_DIR ...] [--per-project 6]
+                                        [--hand FILE] [--seed S] --out DIR
+    python bench/prompt_review.py score RESULT.tsv DIR/key.json
+
+`sheet` takes the `base` prompt of up to --per-project tasks of every build output dir given
+(real `python -m adegen.build` output: `OUT_DIR/tasks/*/task.yaml`), mixes them with the
+hand-written prompts of --hand (one `id<TAB>prompt` per line, e.g. ade-bench's own bug-fix tasks;
+leave it out for a single-source sheet), shuffles them with --seed and writes DIR/sheet.txt (what
+the reviewer reads: numbered prompts, nothing else) and DIR/key.json (who wrote which).
+
+The reviewer, who must know nothing of adegen, is asked to label each prompt person or program
+and rate it natural and useful from 1 to 5, answering one `number<TAB>label<TAB>natural<TAB>useful`
+line per prompt. `score` prints, per source, the share labelled program and the mean ratings.
+
+Two designs, and what each measures (issue 12's reviews, README "Prompts"): a *mixed* sheet asks
+a reviewer to split two sources, so it measures how far adegen's set differs from the hand-written
+set as a set (domain, kinds of task, slips and vagueness included); a *single-source* sheet
+(adegen's prompts only, the reviewer not told that) measures whether the prompts read as machine
+text on their own.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+from pathlib import Path
+
+import yaml
+
+
+def base_prompts(out_dir: Path, limit: int) -> list[dict]:
+    """The `base` prompt of the first `limit` tasks of one build output, in task-id order."""
+    rows = []
+    for task_yaml in sorted((out_dir / "tasks").glob("*/task.yaml"))[:limit]:
+        doc = yaml.safe_load(task_yaml.read_text()) or {}
+        base = next((p.get("prompt") for p in doc.get("prompts") or [] if p.get("key") == "base"), None)
+        if base:
+            rows.append({"source": "adegen", "id": task_yaml.parent.name, "text": " ".join(str(base).split())})
+    return rows
+
+
+def hand_prompts(path: Path) -> list[dict]:
+    rows = []
+    for line in path.read_text().splitlines():
+        if "\t" in line:
+            task_id, text = line.split("\t", 1)
+            rows.append({"source": "hand", "id": task_id.strip(), "text": " ".join(text.split())})
+    return rows
+
+
+def make_sheet(items: list[dict], seed: str) -> tuple[str, list[dict]]:
+    """The numbered sheet and its key, in a seeded shuffle."""
+    items = [dict(i) for i in items]
+    random.Random(seed).shuffle(items)
+    for n, item in enumerate(items, 1):
+        item["n"] = n
+    return "".join(f"{i['n']}. {i['text']}\n" for i in items), items
+
+
+def score(result_lines: list[str], key: list[dict]) -> dict[str, dict]:
+    """Per source: how many prompts, the share labelled program, mean natural and useful."""
+    labels = {}
+    for line in result_lines:
+        parts = line.strip().split("\t")
+        if len(parts) >= 4 and parts[0].strip().isdigit():
+            labels[int(parts[0])] = (parts[1].strip().lower(), int(parts[2]), int(parts[3]))
+    out = {}
+    for source in sorted({k["source"] for k in key}):
+        rated = [labels[k["n"]] for k in key if k["source"] == source and k["n"] in labels]
+        if rated:
+            out[source] = {"n": len(rated),
+                           "program_share": sum(r[0] == "program" for r in rated) / len(rated),
+                           "natural": statistics.mean(r[1] for r in rated),
+                           "useful": statistics.mean(r[2] for r in rated)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sh = sub.add_parser("sheet")
+    sh.add_argument("--tasks", nargs="+", required=True, type=Path)
+    sh.add_argument("--per-project", type=int, default=6)
+    sh.add_argument("--hand", type=Path)
+    sh.add_argument("--seed", default="review")
+    sh.add_argument("--out", required=True, type=Path)
+    sc = sub.add_parser("score")
+    sc.add_argument("result", type=Path)
+    sc.add_argument("key", type=Path)
+    args = ap.parse_args(argv)
+    if args.cmd == "sheet":
+        items = [row for d in args.tasks for row in base_prompts(d, args.per_project)]
+        if not items:
+            print("no base prompts found under " + ", ".join(str(d / "tasks") for d in args.tasks), file=sys.stderr)
+            return 2
+        if args.hand:
+            items += hand_prompts(args.hand)
+        sheet, key = make_sheet(items, args.seed)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sheet.txt").write_text(sheet)
+        (args.out / "key.json").write_text(json.dumps(key, indent=1))
+        print(f"{len(key)} prompts -> {args.out / 'sheet.txt'} (key: {args.out / 'key.json'})")
+        return 0
+    result = score(args.result.read_text().splitlines(), json.loads(args.key.read_text()))
+    for source, s in result.items():
+        print(f"{source}: {s['n']} prompts, labelled program {100 * s['program_share']:.0f}%, "
+              f"natural {s['natural']:.2f}, useful {s['useful']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
