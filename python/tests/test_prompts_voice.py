@@ -42,7 +42,7 @@ def _exact(text: str) -> bool:
 def test_counts_are_rough_and_exact_values_are_not_the_rule():
     """67 of 90 accounts too high: the count is said in words, never as 67 or 90, in every voice;
     the one example's value now and what it should be is quoted by a minority of the bases (a
-    quarter of the voices; blind reviewers read a set where most reports quote one row's values
+    third of the voices; blind reviewers read a set where most reports quote one row's values
     as generated)."""
     base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
     quoted = 0
@@ -78,7 +78,7 @@ def _kinds():
 
 
 def test_exact_values_are_a_minority_of_a_runs_bases():
-    """Across the kinds a run is made of, about one base in six quotes a value now and what it
+    """Across the kinds a run is made of, about one base in five quotes a value now and what it
     should be (or the value a blank should have): a minority (a third of the findings have no
     values to quote)."""
     n = quoted = 0

@@ -83,7 +83,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Why is {m} in {t} different from before?",
                    "Did something change with {m} in {t}? It's off for {share}.", "Anyone know why {m} in {t} changed for {share}?"],
         "story": ["I was checking the {m} in {t} against last week's export and it's different for {share}.",
-                  "I was looking up {es} in {t} and the {m} is wrong for {share}.",
+                  "I was going through {t} and {m} is wrong for {share}.",
                    "I compared {t} to an older export and {m} differs for {share}.", "A colleague noticed that {m} in {t} is wrong for {share}."],
     },
     "values_blank": {
@@ -282,8 +282,7 @@ WHOLE: dict[str, dict[str, list[str]]] = {
         "report": ["{Whos} {m} in {t} is wrong.", "{Who} has the wrong {m} in {t}, and so do {others}.",
                    "{Whos} {m} in {t} is {drift} than it should be.", "{t} has {who} marked {obs}; it should be {exp}."],
         "question": ["Why did {whos} {m} change in {t}?", "Why does {who} have {obs} as {m} in {t}? It should be {exp}."],
-        "story": ["I was looking up {who} in {t} and the {m} doesn't match what I expected.",
-                  "I was looking up {who} in {t} and the {m} says {obs}. It should be {exp}."],
+        "story": ["I was looking up {who} in {t} and the {m} says {obs}. It should be {exp}."],
     },
     "values_blank": {
         "report": ["{Who} has no {m} in {t} anymore, and neither do {others}.", "{Whos} {m} is blank in {t}.",

@@ -48,7 +48,7 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 SHAPES = ("report", "rule", "question", "story")
 SHAPE_WEIGHTS = (7, 5, 4, 3)
 DETAILS = ("none", "handle", "exact")
-DETAIL_WEIGHTS = (11, 4, 5)
+DETAIL_WEIGHTS = (10, 4, 6)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
 _DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w))
 # when a task's detail cannot be said (no short name, values nobody would type), less detail
