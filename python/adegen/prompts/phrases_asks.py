@@ -11,11 +11,13 @@ OPENERS: list[tuple[str, str, str]] = [
     ("Since yesterday's run, ", "lead", "data"),
 ]
 
-# Requests. Often none (the report is the request, ASKS_NONE of every list), some short, and
+# Requests. Often none (the report is the request, ASKS_NONE of every list: a run over several
+# projects picks its requests independently, and the same closing line under two reports of one
+# review sheet is what reviewers name first, so fewer requests means fewer repeats), some short, and
 # most say what should happen afterwards in words of the finding ("make it one row per account
 # again", "rebuild the table"). Fields as in the bodies; a request whose field is missing is
 # left out. "the table" requests are not used after a sentence naming two tables.
-ASKS_NONE = 14
+ASKS_NONE = 24
 ASKS: dict[str, list[str]] = {
     "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
             "Could you sort this out?", "Can you help?", "Could you have a look?", "What's going on here?"],
@@ -34,7 +36,6 @@ ASKS: dict[str, list[str]] = {
         "Fix the model, then rebuild the table so I can check it.",
         "Can you fix this and refresh the data?",
         "Please get to the bottom of it and rerun the model.",
-        "This has to be fixed before Monday's numbers go out.",
         "Can you have a look and rebuild it once it's fixed?",
         "Would be great if you could fix it and rerun the model.",
         "Can you fix the model? The table needs a rebuild after.",
