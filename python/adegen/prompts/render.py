@@ -289,6 +289,8 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
         # requests that name the symptom ("find where the extra rows come from") are what people
         # write most; a generic closing line under every report reads bolted on
         pool = [""] * phrases.ASKS_NONE + phrases.ASKS["any"] + data + own * 2
+    if place.key != "base":  # medium and hard say less: a request naming the column would say it again
+        pool = [a for a in pool if not re.search(r"\{(m|c|col)\}", a)]
     vals = fields(f, voice)
     out = [(a, a if not a else (fill(a, vals) if _fits(a, f, vals) else None)) for a in pool]
     if place.second is not None:  # the body names two tables: no request about "the table"
