@@ -229,3 +229,18 @@ def test_a_second_task_on_the_same_table_says_it_differently():
     first = prompts.write_prompts(req).base
     second = prompts.write_prompts(replace(req, avoid=frozenset({first}))).base
     assert second and re.split(r"(?<=[.?])\s", second)[0] != re.split(r"(?<=[.?])\s", first)[0]
+
+
+def test_a_tasks_levels_do_not_close_with_the_same_request():
+    """base, medium and hard of one task are read side by side (one trial each, one review
+    page): the closing request one key used is not the next key's closing too."""
+    generic = set(phrases.ASKS["any"]) | set(phrases.ASKS["data"])
+    tables = [value_table("int_accounts", 0, column="csat_score", label=None), value_table("mart_account_360", 1)]
+    closings = 0
+    for seed in SEEDS[:120]:
+        ps = prompts.write_prompts(request(obs(*tables), model="int_accounts", seed=seed))
+        ends = [t.rsplit(". ", 1)[-1].rsplit("? ", 1)[-1] for t in ps.prompts.values()]
+        used = [e for e in ends if e in generic]
+        closings += len(used)
+        assert len(used) == len(set(used)), ps.prompts
+    assert closings >= 40  # the keys do close with requests, just not the same one

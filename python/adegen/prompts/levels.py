@@ -271,7 +271,7 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
     the closing request differs) is kept only when nothing else is left."""
     bad_bodies: set[str] = set()
     fallback = None
-    for level, body, text, tpl in _texts(p, req, pick.templates):
+    for level, body, text, tpl in _texts(p, req, pick.templates, tuple(out.prompts.values())):
         if body in bad_bodies:
             continue
         why = reasons_against(body, req, pick.changed, pick.allowed)
@@ -292,11 +292,13 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
     return fallback
 
 
-def _texts(p: _Plan, req: PromptRequest, templates: set):
+def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = ()):
     """(level, body, whole text, template) in order of preference; a sentence another key of the
-    task already used comes after every fresh one of the same level."""
+    task already used comes after every fresh one of the same level. `earlier`: this task's texts
+    so far (a request its base closed with comes last for medium and hard, as one another task
+    used does)."""
     voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
-    place = render.Place(p.key, p.second, tuple(f" {norm(t)} " for t in req.avoid))
+    place = render.Place(p.key, p.second, tuple(f" {norm(t)} " for t in (*req.avoid, *earlier)))
     asks = render.requests(p.finding, voice, place)
     data = p.finding.kind not in NOT_DATA
     guess = template_text(req) if req.observation is None else None
