@@ -3,9 +3,9 @@ table and column as this person writes them, the entity by its business name, it
 what it should be, and how many others are affected in rough words. A field that cannot be
 filled truthfully is absent, which rules out every sentence that needs it. Pure functions.
 
-Fields: t (table), topic (what the table is about), c (column as written), m (the column as
-this voice says it: as written, or in words for the few voices that say "active user count"),
-col (the same), Col (m at the start of a sentence: capitalised words, or the name as written), vals ("numbers", "dates", "values"), k (the key column), e / es (the entity, singular /
+Fields: t (table), topic (what the table is about), c / m / col / Col (the column as this voice
+writes it, mid-sentence or at a sentence's start), vals ("numbers", "dates", "values"), k (the
+key column), e / es (the entity, singular /
 plural), Who / who (one affected entity, by name when the row has one, never by a long id),
 Whos / whos (its possessive), obs / exp (its value now / what it should be, only when a person
 would type them: no long ids, no seconds), share ("most of the accounts"), share_are /
@@ -17,7 +17,7 @@ people name: "twice", "a hundred times"), dir / direction ("too high"), drift ("
 belong), pa / pb (the value most changed rows should have / show), gi / gb (grain before /
 after), gi_start, more_fewer, dur, later, copies / copies_w ("twice"), msg, sa / sb (two swapped
 values), t2 (a second table), layer (the model's layer words), kind_i / kind_b (warehouse object
-before / after), ti / tb (types in words), m_plural (set when the column words take a plural verb).
+before / after), ti / tb (types in words).
 """
 from __future__ import annotations
 
@@ -85,18 +85,10 @@ def fields(f: Finding, voice) -> dict[str, str]:
     if len(f.key) == 1:
         v["k"] = voice.column(f.key[0])
     if f.column:
-        v["c"] = voice.column(f.column)
-        if voice.column_style == 3:  # in words; a name as written never starts a sentence, words do
-            v["m"] = words.column_words(f.column)
-            if f.col_type == "bool" and not v["m"].endswith("flag"):
-                v["m"] += " flag"
-            v["Col"] = cap(v["m"])
-            if words.plural_words(v["m"]):
-                v["m_plural"] = "yes"  # "the response SLA minutes are": see render._fits
-        else:  # the column as the person writes it: `first_admin_close_at` (may start a sentence)
-            v["m"] = v["Col"] = v["c"]
-        v["col"] = v["m"]
-        v["a_m"], v["a_c"] = words.with_article(v["m"]), words.with_article(v["c"])
+        # the column as the person writes it (`first_admin_close_at`); m, col and Col are the
+        # names the sentences use for it mid-sentence and at a sentence's start
+        v["c"] = v["m"] = v["col"] = v["Col"] = voice.column(f.column)
+        v["a_m"] = v["a_c"] = words.with_article(v["c"])
         v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
     v.update(_counts(f, voice, e))
     v.update(_sample(f, voice))
@@ -205,7 +197,7 @@ def _details(f: Finding, voice) -> dict[str, str]:
     if f.kind == "values_changed" and pairs and f.col_type in ("text", "bool") and int(pairs[0][2]) * 2 >= f.count:
         # the change most rows share: "should be sandbox, shows prod"
         v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
-    if f.kind in ("values_high", "values_low", "values_scaled") and _far_off(f, v):
+    if f.kind in ("values_high", "values_low", "values_scaled") and _far_off(f):
         v["far"] = "yes"  # strong words ("way too high", "can't be that high") only for a big gap
     r = f.detail.get("ratio")
     if r:
@@ -248,7 +240,7 @@ def _details(f: Finding, voice) -> dict[str, str]:
     return v
 
 
-def _far_off(f: Finding, v: dict) -> bool:
+def _far_off(f: Finding) -> bool:
     """Whether the measured values are off by half again or more (a median ratio, else the
     example's own two values): "12 instead of 11" is not "way too high"."""
     r = f.detail.get("ratio") or f.detail.get("ratio_median")

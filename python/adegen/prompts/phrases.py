@@ -485,8 +485,8 @@ SEVERAL = [
 
 
 def _plain_column(tpl: str) -> str:
-    """The older levels name a column the way the task's voice writes columns (mostly in words),
-    and never start a sentence with a raw column name."""
+    """The older levels name a column the way the task's voice writes columns, and never start
+    a sentence with it."""
     if tpl.startswith("{c} "):
         tpl = "The {col} " + tpl[4:]
     return tpl.replace("{c}", "{col}")

@@ -63,7 +63,7 @@ class Voice:
     and the frame, detail and scope of its base report."""
     seed: str
     table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table", 3 "the X model"
-    column_style: int = 0    # 0 plain, 1 `backticks`, 2 "quotes", 3 in words ("active user count")
+    column_style: int = 0    # 0 plain, 1 `backticks`
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
     exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
@@ -114,7 +114,7 @@ class Voice:
         return name
 
     def column(self, name: str) -> str:
-        return {1: f"`{name}`", 2: f'"{name}"'}.get(self.column_style, name)
+        return f"`{name}`" if self.column_style == 1 else name
 
 
 @dataclass(frozen=True)
@@ -168,9 +168,8 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
             # a lead-in; so may a generated "account A1001"
             lower_ok = not tpl.startswith("{") or (
                 tpl.startswith("{Who") and vals.get("Who", "") != vals.get("who", ""))
-            # "the X table" written for {t}, or a column written in words, starts a sentence
-            styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS) or (
-                tpl.startswith("{col}") and voice.column_style == 3)
+            # "the X table" written for {t}, or an ordinary word, starts a sentence
+            styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS)
             out.append((_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl))
     return out
 
@@ -207,7 +206,7 @@ class Worn:
 
 _ZERO = re.compile(r"^-?0(\.0+)?$")
 # fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
-_WORD_FIELDS = ("{m}", "{e}", "{es}", "{share", "{others", "{topic}")
+_WORD_FIELDS = ("{e}", "{es}", "{share", "{others", "{topic}")
 
 
 # words that say (nearly) every row is affected: only when the measurement says so
@@ -227,8 +226,6 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False
     if ("same factor" in tpl or "off the same way" in tpl) and "rw" not in vals:
         return False
-    if "m_plural" in vals and _SINGULAR_M.search(tpl):
-        return False
     if vals.get("e") == "row" and re.search(r"\bour \{es\}", tpl):
         return False  # "should list all our rows"
     if vals.get("now_w") == "empty strings" and not re.search(r"\{(now_w|obs)\}", tpl):
@@ -243,11 +240,6 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
 # words for a big gap, kept for values off by half again or more
 _STRONG = re.compile(r"\bso (high|low)\b|can't be that|\bway (too|off|out|more|\{dir|\{direction)|inflated|far \{dir|"
                      r"blew up|out of line|so much|a lot (higher|lower)")
-
-
-# a column in words as the subject of a singular verb or pronoun: wrong for "response SLA minutes"
-_SINGULAR_M = re.compile(r"\{(m|col|Col)\}( (in|of) \{t\})? (is|isn't|has|looks|comes|holds|needs|doesn't)\b|"
-                         r"\bis (the|\{whos\}|\{Whos\}) \{m\}|\{(m|col|Col)\}[^.?;]*\b(it's|it is|its|it)\b")
 
 
 _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|small|someone|something|"

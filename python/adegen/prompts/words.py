@@ -165,18 +165,6 @@ def column_words(column: str) -> str:
     return " ".join(words) or str(column)
 
 
-_HEAD_BEFORE = {"of", "since", "per", "between", "to", "from", "until", "by"}
-
-
-def plural_words(text: str) -> bool:
-    """Whether column words take a plural verb: 'response SLA minutes', 'days since last login',
-    'all company tags' do; 'number of orders', 'total part count' do not."""
-    ws = str(text).split()
-    head = next((ws[i - 1] for i, w in enumerate(ws) if w.lower() in _HEAD_BEFORE and i), ws[-1] if ws else "")
-    low = head.lower()
-    return bool(low) and low not in UNCOUNTABLE and not low.endswith(("ss", "us", "is")) and singular(head) != head
-
-
 def table_topic(table: str) -> str:
     """What a table is about: fct_monthly_revenue -> 'monthly revenue', stg_f1_dataset__results ->
     'results', dim_customers -> 'customers'."""
