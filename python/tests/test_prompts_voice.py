@@ -39,11 +39,12 @@ def _exact(text: str) -> bool:
     return "18" in text and "4.5" in text
 
 
-def test_counts_are_rough_and_exact_values_are_not_the_rule():
+def test_counts_are_rough_and_exact_values_are_about_half():
     """67 of 90 accounts too high: the count is said in words, never as 67 or 90, in every voice;
-    the one example's value now and what it should be is quoted by a minority of the bases (a
-    third of the voices; blind reviewers read a set where most reports quote one row's values
-    as generated)."""
+    the one example's value now and what it should be is quoted by about half of the bases (half
+    the voices: blind reviewers rate a report without an example row low on usefulness, and read
+    the casual forms, "For order 1 it's 0, should be 10", as a person's, the tidy "shows X; it
+    should be Y" ones as generated)."""
     base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
     quoted = 0
     for seed in SEEDS:
@@ -52,7 +53,7 @@ def test_counts_are_rough_and_exact_values_are_not_the_rule():
         assert not re.search(r"\b(67|90|66)\b", text), text
         quoted += _exact(ps.base)
         assert_clean(ps, replace(base_req, seed=seed))
-    assert 0.15 * len(SEEDS) <= quoted <= 0.4 * len(SEEDS), quoted
+    assert 0.3 * len(SEEDS) <= quoted <= 0.65 * len(SEEDS), quoted
 
 
 def _kinds():
@@ -77,10 +78,10 @@ def _kinds():
             obs(lost), obs(empty), obs(dup), obs(relation_kind=kind)]
 
 
-def test_exact_values_are_a_minority_of_a_runs_bases():
-    """Across the kinds a run is made of, about one base in five quotes a value now and what it
-    should be (or the value a blank should have): a minority (a third of the findings have no
-    values to quote)."""
+def test_exact_values_are_in_about_a_third_of_a_runs_bases():
+    """Across the kinds a run is made of, about one base in three quotes a value now and what it
+    should be (or the value a blank should have): never all of them (a third of the findings
+    have no values to quote, and a set where every report quotes one row reads generated)."""
     n = quoted = 0
     for o in _kinds():
         model = o.details.get("relation_kind", {}).get("table") or o.details["tables"][0]["table"]
@@ -89,7 +90,7 @@ def test_exact_values_are_a_minority_of_a_runs_bases():
             assert base
             n += 1
             quoted += "4.5" in base
-    assert 0.08 * n <= quoted <= 0.3 * n, (quoted, n)
+    assert 0.15 * n <= quoted <= 0.45 * n, (quoted, n)
 
 
 def test_no_long_ids_seconds_or_odd_factors():
@@ -154,8 +155,8 @@ def test_frames_are_mixed_and_none_dominates():
     assert set(shapes) == set(render.SHAPES), shapes
     assert max(shapes.values()) <= 0.45 * len(SEEDS), shapes
     assert openers <= 0.1 * len(SEEDS)
-    assert 0.4 * len(SEEDS) <= asked <= 0.85 * len(SEEDS), asked
-    assert doing >= 0.25 * len(SEEDS), doing
+    assert 0.25 * len(SEEDS) <= asked <= 0.85 * len(SEEDS), asked
+    assert doing >= 0.1 * len(SEEDS), doing
     assert 0.015 * len(SEEDS) <= bare <= 0.25 * len(SEEDS), bare  # only reports without a request
     assert raw >= 0.75 * len(SEEDS), raw
     assert len(texts) >= 0.6 * len(SEEDS)  # not a handful of layouts with names swapped in
@@ -164,7 +165,7 @@ def test_frames_are_mixed_and_none_dominates():
 def test_how_many_are_affected_is_optional():
     base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
     scoped = sum(bool(re.search(r"\bmost\b", prompts.write_prompts(replace(base_req, seed=s)).base)) for s in SEEDS)
-    assert 0.2 * len(SEEDS) <= scoped <= 0.75 * len(SEEDS), scoped
+    assert 0.08 * len(SEEDS) <= scoped <= 0.6 * len(SEEDS), scoped
 
 
 def test_a_run_does_not_reuse_one_frame_with_names_swapped():

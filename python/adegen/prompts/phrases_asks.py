@@ -17,7 +17,7 @@ OPENERS: list[tuple[str, str, str]] = [
 # most say what should happen afterwards in words of the finding ("make it one row per account
 # again", "rebuild the table"). Fields as in the bodies; a request whose field is missing is
 # left out. "the table" requests are not used after a sentence naming two tables.
-ASKS_NONE = 24
+ASKS_NONE = 40
 ASKS: dict[str, list[str]] = {
     "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
             "Could you sort this out?", "Can you help?", "Could you have a look?", "What's going on here?"],
@@ -25,25 +25,15 @@ ASKS: dict[str, list[str]] = {
         "Can you dig into this?",
         "Can you see what broke?",
         "Let me know what you find.",
-        "Would you track it down and fix it?",
-        "Please fix the model and rebuild the table.",
+        "Any idea what changed?",
+        "Can someone take a look?",
         "Can you fix it and rebuild the table?",
         "Can you track down the cause and update the table?",
-        "Fix it and rebuild the table, please.",
-        "Can you get it fixed and the table rebuilt?",
         "Can you find what's causing it and rerun the model?",
-        "Could you correct the model and run it again?",
-        "Fix the model, then rebuild the table so I can check it.",
         "Can you fix this and refresh the data?",
-        "Please get to the bottom of it and rerun the model.",
         "Can you have a look and rebuild it once it's fixed?",
-        "Would be great if you could fix it and rerun the model.",
-        "Can you fix the model? The table needs a rebuild after.",
-        "Please repair the model and refresh the table.",
-        "Could you patch the model and rebuild?",
-        "I'd like it fixed and rebuilt today if possible.",
-        "Please have a look at the model and rebuild once it's right.",
-        "When you fix it, rebuild the table too.",
+        "Could you fix it and run it again?",
+        "Would you mind fixing it?",
     ],
     "values": ["Can you get the {m} right again and rebuild the table?",
                "Please fix it so the {m} {vals} are right again.",
@@ -60,7 +50,7 @@ ASKS: dict[str, list[str]] = {
                    "Can you find where the extra rows come from and get it back to one row per {e}?"],
     "rows_lost": ["Can you get the missing {es} back in?", "They need to be back in there.",
                   "Can you find out why they're dropping out and fix the model?"],
-    "rows_added": ["Those shouldn't be in there; please fix it and rebuild the table.",
+    "rows_added": ["Those shouldn't be in there. Can you fix it and rebuild the table?",
                    "Can you find out where the extra {es} come from and take them out?"],
     "table_empty": ["Can you get the rows back?", "Please fix it and rebuild it.",
                     "Can you find out why it's empty and fix it?"],
