@@ -28,7 +28,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "The {c} values in {t} look way {direction}.",
             "{t} is reporting {m} numbers that are way {direction}.",
-            "Something is throwing off {c} in {t}; the numbers are all {direction}.",
+            "Something is throwing off {c} in {t}, the numbers are all {direction}.",
         ],
         "business": [
             "The {m} numbers we report out of {t} are way {direction}.",
@@ -45,7 +45,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{Who} has {c} at {obs} in {t} when it should be {exp}.",
         ],
         "specific_nokey": [
-            "The total {c} in {t} comes to {tot_b}; it should be {tot_i}.",
+            "The total {c} in {t} comes to {tot_b}, it should be {tot_i}.",
             "Summing {c} over {t} gives {tot_b} instead of {tot_i}.",
         ],
         "counts": [
@@ -73,7 +73,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{Who} has {c} at {obs} in {t} when it should be {exp}.",
         ],
         "specific_nokey": [
-            "The total {c} in {t} comes to {tot_b}; it should be {tot_i}.",
+            "The total {c} in {t} comes to {tot_b}, it should be {tot_i}.",
             "Summing {c} over {t} gives {tot_b} instead of {tot_i}.",
         ],
         "counts": [
@@ -94,7 +94,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
     "values_changed": {
         "specific": [
-            "Why does {who} have {c} = {obs} in {t}? I'd expect {exp}.",
+            "Why does {who} have {c} = {obs} in {t}? It should be {exp}.",
             "{c} in {t} is wrong for {n_of}. {Who} shows {obs} where it should be {exp}.",
             "{Who} has {c} {obs} in {t}. It should be {exp}.",
             "The {c} values in {t} don't add up: {who} gets {obs} instead of {exp}.",
@@ -183,7 +183,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{c} in {t} looks inverted, positive where it should be negative and the other way round.",
         ],
         "business": [
-            "The {m} in {t} doesn't add up; amounts look like they have the wrong sign.",
+            "The {m} in {t} doesn't add up. Amounts look like they have the wrong sign.",
             "The {m} in {t} has the wrong sign.",
         ],
     },
@@ -201,7 +201,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{c} in {t} is missing its decimal part.",
         ],
         "business": [
-            "The {m} totals in {t} are slightly off; it looks like rounding.",
+            "The {m} totals in {t} are slightly off, looks like rounding.",
             "Small differences keep showing up in the {m} of {t}.",
         ],
     },
@@ -226,7 +226,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "{c} in {t} looks {gb} instead of {gi}: {who} shows {obs} where it should be {exp}.",
             "The {c} dates in {t} are at the wrong grain. {Who} has {obs}, but it should be {exp}.",
-            "{Who} shows {c} = {obs} in {t}. That should be {exp}; the dates look {gb}, not {gi}.",
+            "{Who} shows {c} = {obs} in {t}. That should be {exp}, the dates look {gb}, not {gi}.",
         ],
         "specific_nokey": [
             "{c} in {t} looks {gb} instead of {gi}: values like {ob} show up, and {oi} is gone.",
@@ -282,7 +282,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
     "flag_flipped": {
         "specific": [
             "The {m} in {t} is inverted for {n_of}: {who} is {obs} but should be {exp}.",
-            "{Who} has {c} = {obs} in {t}; it should be {exp}. {N_are} flagged the wrong way.",
+            "{Who} has {c} = {obs} in {t}, it should be {exp}. {N_are} flagged the wrong way.",
         ],
         "counts": [
             "{c} in {t} is flipped for {n_of}, including {who}.",
@@ -326,7 +326,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "{t} has {after} now, but it should have {before}. There are {n} extra, e.g. {who}.",
             "{Who} shows up in {t}, and it shouldn't be there. {t} went from {before} to {after}.",
-            "{t} picked up {n} that don't belong there (like {who}); it should have {before}.",
+            "{t} picked up {n} that don't belong there (like {who}). It should have {before}.",
         ],
         "specific_nokey": [
             "{t} has {after} now, it should have {before}.",
@@ -349,7 +349,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Why is {who} in {t} {copies} times? It should appear once.",
             "{t} should have one row per {e}, but {n_keys} appear more than once. {Who} is in there {copies} times.",
             "{t} has duplicates: {who} shows up {copies} times, and {n_keys} are duplicated overall.",
-            "I'm seeing {who} {copies} times in {t}. It should be there once; {n_keys} have the same problem.",
+            "I'm seeing {who} {copies} times in {t}. It should be there once, and {n_keys} have the same problem.",
         ],
         "counts": [
             "{n_keys} appear more than once in {t}.",
@@ -385,7 +385,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Why is {t} empty? It should have {before}.",
             "{t} is empty. It should have {before}.",
-            "{t} came back with nothing in it; normally it has {before}.",
+            "{t} came back with nothing in it. Normally it has {before}.",
             "All {before} are gone from {t}, the table is empty now.",
         ],
         "general": [
@@ -421,7 +421,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "{c} in {t} comes out as {tb} now instead of {ti}: {who} shows {obs} where it used to be {exp}.",
             "The {c} values in {t} changed type, they're {tb} now. {Who} has {obs}, it should be {exp}.",
-            "{Who} shows {c} = {obs} in {t}. It should be {exp}; the column holds {tb} now instead of {ti}.",
+            "{Who} shows {c} = {obs} in {t}. It should be {exp}, the column holds {tb} now instead of {ti}.",
         ],
         "counts": [
             "{c} in {t} holds {tb} now instead of {ti}, for {n_of}.",

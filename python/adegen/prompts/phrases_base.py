@@ -177,7 +177,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Some {es} have dropped out of {t}.",
                    "{t} dropped some {es}.", "{t} has fewer rows than it should.",
                    "Not all {es} are in {t} anymore.", "{t} is short on {es}."],
-        "rule": ["{t} should list all our {es}, but {share_are} missing.", "{t} should have {before}, and some are missing."],
+        "rule": ["{t} should list all our {es}, but {share_are} missing.", "{t} used to have {before}. Some of them are gone now."],
         "question": ["Why is {t} missing {share}?", "Why are there fewer {es} in {t} than there should be?",
                    "Where did some of the {es} in {t} go?",
                    "Why don't all the {es} show up in {t}?"],
@@ -201,7 +201,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "{t} has zero rows.", "{t} is coming back empty after the last run.",
                    "{t} doesn't have any rows."],
         "rule": ["{t} shouldn't be empty.", "{t} should have {before} in it, and it has none.",
-                   "There should be {es} in {t}, and there aren't any."],
+                   "{t} has no {es} in it at all now."],
         "question": ["Why is {t} empty?", "Why is there nothing in {t}?",
                    "Why does {t} return nothing now?",
                    "What happened to all the rows in {t}?"],
@@ -329,13 +329,15 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                   "The one I checked, {who}, is {obs}. Should be {exp}.", "{Who} has {obs} and it should be {exp}."],
     },
     "values_blank": {
+        "rule": ["It was filled in before.", "Those used to have one."],
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for instance.", "{Who} lost it, for one."],
         "exact": ["{Who} should have {exp}.", "{Who} used to show {exp}, now it's blank.", "{Who} had {exp} before, now there's nothing.",
                   "Last time I looked {who} had {exp} there.", "Expected {exp} for {who}, got nothing."],
     },
     "values_filled": {"handle": ["{Who} is one of them."], "exact": ["{Who} shows {obs} there, for one."]},
     "duplicated": {"handle": ["{Who} is in there {copies_w}.", "{Who} alone shows up {copies_w}.",
-                              "{Who}, for one, has {copies} rows."]},
+                              "{Who}, for one, has {copies} rows."],
+                   "rule": ["It should be one row per {e}.", "{k} should be unique there."]},
     "rows_lost": {"handle": ["{Who} is gone, for one.", "{Who} isn't there anymore, for example.",
                              "I can't find {who}, for one.", "It's down to {after_n} from {before_n}."]},
     "rows_added": {"handle": ["{Who} is one of them.", "It went from {before_n} to {after_n}."]},
@@ -345,6 +347,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
 _BARE_HANDLES = {"{Who}, for example.", "Look at {who}.", "{Who}, for instance."}
 _NO_FOLLOW = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone", "rows_replaced"}
 _ROWS = {"rows_lost", "rows_added", "table_empty", "duplicated", "values_blank", "values_filled"}
+_SAYS_RULE = re.compile(r"\b(should|supposed|one row per|unique|always|each|every)\b|\{k\}")
 _SCOPE = re.compile(r"\{(share|Share|others|Others|n_|N_|n\}|N\})")
 
 
@@ -360,6 +363,7 @@ def shapes(kind: str) -> dict[str, list[str]]:
     leads, whole = LEADS.get(kind, {}), WHOLE.get(kind, {})
     follow = {} if kind in _NO_FOLLOW else FOLLOW.get(kind if kind in _ROWS else "value", FOLLOW["value"])
     extra = [s for ss in follow.values() for s in ss]
+    rules = set(follow.get("rule", []))
     out: dict[str, list[str]] = {}
     for frame in FRAMES:
         bank = list(leads.get(frame, [])) + list(whole.get(frame, []))
@@ -367,7 +371,8 @@ def shapes(kind: str) -> dict[str, list[str]]:
             bank += [f"{lead} {s}" for s in extra
                      if not (lead.endswith("?") and s in _BARE_HANDLES)
                      if not (has_scope(lead) and has_scope(s)) and not ("{before" in lead and "{before" in s)
-                     and ("one of them" not in s or has_scope(lead) or "{es}" in lead)]  # "them": said before
+                     and ("one of them" not in s or has_scope(lead) or "{es}" in lead)  # "them": said before
+                     and not (s in rules and _SAYS_RULE.search(lead))]  # the lead already says what is right
         if bank:
             out[frame] = bank
     return out

@@ -230,11 +230,30 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False  # "should list all our rows"
     if vals.get("now_w") == "empty strings" and not re.search(r"\{(now_w|obs)\}", tpl):
         return False  # an empty string where a null belongs is not "a cancel reason"
+    if _SUM_WORDS.search(tpl) and not _summable(f.column or ""):
+        return False  # "adding up days_since_last_login" is not something anyone does
     if " marked {" in tpl and f.col_type not in ("text", "bool"):
         return False  # "marked" fits a category, not a date or an amount
     if f.kind in ("values_high", "values_low", "values_scaled") and "far" not in vals and _STRONG.search(tpl):
         return False
     return True
+
+
+_SUM_WORDS = re.compile(r"\b(adding up|add up|totals?|totaling|summing)\b", re.I)
+# name parts of a column people add up (amounts, counts), and of one they don't (ratios, ranks, ids)
+_SUMMABLE = {"amount", "amounts", "revenue", "cost", "costs", "price", "total", "sum", "count", "qty", "quantity",
+             "units", "cents", "dollars", "usd", "eur", "gbp", "value", "fee", "fees", "balance", "mrr", "arr",
+             "spend", "sales", "paid", "credit", "debit", "payment", "payments", "refund", "discount", "tax",
+             "points", "minutes", "hours", "seconds", "calls", "sessions", "orders", "items", "profit", "margin",
+             "income", "charge", "charges", "sold", "outstanding"}
+_NOT_SUMMABLE = {"avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "percentage", "share",
+                 "rank", "since", "score", "id", "age", "key"}
+
+
+def _summable(column: str) -> bool:
+    """Whether people add a column up (amounts, counts), so a report may speak of its total."""
+    parts = set(re.split(r"[^a-z0-9]+", column.lower()))
+    return bool(parts & _SUMMABLE) and not parts & _NOT_SUMMABLE
 
 
 # words for a big gap, kept for values off by half again or more
@@ -309,7 +328,7 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     if re.search(r"\b(please|fix)\b", text, re.I) or text.startswith("Anyone "):
         asks = [""]  # the body already asks
     elif "?" in text:  # "Why did X change? Can you find out why X changed?" says it twice
-        asks = [a for a in asks if not re.search(r"\bwhy\b|what changed|what broke", a, re.I)] or [""]
+        asks = [a for a in asks if not re.search(r"\bwhy\b|what changed|what broke|going on", a, re.I)] or [""]
     asks = [a for a in asks if not _echoes(a, text)] or [""]
     if _TIME.search(text):
         openers = [o for o in openers if not _TIME.search(o[0])]
