@@ -330,3 +330,18 @@ def test_a_body_that_says_who_noticed_gets_no_opener():
         voice = render.Voice.for_seed(seed)
         texts = list(render.compositions(render.Body(body), voice, "base", ["", "Can you fix it?"]))
         assert texts and all(t.startswith("Someone noticed") for t in texts)
+
+
+def test_a_report_without_an_example_says_a_rough_measured_factor():
+    """Units sold at about half of what they should be (median ratio 0.5 over most rows, not one
+    steady factor): reports that quote no example row say "roughly half" / "about half", and only
+    when the measurement supports it (a ratio nobody rounds, 0.8, gives no factor word)."""
+    def base(median, seed):
+        t = value_table("int_product_monthly_sales", 0, column="units_sold", obs_v="4", exp_v="8",
+                        higher=0, lower=88, ratio={"median": median, "min": median * 0.4, "max": median * 1.6,
+                                                   "rows": 88})
+        return prompts.write_prompts(request(obs(t), model="int_product_monthly_sales", seed=seed)).base
+    seeds = [f"rough:{i}" for i in range(60)]
+    halves = [b for b in (base(0.5, s) for s in seeds) if re.search(r"\b(roughly|about) half\b", b)]
+    assert len(halves) >= 5, halves
+    assert not any(re.search(r"\b(roughly|about) (half|double)\b", base(0.8, s)) for s in seeds)

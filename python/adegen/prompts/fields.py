@@ -199,6 +199,11 @@ def _details(f: Finding, voice) -> dict[str, str]:
         v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
     if f.kind in ("values_high", "values_low", "values_scaled") and _far_off(f):
         v["far"] = "yes"  # strong words ("way too high", "can't be that high") only for a big gap
+    rm = f.detail.get("ratio_median")
+    if f.kind in ("values_high", "values_low") and rm and f.detail.get("ratio_spread", 9) <= 1.5:
+        rough = words.rough_ratio_words(rm)  # only when most rows are off by about that much
+        if rough and (rm > 1) == (f.kind == "values_high"):
+            v["rough"] = rough
     r = f.detail.get("ratio")
     if r:
         rw = words.ratio_words(r)

@@ -146,6 +146,8 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
             f.kind = "values_low"
         if f.kind in ("values_high", "values_low") and ratio.get("median"):
             f.detail["ratio_median"] = float(ratio["median"])  # how far off: "way too high" or just "too high"
+            if ratio.get("min") is not None and ratio.get("max") is not None:
+                f.detail["ratio_spread"] = abs(float(ratio["max"]) - float(ratio["min"])) / abs(float(ratio["median"]))
         if col.get("total"):
             f.detail["total"] = dict(col["total"])
         return f

@@ -157,7 +157,9 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
         # run used before one it did, and the voice's choice of saying how many are affected
         order = FALLBACK[voice.detail_for(place.key)]
         worn = Worn(place.said)
-        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), has_scope(t) != voice.scope))
+        # a rough measured factor ("roughly double what it should be") is what makes a report
+        # without an example row worth reading, so it comes first among the reports without one
+        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), "{rough}" not in t, has_scope(t) != voice.scope))
     out = []
     for tpl in tpls:
         if not _fits(tpl, f, vals):

@@ -295,6 +295,21 @@ def ratio_words(r: float) -> str | None:
     return (_UP if r >= 1 else _DOWN).get(k)
 
 
+# rough factors people say of values that are off by about the same amount ("roughly double what
+# it should be"), with the words that follow them
+_ROUGH = ((1.8, 2.25, "double"), (2.7, 3.3, "three times"), (3.6, 4.4, "four times"),
+          (0.45, 0.56, "half"), (0.3, 0.37, "a third of"), (0.22, 0.28, "a quarter of"))
+
+
+def rough_ratio_words(r: float) -> str | None:
+    """1.9 -> 'double', 0.5 -> 'half', 0.33 -> 'a third of'; None for a factor people would not
+    round to (1.3, 7)."""
+    for lo, hi, text in _ROUGH:
+        if r is not None and lo <= r <= hi:
+            return text
+    return None
+
+
 def duration_words(seconds: float) -> str:
     s = abs(float(seconds))
     for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400), ("day", 86400),
