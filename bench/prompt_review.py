@@ -2,7 +2,8 @@
 
     python bench/prompt_review.py sheet --tasks OUT_DIR [OUT_DIR ...] [--per-project 6]
                                         [--hand FILE] [--seed S] --out DIR
-    python bench/prompt_review.py score RESULT.tsv DIR/key.json
+    python bench/prompt_review.py score RESULT.tsv DIR/key.json [RESULT.tsv DIR/key.json ...]
+    python bench/prompt_review.py cues RESULT.tsv DIR/key.json [RESULT.tsv DIR/key.json ...]
 
 `sheet` takes the `base` prompt of up to --per-project tasks of every build output dir given
 (real `python -m adegen.build` output: `OUT_DIR/tasks/*/task.yaml`), mixes them with the
@@ -12,7 +13,11 @@ the reviewer reads: numbered prompts, nothing else) and DIR/key.json (who wrote 
 
 The reviewer, who must know nothing of adegen, is asked to label each prompt person or program
 and rate it natural and useful from 1 to 5, answering one `number<TAB>label<TAB>natural<TAB>useful`
-line per prompt. `score` prints, per source, the share labelled program and the mean ratings.
+line per prompt. `score` prints, per source, the share labelled program and the mean ratings
+(pooled over several reviews when given several pairs). `cues` pools reviews and prints, for a
+fixed list of wording cues (semicolons, "I'd expect", a story lead, quoted values, requests, ...),
+the share of adegen's prompts labelled program with and without the cue, and their usefulness:
+one review is noisy (the same texts get 54% and 62%), a few hundred labels are not.
 
 Two designs, and what each measures (issue 12's reviews, README "Prompts"): a *mixed* sheet asks
 a reviewer to split two sources, so it measures how far adegen's set differs from the hand-written
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -79,6 +85,56 @@ def score(result_lines: list[str], key: list[dict]) -> dict[str, dict]:
     return out
 
 
+def labelled(result_lines: list[str], key: list[dict]) -> list[dict]:
+    """The key's items with the reviewer's label and ratings, for the items the reviewer rated."""
+    by_n = {k["n"]: k for k in key}
+    out = []
+    for line in result_lines:
+        parts = line.strip().split("\t")
+        if len(parts) >= 4 and parts[0].strip().isdigit() and int(parts[0]) in by_n:
+            out.append({**by_n[int(parts[0])], "program": parts[1].strip().lower() == "program",
+                        "natural": int(parts[2]), "useful": int(parts[3])})
+    return out
+
+
+# wording cues blind reviewers named in issue 12's reviews, as predicates on a prompt's text
+CUES: list[tuple[str, object]] = [
+    ("semicolon", lambda t: ";" in t),
+    ("\"I'd expect\"", lambda t: "I'd expect" in t),
+    ("story lead (\"I was ...\")", lambda t: bool(re.match(r"I was\b", t))),
+    ("question lead", lambda t: bool(re.match(r"(Why|What|How|Where|Is|Did|Anyone|Any)\b", t))),
+    ("value now and should-be", lambda t: bool(re.search(r"\d", t)) and bool(
+        re.search(r"\b(should|was|used to|expected|got|instead)\b", t))),
+    ("request", lambda t: bool(re.search(r"\b(Can you|Could you|Please|please|Would you|Let me know|Can someone)\b", t))),
+    ("rebuild request", lambda t: bool(re.search(r"rebuil|refresh|rerun|run it again|update the table", t))),
+    ("rough count", lambda t: bool(re.search(
+        r"\b(most|nearly all|almost every|a dozen or so|quite a few|roughly|a third|all the)\b", t))),
+    ("strong words", lambda t: bool(re.search(r"way too|far too|so (high|low)|inflated", t))),
+    ("over 25 words", lambda t: len(t.split()) > 25),
+]
+
+
+def cues(rows: list[dict], source: str = "adegen") -> list[dict]:
+    """Per cue: how many of `source`'s rated prompts have it, and the share labelled program and
+    the mean usefulness with and without it."""
+    rows = [r for r in rows if r["source"] == source]
+    out = []
+    for name, has in CUES:
+        split = {True: [r for r in rows if has(r["text"])], False: [r for r in rows if not has(r["text"])]}
+        line = {"cue": name, "n": len(split[True])}
+        for side, items in (("with", split[True]), ("without", split[False])):
+            line[f"program_{side}"] = statistics.mean(r["program"] for r in items) if items else None
+            line[f"useful_{side}"] = statistics.mean(r["useful"] for r in items) if items else None
+        out.append(line)
+    return out
+
+
+def _pairs(paths: list[Path]) -> list[tuple[Path, Path]]:
+    if len(paths) % 2:
+        raise SystemExit("give RESULT KEY pairs")
+    return list(zip(paths[::2], paths[1::2]))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -88,9 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     sh.add_argument("--hand", type=Path)
     sh.add_argument("--seed", default="review")
     sh.add_argument("--out", required=True, type=Path)
-    sc = sub.add_parser("score")
-    sc.add_argument("result", type=Path)
-    sc.add_argument("key", type=Path)
+    for name in ("score", "cues"):
+        sub.add_parser(name).add_argument("pairs", nargs="+", type=Path, metavar="RESULT KEY")
     args = ap.parse_args(argv)
     if args.cmd == "sheet":
         items = [row for d in args.tasks for row in base_prompts(d, args.per_project)]
@@ -105,7 +160,24 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "key.json").write_text(json.dumps(key, indent=1))
         print(f"{len(key)} prompts -> {args.out / 'sheet.txt'} (key: {args.out / 'key.json'})")
         return 0
-    result = score(args.result.read_text().splitlines(), json.loads(args.key.read_text()))
+    pairs = _pairs(args.pairs)
+    if args.cmd == "cues":
+        rows = [r for res, key in pairs for r in labelled(res.read_text().splitlines(), json.loads(key.read_text()))]
+        pct = lambda x: "  -" if x is None else f"{100 * x:3.0f}%"  # noqa: E731
+        num = lambda x: "   -" if x is None else f"{x:.2f}"  # noqa: E731
+        print(f"{len(pairs)} reviews, {sum(r['source'] == 'adegen' for r in rows)} labels of adegen prompts")
+        print(f"{'cue':28s} {'n':>4s}  program with/without  useful with/without")
+        for c in cues(rows):
+            print(f"{c['cue']:28s} {c['n']:4d}  {pct(c['program_with'])} / {pct(c['program_without'])}"
+                  f"          {num(c['useful_with'])} / {num(c['useful_without'])}")
+        return 0
+    lines, keys = [], []
+    for i, (res, key) in enumerate(pairs):  # pooled: each review's numbers kept apart by an offset
+        offset = 100000 * i
+        keys += [{**k, "n": k["n"] + offset} for k in json.loads(key.read_text())]
+        lines += [f"{int(p[0]) + offset}\t" + "\t".join(p[1:]) for p in
+                  (line.strip().split("\t") for line in res.read_text().splitlines()) if p and p[0].strip().isdigit()]
+    result = score(lines, keys)
     for source, s in result.items():
         print(f"{source}: {s['n']} prompts, labelled program {100 * s['program_share']:.0f}%, "
               f"natural {s['natural']:.2f}, useful {s['useful']:.2f}")

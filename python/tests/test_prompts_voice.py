@@ -135,9 +135,11 @@ def test_clean_factors_are_named_and_plural_words_take_plural_verbs():
 
 def test_frames_are_mixed_and_none_dominates():
     """Over many tasks the base reports come in every frame (report, rule, question, story),
-    none in more than 45% of them; openers are rare; some reports end without a request and
-    many say what should happen (rebuild the table, right again); a few leave the last full stop
-    off; columns are mostly written as named (avg_csat_score, not "average CSAT score")."""
+    none in more than 45% of them; openers are rare; most reports end without a request (eight
+    blind reviews labelled 87% of those with one generated) and the requests there are say what
+    should happen (right again, one row per account), never "rebuild the table"; a few leave the
+    last full stop off; columns are mostly written as named (avg_csat_score, not "average CSAT
+    score")."""
     base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
     shapes, openers, asked, doing, bare, raw, texts = Counter(), 0, 0, 0, 0, 0, set()
     asks = [a for group in phrases.ASKS.values() for a in group]
@@ -155,8 +157,9 @@ def test_frames_are_mixed_and_none_dominates():
     assert set(shapes) == set(render.SHAPES), shapes
     assert max(shapes.values()) <= 0.45 * len(SEEDS), shapes
     assert openers <= 0.1 * len(SEEDS)
-    assert 0.25 * len(SEEDS) <= asked <= 0.85 * len(SEEDS), asked
-    assert doing >= 0.1 * len(SEEDS), doing
+    assert 0.08 * len(SEEDS) <= asked <= 0.45 * len(SEEDS), asked
+    assert doing >= 0.03 * len(SEEDS), doing
+    assert not [t for t in texts if re.search(r"rebuil|refresh|rerun", t)]
     assert 0.015 * len(SEEDS) <= bare <= 0.25 * len(SEEDS), bare  # only reports without a request
     assert raw >= 0.75 * len(SEEDS), raw
     assert len(texts) >= 0.6 * len(SEEDS)  # not a handful of layouts with names swapped in

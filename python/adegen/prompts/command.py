@@ -35,7 +35,8 @@ HINTS = {
             "dashboard would. At most one concrete handle a person would type (a business name, a short "
             "id, a date, a round value); quote a value now and what it should be only sometimes, never "
             "a long id or a time to the second. How many are affected in rough words ('most of the "
-            "accounts'), if at all. A request may say what should happen (the table rebuilt).",
+            "accounts'), if at all. Usually no request: the report is the request; if one, in the "
+            "words of the symptom ('one row per account again').",
     "medium": "Less specific, or the symptom as a table further downstream shows it.",
     "hard": "Only the business-level symptom, on the named downstream table(s); no values.",
 }

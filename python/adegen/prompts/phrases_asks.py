@@ -11,12 +11,15 @@ OPENERS: list[tuple[str, str, str]] = [
     ("Since yesterday's run, ", "lead", "data"),
 ]
 
-# Requests. Often none (the report is the request, ASKS_NONE of every list: a run over several
-# projects picks its requests independently, and the same closing line under two reports of one
-# review sheet is what reviewers name first, so fewer requests means fewer repeats), some short, and
-# most say what should happen afterwards in words of the finding ("make it one row per account
-# again", "rebuild the table"). Fields as in the bodies; a request whose field is missing is
-# left out. "the table" requests are not used after a sentence naming two tables.
+# Requests. Mostly none: the report is the request (ASKS_NONE of every list). Over eight blind
+# reviews (issue 12; `bench/prompt_review.py cues`) reports that closed with a request were
+# labelled generated 87% of the time against 51% for those that did not, and were no more useful;
+# a request to rebuild the table 96%. A run over several projects picks its requests
+# independently, and the same closing line under two reports of a review sheet is what reviewers
+# name first. So: no "rebuild" requests (the grading rebuilds the models itself, test_setup),
+# some short ones, and ones in the words of the finding ("make it one row per account again").
+# Fields as in the bodies; a request whose field is missing is left out. "the table" requests are
+# not used after a sentence naming two tables.
 ASKS_NONE = 40
 ASKS: dict[str, list[str]] = {
     "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
@@ -27,15 +30,9 @@ ASKS: dict[str, list[str]] = {
         "Let me know what you find.",
         "Any idea what changed?",
         "Can someone take a look?",
-        "Can you fix it and rebuild the table?",
-        "Can you track down the cause and update the table?",
-        "Can you find what's causing it and rerun the model?",
-        "Can you fix this and refresh the data?",
-        "Can you have a look and rebuild it once it's fixed?",
-        "Could you fix it and run it again?",
         "Would you mind fixing it?",
     ],
-    "values": ["Can you get the {m} right again and rebuild the table?",
+    "values": ["Can you get the {m} right again?",
                "Please fix it so the {m} {vals} are right again.",
                "Can you find out why the {m} changed and fix the model?",
                "Please work out where the {m} goes wrong and fix it."],
@@ -46,18 +43,18 @@ ASKS: dict[str, list[str]] = {
     "values_blank": ["That column should be filled in.", "Can you get the {m} back in there?",
                      "Can you find out why it's blank and fill it back in?"],
     "values_filled": ["Those should be null again."],
-    "duplicated": ["It needs to be one row per {e} again.", "Please make it one row per {e} again and rebuild it.",
+    "duplicated": ["It needs to be one row per {e} again.", "Please make it one row per {e} again.",
                    "Can you find where the extra rows come from and get it back to one row per {e}?"],
     "rows_lost": ["Can you get the missing {es} back in?", "They need to be back in there.",
                   "Can you find out why they're dropping out and fix the model?"],
-    "rows_added": ["Those shouldn't be in there. Can you fix it and rebuild the table?",
+    "rows_added": ["Those shouldn't be in there.",
                    "Can you find out where the extra {es} come from and take them out?"],
-    "table_empty": ["Can you get the rows back?", "Please fix it and rebuild it.",
+    "table_empty": ["Can you get the rows back?", "Please fix it.",
                     "Can you find out why it's empty and fix it?"],
     "column_gone": ["Can you bring the column back?", "It needs to be back in the table.", "Can you put {c} back?"],
-    "relation_kind": ["Please switch it back and rebuild it.", "Can you change it back to a {kind_i}?",
+    "relation_kind": ["Please switch it back.", "Can you change it back to a {kind_i}?",
                       "Please set it back to a {kind_i}."],
-    "date_grain": ["It should be {gi} again.", "Can you make it {gi} again and rebuild the table?"],
+    "date_grain": ["It should be {gi} again.", "Can you make it {gi} again?"],
 }
 ASKS_BUILD = [
     "Can you get it building again?",

@@ -46,7 +46,7 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 # prompts of a set. People mostly name the table and the column and say what looks wrong, so
 # that is the rule here, and the concrete handles are a minority (test_prompts_voice pins it).
 SHAPES = ("report", "rule", "question", "story")
-SHAPE_WEIGHTS = (7, 3, 7, 2)
+SHAPE_WEIGHTS = (7, 3, 5, 2)
 DETAILS = ("none", "handle", "exact")
 DETAIL_WEIGHTS = (6, 3, 11)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
@@ -290,7 +290,7 @@ class Body:
 def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
     """The requests that may close a report of `f`, in this task's order, filled: none (the
     report is the request) in ASKS_NONE of them, short ones, and ones that say what should
-    happen ("make it one row per account again", "rebuild the table")."""
+    happen ("make it one row per account again")."""
     if f.kind == "build_failed":
         pool = list(phrases.ASKS_BUILD)
     else:
