@@ -62,3 +62,33 @@ def test_sheet_without_prompts_is_one_clear_error(tmp_path):
                           "--out", str(tmp_path / "review")], capture_output=True, text=True)
     assert run.returncode == 2 and "no base prompts" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "review").exists()
+
+
+def test_score_pools_reviews_and_cues_split_by_wording(tmp_path):
+    """Two reviews of two sheets: `score` pools them per source (numbers of the two sheets kept
+    apart), `cues` gives the program share of adegen's prompts with and without each cue."""
+    key_a = [{"n": 1, "source": "adegen", "id": "a1", "text": "orders is empty; it had 9 rows."},
+             {"n": 2, "source": "adegen", "id": "a2", "text": "Why is amount in stg_payments so high?"},
+             {"n": 3, "source": "hand", "id": "h1", "text": "Fix the failing model."}]
+    key_b = [{"n": 1, "source": "adegen", "id": "a3", "text": "customers is a view now; it should be a table."},
+             {"n": 2, "source": "hand", "id": "h2", "text": "The project is broken."}]
+    files = []
+    for name, key, labels in (("a", key_a, ["program\t3\t4", "person\t4\t2", "person\t5\t1"]),
+                              ("b", key_b, ["program\t2\t5", "person\t4\t1"])):
+        (tmp_path / f"{name}.json").write_text(json.dumps(key))
+        (tmp_path / f"{name}.tsv").write_text("".join(f"{i}\t{lab}\n" for i, lab in enumerate(labels, 1)))
+        files += [str(tmp_path / f"{name}.tsv"), str(tmp_path / f"{name}.json")]
+    run = subprocess.run([sys.executable, str(BENCH / "prompt_review.py"), "score", *files],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "adegen: 3 prompts, labelled program 67%, natural 3.00, useful 3.67" in run.stdout
+    assert "hand: 2 prompts, labelled program 0%" in run.stdout
+    run = subprocess.run([sys.executable, str(BENCH / "prompt_review.py"), "cues", *files],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    semicolon = next(line for line in run.stdout.splitlines() if line.startswith("semicolon"))
+    assert semicolon.split()[1:4] == ["2", "100%", "/"] and semicolon.split()[4] == "0%"
+    rows = [r for res, key in ((files[0], files[1]), (files[2], files[3]))
+            for r in prompt_review.labelled(Path(res).read_text().splitlines(), json.loads(Path(key).read_text()))]
+    question = next(c for c in prompt_review.cues(rows) if c["cue"] == "question lead")
+    assert question["n"] == 1 and question["program_with"] == 0 and question["useful_with"] == 2

@@ -46,7 +46,7 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 # prompts of a set. People mostly name the table and the column and say what looks wrong, so
 # that is the rule here, and the concrete handles are a minority (test_prompts_voice pins it).
 SHAPES = ("report", "rule", "question", "story")
-SHAPE_WEIGHTS = (7, 3, 5, 2)
+SHAPE_WEIGHTS = (7, 3, 4, 2)
 DETAILS = ("none", "handle", "exact")
 DETAIL_WEIGHTS = (6, 3, 11)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
