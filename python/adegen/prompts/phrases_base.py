@@ -330,7 +330,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                   "The one I checked, {who}, is {obs}. Should be {exp}.", "{Who} has {obs} and it should be {exp}."],
     },
     "values_blank": {
-        "rule": ["It was filled in before.", "Those used to have one."],
+        "rule": ["It was filled in before.", "It had values before."],
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for instance.", "{Who} lost it, for one."],
         "exact": ["{Who} should have {exp}.", "{Who} used to show {exp}, now it's blank.", "{Who} had {exp} before, now there's nothing.",
                   "Last time I looked {who} had {exp} there.", "Expected {exp} for {who}, got nothing."],

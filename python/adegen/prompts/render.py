@@ -40,11 +40,12 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 # the frames of a base report (phrases_base): a statement, the rule the data breaks, a question,
 # what the person was doing when they saw it; and how much concrete detail it gives: none (the
 # table, the column and the kind of wrong), one handle (an entity by its business name), or one
-# entity's value now and what it should be. Blind reviews (issue 12) singled out the same things
-# every time as generated: a report that names one row with its id ("Invoice I7001, for
-# example"), quotes its values, or says how many rows are affected in stock rough words, on most
-# prompts of a set. People mostly name the table and the column and say what looks wrong, so
-# that is the rule here, and the concrete handles are a minority (test_prompts_voice pins it).
+# entity's value now and what it should be. Blind reviews (issue 12) read an id with no values
+# ("Invoice I7001, for example") and stock counts on most prompts of a set as generated, and rated
+# reports without an example low on usefulness; an example in the loose way people type it ("For
+# order 10 I get 8299, it should be 0") read as a person's. So about half the bases quote one
+# entity's values (test_prompts_voice pins the share), questions and stories are the minority
+# frames (a question lead on every other prompt became a frame of its own in the reviews).
 SHAPES = ("report", "rule", "question", "story")
 SHAPE_WEIGHTS = (7, 3, 4, 2)
 DETAILS = ("none", "handle", "exact")
