@@ -345,3 +345,20 @@ def test_a_report_without_an_example_says_a_rough_measured_factor():
     halves = [b for b in (base(0.5, s) for s in seeds) if re.search(r"\b(roughly|about) half\b", b)]
     assert len(halves) >= 5, halves
     assert not any(re.search(r"\b(roughly|about) (half|double)\b", base(0.8, s)) for s in seeds)
+
+
+def test_no_lead_in_runs_into_a_sentence_about_what_someone_did():
+    """"Since yesterday's run, just noticed X is empty" reads wrong: a lead-in only runs into a
+    plain statement, never into a question or a sentence saying what the person did or saw."""
+    from adegen.prompts import render
+
+    for body in ("Just noticed line_count is empty in int_orders_enriched.",
+                 "Tried to chart line_count from int_orders_enriched and it's null.",
+                 "Adding up the amount from stg_payments, the total comes out way too high."):
+        for seed in (f"lead:{i}" for i in range(40)):
+            texts = list(render.compositions(render.Body(body), render.Voice.for_seed(seed), "base", [""]))
+            assert texts and all(t.startswith(body.split(" ", 1)[0]) for t in texts), texts
+    plain = "The line_count in int_orders_enriched is empty."
+    led = {t for seed in (f"lead:{i}" for i in range(40))
+           for t in render.compositions(render.Body(plain), render.Voice.for_seed(seed), "base", [""])}
+    assert any(t.startswith("Since") for t in led)  # the lead-in itself still exists

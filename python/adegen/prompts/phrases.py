@@ -453,6 +453,11 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "{t} isn't materialized the way our project conventions say it should be.",
             "The way {t} is deployed doesn't follow our conventions anymore.",
+            "Something's off with how {t} gets built.",
+            "{t} doesn't get built the way it used to.",
+            "The last run changed how {t} is stored in the warehouse.",
+            "{t} looks different in the warehouse since the last run, and not in a good way.",
+            "Can someone check how {t} is being built? It's not what we agreed on.",
         ],
         "business": [],
     },

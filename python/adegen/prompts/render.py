@@ -316,6 +316,14 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
     return [t for a, t in out if not a or not worn(a)] + [t for a, t in out if a and worn(a)]
 
 
+# bodies no "Since the last run, ..." runs into: a question, what the person did or saw ("Just
+# noticed ...", "Tried to chart ..."), a sentence already about who noticed
+_NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Any ", "Is ", "Did ", "A ",
+               "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
+               "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ",
+               "Matching ", "Looks like ", "Someone ", "Expected ")
+
+
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     """The whole prompts for one body: opening x request in this task's order. Openings that run
     into the body need a body that starts with an ordinary word; a body that already says when it
@@ -324,7 +332,7 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     openers = rotated(phrases.OPENERS, voice.seed, f"open:{key}")
     if not body.data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
-    if text.startswith(("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Is ", "Did ", "A ")) or re.search(
+    if text.startswith(_NO_LEAD_IN) or re.search(
             r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
         openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
     asks = list(asks) or [""]
