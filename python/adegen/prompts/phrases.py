@@ -411,6 +411,10 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Something changed in {t} and the {topic} dashboard that reads it stopped working.",
             "The {topic} dashboard errors out when it queries {t}.",
             "A report on top of {t} stopped working.",
+            "Our {topic} dashboard is throwing errors since the last run. It reads from {t}.",
+            "Something about {t} changed and a query I run on it every week fails now.",
+            "The {topic} report is broken. It pulls from {t}, if that helps.",
+            "Anything reading {t} for the {topic} numbers errors out now.",
         ],
         "business": [
             "The {topic} dashboard is broken.",

@@ -230,8 +230,10 @@ def value(v, kind: str = "text", column: str = "") -> str:
         if f is not None:
             if f == int(f) and abs(f) < 1e15:
                 return number(int(f))
-            if abs(f) >= 100:
+            if abs(f) >= 10000:  # separators from 10,000, as for whole numbers (number())
                 return f"{f:,.2f}".rstrip("0").rstrip(".")
+            if abs(f) >= 100:
+                return f"{f:.2f}".rstrip("0").rstrip(".")
             if abs(f) >= 0.01:
                 return f"{f:.2f}".rstrip("0").rstrip(".")
             return f"{f:.3g}"
