@@ -16,7 +16,6 @@ with `resolve_placeholders` before rendering; `render_assertions` expects concre
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -182,15 +181,12 @@ def render_assertions(project_dir: Path, project_name: str, entries: list[dict])
 def run_render_operation(project_dir: Path, entries: list[dict]) -> Any:
     """Run `adegen.ade_render_assertions` on a scratch copy of `project_dir`; the payload."""
     # an owned run dir, not a TemporaryDirectory: a run killed with SIGKILL cannot clean up, and
-    # the next run removes what dead runs left (paths.claim_run_dir)
-    scratch = paths.claim_run_dir("adegen-assert-")
-    try:
+    # the next run removes what dead runs left
+    with paths.owned_run_dir("adegen-assert-") as scratch:
         proj = prepare_scratch_project(project_dir, scratch / "project")
         profiles = scratch / "profiles"
         write_scratch_profiles(profiles)
         return _run_operation(proj, profiles, scratch, f"adegen.{OPERATION}", {"entries": entries})
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def prepare_scratch_project(project_dir: Path, dest: Path) -> Path:

@@ -1,6 +1,7 @@
 """Where adegen's own dbt package (macros, patterns) lives."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -105,3 +106,16 @@ def claim_run_dir(prefix: str = "adegen-build-", root: Path | None = None) -> Pa
     d = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
     (d / OWNER_FILE).write_text(f"{os.getpid()} {socket.gethostname()} {_start_ticks(os.getpid()) or ''}\n")
     return d
+
+
+@contextlib.contextmanager
+def owned_run_dir(prefix: str = "adegen-build-", root: Path | None = None):
+    """`claim_run_dir` for the length of a `with` block, removed when the block ends; a run killed
+    inside it (SIGKILL: no cleanup) leaves the directory to the next run's `clean_dead_run_dirs`."""
+    import shutil
+
+    d = claim_run_dir(prefix, root)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

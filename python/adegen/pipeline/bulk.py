@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-import shutil
 import time
 
 from .. import __version__
 from ..cli_args import Options
-from ..paths import claim_run_dir
+from ..paths import owned_run_dir
 from . import bulk_units, dataset, discovery, inputs, validation, workspace
 from .bulk_loop import BulkLoop, LoopSetup
 from .context import RunContext
@@ -54,27 +53,26 @@ def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
                     "jobs": bopts.opts.jobs})
     inputs.load_project(ctx)
     inputs.detect_ade_bench(ctx)
-    ctx.workroot = claim_run_dir("adegen-bulk-")
-    try:
-        validation.start(ctx)
-        discovery.discover(ctx)
-        discovery.survey(ctx)
-        validation.wait(ctx)
-        if ctx.validator is None:
-            ui.say(f"Bulk mode writes proven tasks only, and execution validation is unavailable: "
-                   f"{ctx.unproven_reason()}")
-            return ctx.finish(1)
-        from ..output import RunLock
-
-        lock = RunLock(bopts.opts.output_dir)
-        lock.acquire()
+    with owned_run_dir("adegen-bulk-") as ctx.workroot:
         try:
-            code = _generate(ctx, bopts)
+            validation.start(ctx)
+            discovery.discover(ctx)
+            discovery.survey(ctx)
+            validation.wait(ctx)
+            if ctx.validator is None:
+                ui.say(f"Bulk mode writes proven tasks only, and execution validation is unavailable: "
+                       f"{ctx.unproven_reason()}")
+                return ctx.finish(1)
+            from ..output import RunLock
+
+            lock = RunLock(bopts.opts.output_dir)
+            lock.acquire()
+            try:
+                code = _generate(ctx, bopts)
+            finally:
+                lock.release()
         finally:
-            lock.release()
-    finally:
-        validation.close(ctx.pending.validator if ctx.pending is not None else None)
-        shutil.rmtree(ctx.workroot, ignore_errors=True)
+            validation.close(ctx.pending.validator if ctx.pending is not None else None)
     finish_files(ctx)  # the run record and the review page, as the build writes them
     return ctx.finish(code)
 

@@ -7,11 +7,9 @@ Nothing is written before the pick; every stage below `load project` runs inside
 closes the validator and removes the run's scratch directory."""
 from __future__ import annotations
 
-import shutil
-
 from .. import __version__
 from ..cli_args import Options
-from ..paths import claim_run_dir
+from ..paths import owned_run_dir
 from . import discovery, inputs, propose, record, runtime, summary, validation
 from .context import UI, RunContext
 from .write import write_tasks
@@ -25,16 +23,15 @@ def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
     inputs.detect_ade_bench(ctx)
     # the validator's worker processes start before any in-process dbt run; the baseline builds
     # in a worker while discovery runs here
-    ctx.workroot = claim_run_dir("adegen-build-")  # a killed run's work dir is removed by the next run
-    try:
-        validation.start(ctx)
-        code, doc = _after_validator_start(ctx)
-        if "runtime" not in doc:  # runs that stop before the summary report their facts too
-            doc["runtime"] = runtime.collect(ctx)
-        return code, doc
-    finally:
-        validation.close(ctx.pending.validator if ctx.pending is not None else None)
-        shutil.rmtree(ctx.workroot, ignore_errors=True)
+    with owned_run_dir("adegen-build-") as ctx.workroot:  # a killed run's work dir is removed by the next run
+        try:
+            validation.start(ctx)
+            code, doc = _after_validator_start(ctx)
+            if "runtime" not in doc:  # runs that stop before the summary report their facts too
+                doc["runtime"] = runtime.collect(ctx)
+            return code, doc
+        finally:
+            validation.close(ctx.pending.validator if ctx.pending is not None else None)
 
 
 def _after_validator_start(ctx: RunContext) -> tuple[int, dict]:
