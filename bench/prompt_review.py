@@ -67,34 +67,34 @@ def make_sheet(items: list[dict], seed: str) -> tuple[str, list[dict]]:
     return "".join(f"{i['n']}. {i['text']}\n" for i in items), items
 
 
-def score(result_lines: list[str], key: list[dict]) -> dict[str, dict]:
-    """Per source: how many prompts, the share labelled program, mean natural and useful."""
-    labels = {}
-    for line in result_lines:
-        parts = line.strip().split("\t")
-        if len(parts) >= 4 and parts[0].strip().isdigit():
-            labels[int(parts[0])] = (parts[1].strip().lower(), int(parts[2]), int(parts[3]))
-    out = {}
-    for source in sorted({k["source"] for k in key}):
-        rated = [labels[k["n"]] for k in key if k["source"] == source and k["n"] in labels]
-        if rated:
-            out[source] = {"n": len(rated),
-                           "program_share": sum(r[0] == "program" for r in rated) / len(rated),
-                           "natural": statistics.mean(r[1] for r in rated),
-                           "useful": statistics.mean(r[2] for r in rated)}
-    return out
-
-
 def labelled(result_lines: list[str], key: list[dict]) -> list[dict]:
-    """The key's items with the reviewer's label and ratings, for the items the reviewer rated."""
+    """The key's items with the reviewer's label and ratings, for the items the reviewer rated (a
+    number answered twice counts once, with its last answer)."""
     by_n = {k["n"]: k for k in key}
-    out = []
+    rated = {}
     for line in result_lines:
         parts = line.strip().split("\t")
         if len(parts) >= 4 and parts[0].strip().isdigit() and int(parts[0]) in by_n:
-            out.append({**by_n[int(parts[0])], "program": parts[1].strip().lower() == "program",
-                        "natural": int(parts[2]), "useful": int(parts[3])})
+            rated[int(parts[0])] = {**by_n[int(parts[0])], "program": parts[1].strip().lower() == "program",
+                                    "natural": int(parts[2]), "useful": int(parts[3])}
+    return list(rated.values())
+
+
+def summary(rows: list[dict]) -> dict[str, dict]:
+    """Per source of labelled rows: how many prompts, the share labelled program, mean natural
+    and useful."""
+    out = {}
+    for source in sorted({r["source"] for r in rows}):
+        rated = [r for r in rows if r["source"] == source]
+        out[source] = {"n": len(rated), "program_share": statistics.mean(r["program"] for r in rated),
+                       "natural": statistics.mean(r["natural"] for r in rated),
+                       "useful": statistics.mean(r["useful"] for r in rated)}
     return out
+
+
+def score(result_lines: list[str], key: list[dict]) -> dict[str, dict]:
+    """Per source: how many prompts, the share labelled program, mean natural and useful."""
+    return summary(labelled(result_lines, key))
 
 
 # wording cues blind reviewers named in issue 12's reviews, as predicates on a prompt's text
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(key)} prompts -> {args.out / 'sheet.txt'} (key: {args.out / 'key.json'})")
         return 0
     pairs = _pairs(args.pairs)
+    rows = [r for res, key in pairs for r in labelled(res.read_text().splitlines(), json.loads(key.read_text()))]
     if args.cmd == "cues":
-        rows = [r for res, key in pairs for r in labelled(res.read_text().splitlines(), json.loads(key.read_text()))]
         pct = lambda x: "  -" if x is None else f"{100 * x:3.0f}%"  # noqa: E731
         num = lambda x: "   -" if x is None else f"{x:.2f}"  # noqa: E731
         print(f"{len(pairs)} reviews, {sum(r['source'] == 'adegen' for r in rows)} labels of adegen prompts")
@@ -171,13 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c['cue']:28s} {c['n']:4d}  {pct(c['program_with'])} / {pct(c['program_without'])}"
                   f"          {num(c['useful_with'])} / {num(c['useful_without'])}")
         return 0
-    lines, keys = [], []
-    for i, (res, key) in enumerate(pairs):  # pooled: each review's numbers kept apart by an offset
-        offset = 100000 * i
-        keys += [{**k, "n": k["n"] + offset} for k in json.loads(key.read_text())]
-        lines += [f"{int(p[0]) + offset}\t" + "\t".join(p[1:]) for p in
-                  (line.strip().split("\t") for line in res.read_text().splitlines()) if p and p[0].strip().isdigit()]
-    result = score(lines, keys)
+    result = summary(rows)
     for source, s in result.items():
         print(f"{source}: {s['n']} prompts, labelled program {100 * s['program_share']:.0f}%, "
               f"natural {s['natural']:.2f}, useful {s['useful']:.2f}")
