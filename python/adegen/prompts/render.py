@@ -64,7 +64,6 @@ class Voice:
     and the frame, detail and scope of its base report."""
     seed: str
     table_style: int = 0     # 0 plain, 1 `backticks`, 2 "the X table", 3 "the X model"
-    column_style: int = 0    # 0 plain, 1 `backticks`
     layer: str = ""          # words for the mutated model's layer ("marts"), "" when unknown
     convention: bool = False  # the model's layer mostly uses the intact materialization
     exact_counts: bool = True  # "76 of the 90 accounts" (else "most of the accounts")
@@ -77,13 +76,8 @@ class Voice:
     def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
         # most people write names plain; some say "the X table" or "the X model", few quote them
         table_style = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 1)[spin(seed, "table-style", 16)]
-        # columns as they are named (people copy first_admin_close_at; words made from the name,
-        # "the first admin close time", and a name in quotes read generated, and the words need
-        # articles a name does without); whoever writes tables in backticks writes columns the
-        # same way
-        column_style = 1 if table_style == 1 else 0
         # people round counts ("most of the accounts"); only an exact example gets exact values
-        return cls(seed, table_style, column_style, layer, convention, False,
+        return cls(seed, table_style, layer, convention, False,
                    _POOL[spin(seed, "shape", len(_POOL))], _DETAIL_POOL[spin(seed, "detail", len(_DETAIL_POOL))],
                    spin(seed, "scope", 20) < 3, spin(seed, "period", 12) != 0)
 
@@ -115,7 +109,10 @@ class Voice:
         return name
 
     def column(self, name: str) -> str:
-        return f"`{name}`" if self.column_style == 1 else name
+        """A column as it is named (people copy first_admin_close_at: words made from the name,
+        "the first admin close time", or a name in quotes read generated); whoever writes tables
+        in backticks writes columns the same way."""
+        return f"`{name}`" if self.table_style == 1 else name
 
 
 @dataclass(frozen=True)

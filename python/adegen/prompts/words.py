@@ -232,8 +232,6 @@ def value(v, kind: str = "text", column: str = "") -> str:
                 return number(int(f))
             if abs(f) >= 10000:  # separators from 10,000, as for whole numbers (number())
                 return f"{f:,.2f}".rstrip("0").rstrip(".")
-            if abs(f) >= 100:
-                return f"{f:.2f}".rstrip("0").rstrip(".")
             if abs(f) >= 0.01:
                 return f"{f:.2f}".rstrip("0").rstrip(".")
             return f"{f:.3g}"
