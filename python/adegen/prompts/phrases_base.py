@@ -77,9 +77,10 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Some {es} in {t} have a different {m} than before.", "{Col} doesn't look right in {t} anymore.", "The {m} for {share} in {t} isn't what it should be."],
         "rule": ["The {m} in {t} shouldn't have changed, but it did for {share}.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}."],
-        "question": ["Why did the {m} change for {share} in {t}?", "What happened to the {m} in {t}?",
+        # a question says what is wrong ("changed for most of the accounts"): "Who changed the X?"
+        # or "What happened to the X?" on its own gives nothing to start from (useful 2 of 5)
+        "question": ["Why did the {m} change for {share} in {t}?",
                      "Why are the {m} {vals} in {t} {drift} than they should be?",
-                   "Who changed the {m} in {t}?",
                    "Did something change with {m} in {t}? It's off for {share}.", "Anyone know why {m} in {t} changed for {share}?"],
         "story": ["I checked the {m} in {t} against last week's export and it's different for {share}.",
                   "Just spotted that {m} in {t} is wrong for {share}.",
@@ -323,8 +324,8 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
         "exact": ["For {who} it's {obs}, should be {exp}.", "Take {who}: it was {exp} and now it's {obs}.",
                   "{Who} should be {exp}, not {obs}.", "{Who} went from {exp} to {obs}.",
                   "It says {obs} for {who}, but that should be {exp}.", "{Who} is at {obs} now, it used to be {exp}.",
-                  "Look at {who}: {obs}, and it was {exp} before.", "{Who} has {obs} now. It was {exp}.",
-                  "E.g. {who} is {obs}, should be {exp}.", "I checked {who}: {obs}, it should be {exp}.",
+                  "Look at {who}, it's {obs} and it was {exp} before.", "{Who} has {obs} now. It was {exp}.",
+                  "E.g. {who} is {obs}, should be {exp}.", "I checked {who} and it says {obs}, it should be {exp}.",
                   "Expected {exp} for {who}, got {obs}.", "{Who} comes out as {obs}, and I'm pretty sure it should be {exp}.",
                   "For {who} I get {obs}, it should be {exp}.", "Last time I looked {who} had {exp}, now it's {obs}.",
                   "The one I checked, {who}, is {obs}. Should be {exp}.", "{Who} has {obs} and it should be {exp}.",
@@ -332,7 +333,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                   "{Who} used to be {exp}. Now {obs}.", "{Who} was {exp} and is {obs} now.",
                   "{Who} is {obs} now (was {exp}).",
                   "{Who} should say {exp}, it says {obs}.", "Right now {who} has {obs}. It should have {exp}.",
-                  "Check {who}: {obs}, was {exp}."],
+                  "Check {who}, it was {exp} and it's {obs} now."],
     },
     "values_blank": {
         "rule": ["It was filled in before.", "It had values before."],

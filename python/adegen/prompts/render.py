@@ -304,8 +304,8 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
         pool = [a for a in pool if not re.search(r"\{(m|c|col)\}", a)]
     vals = fields(f, voice)
     out = [(a, a if not a else (fill(a, vals) if _fits(a, f, vals) else None)) for a in pool]
-    if place.second is not None:  # the body names two tables: no request about "the table"
-        out = [(a, t) for a, t in out if t is not None and "the table" not in t]
+    if place.second is not None:  # the body names two tables: no request about "the table" or "it"
+        out = [(a, t) for a, t in out if t is not None and not re.search(r"\bthe table\b|\bit\b", t)]
     out = shuffled([(a, t) for a, t in out if t is not None], voice.seed, f"ask:{place.key}")
     # a request another task of the run already closed with (names swapped or not) comes last:
     # the same closing line under several reports is what a template does
