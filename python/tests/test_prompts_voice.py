@@ -294,3 +294,20 @@ def test_a_request_after_two_tables_does_not_say_it():
         asked += bool(ask)
         assert not (ask and re.search(r"\b(it|the table)\b", ask.group(0))), hard
     assert asked >= 5, asked
+
+
+def test_two_runs_rarely_quote_their_example_the_same_way():
+    """Runs on different projects choose their sentences independently; with a couple of dozen
+    ways to give an example's values, review sheets over several projects held two reports with
+    the same example sentence ("Order 1 shows 10 but we had 0 for it last time."), the cue
+    reviewers named first. Two tasks quoting an example now share its sentence under 1.5% of
+    the time (it was 2.7%)."""
+    base_req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
+    examples = Counter()
+    for i in range(400):
+        base = prompts.write_prompts(replace(base_req, seed=f"proj{i}:model")).base
+        if _exact(base):
+            examples[" ".join(s for s in re.split(r"(?<=[.?])\s", base) if "18" in s or "4.5" in s)] += 1
+    n = sum(examples.values())
+    assert n >= 120
+    assert sum((k / n) ** 2 for k in examples.values()) < 0.015, examples.most_common(5)

@@ -316,7 +316,7 @@ def _ordered(p: _Plan, voice: render.Voice, place: render.Place, templates: set)
     in another frame with the detail this task gives comes before its own frame with more or
     less), a sentence of this task's other keys or a frame another task used later; then the
     older levels."""
-    order, worn = render.FALLBACK[voice.detail_for(p.key)], render.Worn(place.said)
+    order, worn = render.FALLBACK[voice.detail_for(p.key)], render.Worn.of(place.said)
     framed, older = [], []
     for level in p.levels:
         found = [(level, b) for b in render.bodies(p.finding, level, voice, place)]

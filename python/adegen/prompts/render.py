@@ -8,6 +8,7 @@ import random
 import re
 import string
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import phrases
 from .fields import cap as _cap, fields
@@ -124,9 +125,15 @@ class Place:
     said: tuple = ()
 
 
+# the template banks hold a few thousand sentences (every lead with every follow-up): what depends
+# on a template alone is worked out once
+@lru_cache(maxsize=None)
+def _names(template: str) -> tuple[str, ...]:
+    return tuple(n for _, n, _, _ in string.Formatter().parse(template) if n)
+
+
 def fill(template: str, values: dict[str, str]) -> str | None:
-    names = [n for _, n, _, _ in string.Formatter().parse(template) if n]
-    if any(n not in values for n in names):
+    if any(n not in values for n in _names(template)):
         return None
     return template.format(**values)
 
@@ -154,7 +161,7 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
         # the detail this key gives first (then less, then more), a frame no other task of the
         # run used before one it did, and the voice's choice of saying how many are affected
         order = FALLBACK[voice.detail_for(place.key)]
-        worn = Worn(place.said)
+        worn = Worn.of(place.said)
         # a rough measured factor ("roughly double what it should be") is what makes a report
         # without an example row worth reading, so it comes first among the reports without one
         tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), "{rough}" not in t, has_scope(t) != voice.scope))
@@ -174,6 +181,7 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
     return out
 
 
+@lru_cache(maxsize=None)
 def detail_of(tpl: str) -> str:
     """How concrete a sentence is: `exact` quotes a value now and what it should be, `handle`
     names one entity or one count a person would see, `none` neither."""
@@ -186,22 +194,38 @@ def detail_of(tpl: str) -> str:
 
 class Worn:
     """Whether a template's frame was already used by another task of the run: every literal
-    stretch of one of its sentences (three words or more in all) appears in one earlier text."""
+    stretch of one of its sentences (three words or more in all) appears in one earlier text.
+    One per run state (`Worn.of`): the same templates are asked about for every key and level."""
 
     def __init__(self, said: tuple):
         self.said = said
-        self.memo: dict[str, bool] = {}
+        self.templates: dict[str, bool] = {}
+        self.sentences: dict[str, bool] = {}
+
+    @staticmethod
+    @lru_cache(maxsize=16)
+    def of(said: tuple) -> "Worn":
+        return Worn(said)
 
     def __call__(self, tpl: str) -> bool:
-        return any(self._sentence(s) for s in re.split(r"(?<=[.?!])\s+", tpl))
+        if not self.said:
+            return False
+        if tpl not in self.templates:
+            self.templates[tpl] = any(self._sentence(s) for s in _sentences(tpl))
+        return self.templates[tpl]
 
     def _sentence(self, sentence: str) -> bool:
-        if sentence not in self.memo:
+        if sentence not in self.sentences:
             chunks = [" ".join(re.findall(r"[a-z0-9_]+", c.lower())) for c in re.split(r"\{[^}]+\}", sentence)]
             chunks = [f" {c} " for c in chunks if c]
-            self.memo[sentence] = sum(len(c.split()) for c in chunks) >= 3 and any(
+            self.sentences[sentence] = sum(len(c.split()) for c in chunks) >= 3 and any(
                 all(c in text for c in chunks) for text in self.said)
-        return self.memo[sentence]
+        return self.sentences[sentence]
+
+
+@lru_cache(maxsize=None)
+def _sentences(tpl: str) -> tuple[str, ...]:
+    return tuple(re.split(r"(?<=[.?!])\s+", tpl))
 
 
 _ZERO = re.compile(r"^-?0(\.0+)?$")
@@ -218,25 +242,36 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
     """Whether a template's words agree with the facts beyond its fields: no "some" when every
     entity is affected and no "the whole column" when few are, no "only 0", no "the same factor"
     without a steady ratio."""
-    if f.total and f.count and f.count >= f.total and re.search(r"(^|\. )Some |\bsome \{es\}", tpl):
+    says = _says(tpl)
+    if f.total and f.count and f.count >= f.total and "some" in says:
         return False
-    if _ALL.search(tpl) and not (f.total and f.count >= MOST * f.total):
+    if "all" in says and not (f.total and f.count >= MOST * f.total):
         return False
-    if "only {obs}" in tpl and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
+    if "only_obs" in says and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
         return False
-    if ("same factor" in tpl or "off the same way" in tpl) and "rw" not in vals:
+    if "same_factor" in says and "rw" not in vals:
         return False
-    if vals.get("e") == "row" and re.search(r"\bour \{es\}", tpl):
+    if vals.get("e") == "row" and "our_es" in says:
         return False  # "should list all our rows"
-    if vals.get("now_w") == "empty strings" and not re.search(r"\{(now_w|obs)\}", tpl):
+    if vals.get("now_w") == "empty strings" and "value" not in says:
         return False  # an empty string where a null belongs is not "a cancel reason"
-    if _SUM_WORDS.search(tpl) and not _summable(f.column or ""):
+    if "sum" in says and not _summable(f.column or ""):
         return False  # "adding up days_since_last_login" is not something anyone does
-    if " marked {" in tpl and f.col_type not in ("text", "bool"):
+    if "marked" in says and f.col_type not in ("text", "bool"):
         return False  # "marked" fits a category, not a date or an amount
-    if f.kind in ("values_high", "values_low", "values_scaled") and "far" not in vals and _STRONG.search(tpl):
+    if f.kind in ("values_high", "values_low", "values_scaled") and "far" not in vals and "strong" in says:
         return False
     return True
+
+
+@lru_cache(maxsize=None)
+def _says(tpl: str) -> frozenset:
+    """What a template's own words claim, for `_fits` (the banks are large; worked out once)."""
+    checks = {"some": re.search(r"(^|\. )Some |\bsome \{es\}", tpl), "all": _ALL.search(tpl),
+              "only_obs": "only {obs}" in tpl, "same_factor": "same factor" in tpl or "off the same way" in tpl,
+              "our_es": re.search(r"\bour \{es\}", tpl), "value": re.search(r"\{(now_w|obs)\}", tpl),
+              "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}
+    return frozenset(k for k, v in checks.items() if v)
 
 
 _SUM_WORDS = re.compile(r"\b(adding up|add up|totals?|totaling|summing)\b", re.I)
@@ -309,7 +344,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
     out = shuffled([(a, t) for a, t in out if t is not None], voice.seed, f"ask:{place.key}")
     # a request another task of the run already closed with (names swapped or not) comes last:
     # the same closing line under several reports is what a template does
-    worn = Worn(place.said)
+    worn = Worn.of(place.said)
     return [t for a, t in out if not a or not worn(a)] + [t for a, t in out if a and worn(a)]
 
 
