@@ -190,7 +190,8 @@ def test_a_run_does_not_reuse_one_frame_with_names_swapped():
 def test_stock_small_talk_is_gone():
     stock = ("Finance pinged me", "Quick one", "FYI", "Heads up", "Not sure when it started",
              "Could you track down what's causing this", "Mind taking a look", "before the next refresh",
-             "Hey", "Needs fixing", "Any idea what happened", "figure out what's wrong, fix it, and update the table")
+             "Hey", "Needs fixing", "Any idea what happened", "figure out what's wrong, fix it, and update the table",
+             "Expected {exp}")  # "Expected 0 for order 10, got 8299" read as a test assertion
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD))
     for levels in phrases.BODIES.values():
         bank += " ".join(t for ts in levels.values() for t in ts)

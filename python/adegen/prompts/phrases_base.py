@@ -322,7 +322,8 @@ WHOLE: dict[str, dict[str, list[str]]] = {
 # with every way of saying what it should be): a run over several projects picks each task's
 # sentence on its own, and with a couple of dozen forms two tasks of a review sheet shared one
 # ("Order 1 shows 10 but we had 0 for it last time." under two projects), which reviewers named
-# first; with about 120 forms that is rare.
+# first; with about 120 forms that is rare. No "Expected 0 for order 10, got 8299": reviewers read
+# it as a test assertion.
 FOLLOW: dict[str, dict[str, list[str]]] = {
     "value": {
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for example.", "Look at {who}.",
@@ -332,7 +333,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                   "It says {obs} for {who}, but that should be {exp}.", "{Who} is at {obs} now, it used to be {exp}.",
                   "Look at {who}, it's {obs} and it was {exp} before.", "{Who} has {obs} now. It was {exp}.",
                   "E.g. {who} is {obs}, should be {exp}.", "I checked {who} and it says {obs}, it should be {exp}.",
-                  "Expected {exp} for {who}, got {obs}.", "{Who} comes out as {obs}, and I'm pretty sure it should be {exp}.",
+                  "{Who} comes out as {obs}, and I'm pretty sure it should be {exp}.",
                   "For {who} I get {obs}, it should be {exp}.", "Last time I looked {who} had {exp}, now it's {obs}.",
                   "The one I checked, {who}, is {obs}. Should be {exp}.", "{Who} has {obs} and it should be {exp}.",
                   "{Who} shows {obs} but we had {exp} for it last time.", "Pretty sure {who} should be {exp}, it's showing {obs}.",
@@ -353,7 +354,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
         "rule": ["It was filled in before.", "It had values before."],
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for instance.", "{Who} lost it, for one."],
         "exact": ["{Who} should have {exp}.", "{Who} used to show {exp}, now it's blank.", "{Who} had {exp} before, now there's nothing.",
-                  "Last time I looked {who} had {exp} there.", "Expected {exp} for {who}, got nothing.",
+                  "Last time I looked {who} had {exp} there.",
                   "{Who} had {exp} and now it's empty.", "{Who} should show {exp} there."],
     },
     "values_filled": {"handle": ["{Who} is one of them."], "exact": ["{Who} shows {obs} there, for one."]},

@@ -353,7 +353,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
 _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Any ", "Is ", "Did ", "A ",
                "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
                "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ",
-               "Matching ", "Looks like ", "Someone ", "Expected ")
+               "Matching ", "Looks like ", "Someone ")
 
 
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
