@@ -312,3 +312,19 @@ def test_two_runs_rarely_quote_their_example_the_same_way():
     n = sum(examples.values())
     assert n >= 120
     assert sum((k / n) ** 2 for k in examples.values()) < 0.015, examples.most_common(5)
+
+
+def test_a_report_without_an_example_says_a_clean_factor():
+    """Values a steady hundred times what they were: a report that quotes no example says the
+    factor ("a hundred times what it should be"), the one thing that lets an engineer start from
+    it (reviewers rated "way too high" with nothing else useful 2 of 5); it was said by one such
+    report in four."""
+    t = value_table("int_support_sla", 0, column="response_sla_minutes", obs_v="3000", exp_v="30", key="ticket_id",
+                    label=None, ratio={"median": 100.0, "min": 100.0, "max": 100.0, "rows": 88})
+    without = named = 0
+    for seed in SEEDS:
+        base = prompts.write_prompts(request(obs(t), model="int_support_sla", seed=seed)).base
+        if "3000" not in base and "3,000" not in base:
+            without += 1
+            named += "a hundred times" in base
+    assert without >= 60 and named >= 0.66 * without, (named, without)

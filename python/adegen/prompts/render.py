@@ -162,9 +162,10 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
         # run used before one it did, and the voice's choice of saying how many are affected
         order = FALLBACK[voice.detail_for(place.key)]
         worn = Worn.of(place.said)
-        # a rough measured factor ("roughly double what it should be") is what makes a report
-        # without an example row worth reading, so it comes first among the reports without one
-        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), "{rough}" not in t, has_scope(t) != voice.scope))
+        # a measured factor ("roughly double", "a hundred times what it should be") is what makes
+        # a report without an example row worth reading, so it comes first among the reports
+        # without one (a template whose field is missing is dropped below)
+        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), not _FACTOR.search(t), has_scope(t) != voice.scope))
     out = []
     for tpl in tpls:
         if not _fits(tpl, f, vals):
@@ -228,6 +229,7 @@ def _sentences(tpl: str) -> tuple[str, ...]:
     return tuple(re.split(r"(?<=[.?!])\s+", tpl))
 
 
+_FACTOR = re.compile(r"\{(rough|rw)\}")
 _ZERO = re.compile(r"^-?0(\.0+)?$")
 # fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
 _WORD_FIELDS = ("{e}", "{es}", "{share", "{others", "{topic}")
@@ -352,7 +354,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
 # noticed ...", "Tried to chart ..."), a sentence already about who noticed
 _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Any ", "Is ", "Did ", "A ",
                "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
-               "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ",
+               "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ", "Pulled ",
                "Matching ", "Looks like ", "Someone ")
 
 
