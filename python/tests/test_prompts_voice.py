@@ -328,3 +328,15 @@ def test_a_report_without_an_example_says_a_clean_factor():
             without += 1
             named += "a hundred times" in base
     assert without >= 60 and named >= 0.66 * without, (named, without)
+
+
+def test_a_prompt_asks_at_most_once():
+    """A body that already asks ("Can someone check how X is being built?") gets no second
+    request after it ("... Can you help?")."""
+    ask = re.compile(r"^(Can|Could|Would) (you|someone)\b|^Please\b|^Let me know\b|^Any chance\b", re.I)
+    for o in _kinds():
+        model = o.details.get("relation_kind", {}).get("table") or o.details["tables"][0]["table"]
+        for seed in SEEDS[:150]:
+            for text in prompts.write_prompts(request(o, model=model, seed=seed)).prompts.values():
+                asks = [s for s in re.split(r"(?<=[.?!])\s+", text) if ask.search(s)]
+                assert len(asks) <= 1, text

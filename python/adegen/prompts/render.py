@@ -370,8 +370,8 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
             r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
         openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
     asks = list(asks) or [""]
-    if re.search(r"\b(please|fix)\b", text, re.I) or text.startswith("Anyone "):
-        asks = [""]  # the body already asks
+    if re.search(r"\b(please|fix)\b|\b(can|could|would) (you|someone)\b", text, re.I) or text.startswith("Anyone "):
+        asks = [""]  # the body already asks ("Can someone check how X is built?")
     elif "?" in text:  # "Why did X change? Can you find out why X changed?" says it twice
         asks = [a for a in asks if not re.search(r"\bwhy\b|what changed|what broke|going on", a, re.I)] or [""]
     asks = [a for a in asks if not _echoes(a, text)] or [""]
