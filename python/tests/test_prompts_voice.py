@@ -340,3 +340,15 @@ def test_a_prompt_asks_at_most_once():
             for text in prompts.write_prompts(request(o, model=model, seed=seed)).prompts.values():
                 asks = [s for s in re.split(r"(?<=[.?!])\s+", text) if ask.search(s)]
                 assert len(asks) <= 1, text
+
+
+def test_no_sentence_is_in_a_bank_twice():
+    """A template listed twice is picked twice as often as its neighbours: every bank (bodies,
+    follow-ups, the leads with their follow-ups, requests) holds each sentence once."""
+    from adegen.prompts import phrases_base
+
+    banks = [ts for levels in phrases.BODIES.values() for ts in levels.values()]
+    banks += [ts for groups in phrases_base.FOLLOW.values() for ts in groups.values()]
+    banks += [ts for frames in phrases_base.SHAPES_BANK.values() for ts in frames.values()]
+    banks += list(phrases.ASKS.values())
+    assert not [ts for ts in banks if len(ts) != len(set(ts))]

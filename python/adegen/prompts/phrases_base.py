@@ -342,7 +342,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                   "{Who} comes out as {obs}, and I'm pretty sure it should be {exp}.",
                   "For {who} I get {obs}, it should be {exp}.", "Last time I looked {who} had {exp}, now it's {obs}.",
                   "The one I checked, {who}, is {obs}. Should be {exp}.", "{Who} has {obs} and it should be {exp}.",
-                  "{Who} shows {obs} but we had {exp} for it last time.", "Pretty sure {who} should be {exp}, it's showing {obs}.",
+                  "{Who} was {exp} the last time I pulled it, and it's {obs} now.", "Pretty sure {who} should be {exp}, it's showing {obs}.",
                   "{Who} was {exp} and is {obs} now.",
                   "{Who} is {obs} now (was {exp}).",
                   "{Who} should say {exp}, it says {obs}.", "Right now {who} has {obs}. It should have {exp}.",
