@@ -191,7 +191,9 @@ def test_stock_small_talk_is_gone():
     stock = ("Finance pinged me", "Quick one", "FYI", "Heads up", "Not sure when it started",
              "Could you track down what's causing this", "Mind taking a look", "before the next refresh",
              "Hey", "Needs fixing", "Any idea what happened", "figure out what's wrong, fix it, and update the table",
-             "Expected {exp}")  # "Expected 0 for order 10, got 8299" read as a test assertion
+             "Expected {exp}",  # "Expected 0 for order 10, got 8299" read as a test assertion
+             # stiff to most reviewers of a sheet (4 of 8 on 2026-12-01 named "comes out as")
+             "comes out as {obs}", "than before.", "like before", "I'd expect", "I'd have expected")
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD))
     for levels in phrases.BODIES.values():
         bank += " ".join(t for ts in levels.values() for t in ts)
@@ -352,3 +354,33 @@ def test_no_sentence_is_in_a_bank_twice():
     banks += [ts for frames in phrases_base.SHAPES_BANK.values() for ts in frames.values()]
     banks += list(phrases.ASKS.values())
     assert not [ts for ts in banks if len(ts) != len(set(ts))]
+
+
+def test_a_request_does_not_say_the_materialization_again():
+    """"X got built as a view, and it should be a table. Can you change it back to a table?" says
+    the same thing twice (reviewers read it as a form): a report that says what X should be gets
+    a request that does not say it again."""
+    kind = obs(relation_kind={"table": "dim_accounts", "intact": "table", "broken": "view"})
+    twice = [text for seed in SEEDS for text in
+             prompts.write_prompts(request(kind, model="dim_accounts", seed=seed)).prompts.values()
+             if len(re.findall(r"\ba table\b", text)) > 1]
+    assert not twice, twice[:3]
+
+
+
+def test_every_frame_of_a_common_kind_has_several_openings():
+    """Runs on different projects pick their sentences on their own; a frame with one sentence
+    that needs no count gives it every report in that frame, and two reports of a review sheet
+    opening alike ("The X in Y never used to be this high." under two projects) is the cue
+    reviewers name first. Each frame of the kinds a run is mostly made of has three or more (a
+    question about a changed value says what is wrong only with how many or which values, so
+    without them that frame stays empty and the report takes another: "Why is the X in Y wrong
+    now?" rated useful 2)."""
+    from adegen.prompts import phrases_base
+
+    common = ("values_high", "values_low", "values_scaled", "values_changed", "values_blank", "rows_lost",
+              "duplicated", "table_empty", "column_gone", "relation_kind")
+    thin = {(kind, frame): n for kind in common for frame, leads in phrases_base.LEADS[kind].items()
+            if (n := sum(not phrases_base.has_scope(t) for t in leads)) < 3
+            and (kind, frame) != ("values_changed", "question")}
+    assert not thin, thin

@@ -295,7 +295,7 @@ def _summable(column: str) -> bool:
 
 # words for a big gap, kept for values off by half again or more
 _STRONG = re.compile(r"\bso (high|low)\b|can't be that|\bway (too|off|out|more|\{dir|\{direction)|inflated|far \{dir|"
-                     r"blew up|out of line|so much|a lot (higher|lower)|never used to be this")
+                     r"blew up|out of line|so much|a lot (higher|lower)|never used to be this|no way the .* is this")
 
 
 _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|small|someone|something|"
@@ -355,7 +355,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
 _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Any ", "Is ", "Did ", "A ",
                "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
                "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ", "Pulled ",
-               "Matching ", "Looks like ", "Someone ")
+               "Matching ", "Looks like ", "Someone ", "There's no way ")
 
 
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
@@ -390,10 +390,19 @@ _PLAIN = {"please", "could", "would", "table", "model", "rebuild", "again", "rig
           "fixed", "fixing", "track", "sort", "refresh", "update", "rerun", "check"}
 
 
+# what a relation should be, said as "a table" / "a view": a request saying it again after the
+# report did reads like a form ("..., and it should be a table. Can you change it back to a table?")
+_KIND_SAID = re.compile(r"\ban? (table|view|incremental|ephemeral|snapshot)\b")
+
+
 def _echoes(ask: str, body: str) -> bool:
     """Whether a request repeats a word of the report ("... is pushing X up. Can you find what's
-    pushing it up?", "X is wrong. Can you get the X right again?")."""
-    said = set(re.findall(r"[a-z0-9_]{5,}", body.lower()))
+    pushing it up?", "X is wrong. Can you get the X right again?", "... should be a table. Can
+    you change it back to a table?")."""
+    low = body.lower()
+    said = set(re.findall(r"[a-z0-9_]{5,}", low))
+    if set(_KIND_SAID.findall(ask.lower())) & set(_KIND_SAID.findall(low)):
+        return True
     return any(w in said for w in re.findall(r"[a-z0-9_]{5,}", ask.lower()) if w not in _PLAIN)
 
 
