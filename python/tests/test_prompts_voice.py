@@ -12,7 +12,7 @@ from dataclasses import replace
 from test_prompts import assert_clean, obs, request, value_table
 
 from adegen import prompts
-from adegen.prompts import phrases, render, words
+from adegen.prompts import phrases, phrases_base, render, words
 
 SEEDS = [f"proj:model:{i}" for i in range(240)]
 
@@ -347,8 +347,6 @@ def test_a_prompt_asks_at_most_once():
 def test_no_sentence_is_in_a_bank_twice():
     """A template listed twice is picked twice as often as its neighbours: every bank (bodies,
     follow-ups, the leads with their follow-ups, requests) holds each sentence once."""
-    from adegen.prompts import phrases_base
-
     banks = [ts for levels in phrases.BODIES.values() for ts in levels.values()]
     banks += [ts for groups in phrases_base.FOLLOW.values() for ts in groups.values()]
     banks += [ts for frames in phrases_base.SHAPES_BANK.values() for ts in frames.values()]
@@ -367,7 +365,6 @@ def test_a_request_does_not_say_the_materialization_again():
     assert not twice, twice[:3]
 
 
-
 def test_every_frame_of_a_common_kind_has_several_openings():
     """Runs on different projects pick their sentences on their own; a frame with one sentence
     that needs no count gives it every report in that frame, and two reports of a review sheet
@@ -376,8 +373,6 @@ def test_every_frame_of_a_common_kind_has_several_openings():
     question about a changed value says what is wrong only with how many or which values, so
     without them that frame stays empty and the report takes another: "Why is the X in Y wrong
     now?" rated useful 2)."""
-    from adegen.prompts import phrases_base
-
     common = ("values_high", "values_low", "values_scaled", "values_changed", "values_blank", "rows_lost",
               "duplicated", "table_empty", "column_gone", "relation_kind")
     thin = {(kind, frame): n for kind in common for frame, leads in phrases_base.LEADS[kind].items()
