@@ -72,6 +72,17 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text[:1].islower() else text
 
 
+def flag_noun(text: str, vals: dict[str, str]) -> str:
+    """"the is_active_user flag" where a sentence puts an article before a flag column's name:
+    "stg_users is missing the is_active_user for some users" reads as if a column were missing
+    (a bare name, "is_active_user in stg_users ...", stays as it is)."""
+    name = vals.get("flag")
+    if not name:
+        return text
+    return re.sub(rf"\b(the|an?|their|its) {re.escape(name)}(?! (flag|column))(?![\w`])", rf"\1 {name} flag", text,
+                  flags=re.I)
+
+
 def fields(f: Finding, voice) -> dict[str, str]:
     """Every field a template of `f.kind` may use (see `phrases` for the list)."""
     e = entity(f)
@@ -90,6 +101,8 @@ def fields(f: Finding, voice) -> dict[str, str]:
         v["c"] = v["m"] = v["col"] = v["Col"] = voice.column(f.column)
         v["a_m"] = v["a_c"] = words.with_article(v["c"])
         v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
+        if f.col_type == "bool" or re.match(r"(is|has|was|can|should)_", f.column):
+            v["flag"] = v["c"]  # "the has_past_due_invoice flag", see flag_noun
     v.update(_counts(f, voice, e))
     v.update(_sample(f, voice))
     v.update(_details(f, voice))

@@ -23,7 +23,7 @@ OPENERS: list[tuple[str, str, str]] = [
 ASKS_NONE = 40
 ASKS: dict[str, list[str]] = {
     "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
-            "Could you sort this out?", "Can you help?", "Could you have a look?", "What's going on here?"],
+            "Can you help?", "Could you have a look?", "What's going on here?"],
     "data": [
         "Can you dig into this?",
         "Can you see what broke?",
@@ -59,7 +59,6 @@ ASKS: dict[str, list[str]] = {
 ASKS_BUILD = [
     "Can you get it building again?",
     "Can you fix it?",
-    "Could you sort this out?",
     "Please fix it so the run goes through again.",
     "",
     "",

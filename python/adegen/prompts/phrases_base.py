@@ -27,7 +27,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
     "values_high": {
         "report": ["{t} is overstating the {m}.", "The {m} {vals} in {t} are too high for {share}.",
                    "{Col} is inflated in {t}.", "The {m} in {t} went up for {share}, and it shouldn't have.",
-                   "Something is pushing the {m} in {t} too high.", "{t} shows a higher {m} than it should.",
+                   "{t} shows a higher {m} than it should.",
                    "{Col} in {t} looks inflated.", "{t} is showing {m} values that are too high.", "{Col} in {t} seems too high to me.",
                    "{Col} in {t} went up for {share}, and I can't see why.", "The {m} totals from {t} are too high.", "{Col} in {t} is roughly {rough} what it should be.",
                    "The {m} in {t} looks about {rough} what it was."],
@@ -46,7 +46,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
     "values_low": {
         "report": ["{t} is understating the {m}.", "The {m} {vals} in {t} are too low for {share}.",
                    "{Col} came out short in {t}.", "The {m} in {t} dropped for {share}, and it shouldn't have.",
-                   "Something is dragging the {m} in {t} down.", "{t} shows a lower {m} than it should.",
+                   "{t} shows a lower {m} than it should.",
                    "{Col} in {t} looks too low.", "{t} is showing {m} values that are too low.",
                    "{Col} in {t} went down for {share}, and I can't see why.", "The {m} totals from {t} are too low.", "{Col} in {t} is roughly {rough} what it should be.",
                    "The {m} in {t} looks about {rough} what it was."],
@@ -91,8 +91,8 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "rule": ["The {m} in {t} shouldn't have changed, but it did for {share}.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
-                 "The {m} in {t} isn't supposed to change from run to run, and it did.",
-                 "The {m} in {t} was right last week and it's wrong now."],
+                 "The {m} in {t} was right last week and it's wrong now.",
+                 "The {m} in {t} should match what we had last week, and it doesn't."],
         # a question says what is wrong ("changed for most of the accounts"): "Who changed the X?"
         # or "What happened to the X?" on its own gives nothing to start from (useful 2 of 5)
         "question": ["Why did the {m} change for {share} in {t}?",
@@ -292,17 +292,17 @@ LEADS: dict[str, dict[str, list[str]]] = {
 WHOLE: dict[str, dict[str, list[str]]] = {
     "values_high": {
         "report": ["{Whos} {m} in {t} is higher than it should be.", "The {m} in {t} is too high for {who} and {others}.",
-                   "{Whos} {m} in {t} went from {exp} to {obs}.", "{t} gives {who} {a_m} of {obs}, should be {exp}."],
+                   "{Whos} {m} in {t} went from {exp} to {obs}.", "{t} gives {who} {a_m} of {obs} when it should be {exp}."],
         "question": ["Why is {whos} {m} so high in {t}?", "Why does {who} show {obs} for {m} in {t}? It should be {exp}."],
         "story": ["I checked {who} in {t} and the {m} is too high.",
-                  "Checked {who} in {t}: the {m} says {obs}, should be {exp}."],
+                  "Checked {who} in {t} and the {m} says {obs}. Pretty sure it should be {exp}."],
     },
     "values_low": {
         "report": ["{Whos} {m} in {t} is lower than it should be.", "The {m} in {t} is too low for {who} and {others}.",
-                   "{Whos} {m} in {t} dropped from {exp} to {obs}.", "{t} gives {who} {a_m} of only {obs}, should be {exp}."],
+                   "{Whos} {m} in {t} dropped from {exp} to {obs}.", "{t} gives {who} {a_m} of only {obs} when it should be {exp}."],
         "question": ["Why is {whos} {m} so low in {t}?", "Why does {who} show only {obs} for {m} in {t}? It should be {exp}."],
         "story": ["I checked {who} in {t} and the {m} is too low.",
-                  "Checked {who} in {t}: the {m} says {obs}, should be {exp}."],
+                  "Checked {who} in {t} and the {m} says {obs}. Pretty sure it should be {exp}."],
     },
     "values_scaled": {
         "report": ["{Whos} {m} in {t} is way {dir}.", "{t} shows {obs} for {whos} {m}, not {exp}."],
@@ -311,7 +311,7 @@ WHOLE: dict[str, dict[str, list[str]]] = {
     },
     "values_changed": {
         "report": ["{Whos} {m} in {t} is wrong.", "{Who} has the wrong {m} in {t}, and so do {others}.",
-                   "{Whos} {m} in {t} is {drift} than it should be.", "{t} has {who} marked {obs}. Should be {exp}."],
+                   "{Whos} {m} in {t} is {drift} than it should be.", "{t} has {who} marked {obs} when it should be {exp}."],
         "question": ["Why did {whos} {m} change in {t}?", "Why does {who} have {obs} as {m} in {t}? It should be {exp}."],
         "story": ["Looked up {who} in {t} and the {m} says {obs}. It should be {exp}."],
     },
@@ -351,32 +351,35 @@ WHOLE: dict[str, dict[str, list[str]]] = {
 # with every way of saying what it should be): a run over several projects picks each task's
 # sentence on its own, and with a couple of dozen forms two tasks of a review sheet shared one
 # ("Order 1 shows 10 but we had 0 for it last time." under two projects), which reviewers named
-# first; with over a hundred forms that is rare. No "Expected 0 for order 10, got 8299": reviewers read
+# first; with close to a hundred forms that is rare. No "Expected 0 for order 10, got 8299": reviewers read
 # it as a test assertion; no "comes out as", "like before" or "I'd expect", stiff to most of them.
+# No clipped "..., should be 0." / "That should be 0." / "Shouldn't that be 0?" / "X has 8299 now."
+# either: over 36 pooled reviews (720 labels) those read generated 80-94% of the time, against
+# 10-46% for "when it should be 0", "Pretty sure it should be 0", "it was 0 last week".
 FOLLOW: dict[str, dict[str, list[str]]] = {
     "value": {
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for example.", "Look at {who}.",
                    "{Who} is a good example.", "I noticed it on {who}."],
-        "exact": ["For {who} it's {obs}, should be {exp}.", "Take {who}: it was {exp} and now it's {obs}.",
+        "exact": ["Take {who}: it was {exp} and now it's {obs}.",
                   "{Who} should be {exp}, not {obs}.", "{Who} went from {exp} to {obs}.",
                   "It says {obs} for {who}, but that should be {exp}.", "{Who} is at {obs} now, it used to be {exp}.",
-                  "Look at {who}, it's {obs} and it was {exp} before.", "{Who} has {obs} now. It was {exp}.",
-                  "E.g. {who} is {obs}, should be {exp}.", "I checked {who} and it says {obs}, it should be {exp}.",
+                  "Look at {who}, it's {obs} and it was {exp} before.",
+                  "I checked {who} and it says {obs}, it should be {exp}.",
                   "{Who} has {obs} there, which can't be right. It should be {exp}.",
                   "For {who} I get {obs}, it should be {exp}.", "Last time I looked {who} had {exp}, now it's {obs}.",
-                  "The one I checked, {who}, is {obs}. Should be {exp}.", "{Who} has {obs} and it should be {exp}.",
                   "{Who} was {exp} the last time I pulled it, and it's {obs} now.", "Pretty sure {who} should be {exp}, it's showing {obs}.",
                   "{Who} was {exp} and is {obs} now.",
                   "{Who} should say {exp}, it says {obs}.", "Right now {who} has {obs}. It should have {exp}.",
                   "Check {who}, it was {exp} and it's {obs} now.",
                   *sorted({f"{now}{then}" for now in (
-                      "{Who} shows {obs}", "{Who} has {obs} now", "For {who} I get {obs}", "{Who} is {obs} now",
+                      "{Who} shows {obs}", "For {who} I get {obs}", "{Who} is {obs} now", "I've got {obs} for {who}",
                       "It says {obs} for {who}", "Right now {who} has {obs}",
-                      "I'm seeing {obs} for {who}", "Looking at {who}, it's {obs}", "{Who} is showing {obs}")
-                      for then in (", should be {exp}.", " but it should be {exp}.", ", it was {exp} before.",
-                                   " and it used to be {exp}.", " but we had {exp} for it last time.",
+                      "I'm seeing {obs} for {who}", "{Who} is showing {obs}")
+                      for then in (" but it should be {exp}.", ", it was {exp} before.",
+                                   " and it used to be {exp}.", " but last week it was {exp}.",
                                    ". Pretty sure it should be {exp}.", ". It was {exp} last week.",
-                                   " when it should be {exp}.", ". That should be {exp}.", ". Shouldn't that be {exp}?")})],
+                                   " when it should be {exp}.", ". I'm pretty sure it was {exp} before.",
+                                   " when it was {exp} last week.")})],
     },
     "values_blank": {
         "rule": ["It was filled in before.", "It had values before."],

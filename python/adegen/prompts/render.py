@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import phrases
-from .fields import cap as _cap, fields
+from .fields import cap as _cap, fields, flag_noun
 from .findings import MOST, NOT_DATA, Finding
 from .phrases_base import has_scope
 
@@ -172,6 +172,7 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
             continue
         text = fill(tpl, vals)
         if text:
+            text = flag_noun(text, vals)
             # a sentence that starts with a word of the template (not a name) may run on from
             # a lead-in; so may a generated "account A1001"
             lower_ok = not tpl.startswith("{") or (

@@ -238,7 +238,9 @@ def value(v, kind: str = "text", column: str = "") -> str:
     if kind.startswith("timestamp") and s.endswith(":00") and len(s) >= 19:
         return s[:16]
     if kind.startswith("text"):
-        return f'"{s}"'
+        # quotes only where the value needs them to read as one ("Net 30", an empty string):
+        # 'Summit Foods has "S6002" now' read generated to most reviewers (issue 12)
+        return f'"{s}"' if not s.strip() or re.search(r"[\s,;:]", s) else s
     return s
 
 
