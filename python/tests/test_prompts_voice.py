@@ -416,3 +416,14 @@ def test_a_flag_column_is_called_a_flag_after_an_article():
     assert fields.flag_noun("The is_active_user column is gone, the is_active_user in x", {"flag": "is_active_user"}) == \
         "The is_active_user column is gone, the is_active_user flag in x"
     assert fields.flag_noun("the amount in x", {}) == "the amount in x"
+
+
+def test_what_it_should_be_is_not_a_sentence_of_its_own():
+    """Runs on different projects pick their example sentences on their own; a second sentence
+    that holds only what the value should be ("I'm pretty sure it was 0 before.") came out word
+    for word under two reports of one review sheet (0 is a common right value), and its reviewers
+    named it first. Every sentence of an example that says what it should be also says the
+    value now or whose it is."""
+    lone = [t for t in phrases_base.FOLLOW["value"]["exact"] for sentence in re.split(r"(?<=[.?!])\s+", t)
+            if "{exp}" in sentence and not re.search(r"\{(obs|who|Who)\}", sentence)]
+    assert not lone, lone

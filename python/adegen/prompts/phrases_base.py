@@ -295,14 +295,14 @@ WHOLE: dict[str, dict[str, list[str]]] = {
                    "{Whos} {m} in {t} went from {exp} to {obs}.", "{t} gives {who} {a_m} of {obs} when it should be {exp}."],
         "question": ["Why is {whos} {m} so high in {t}?", "Why does {who} show {obs} for {m} in {t}? It should be {exp}."],
         "story": ["I checked {who} in {t} and the {m} is too high.",
-                  "Checked {who} in {t} and the {m} says {obs}. Pretty sure it should be {exp}."],
+                  "Checked {who} in {t} and the {m} says {obs}, but I'm pretty sure it should be {exp}."],
     },
     "values_low": {
         "report": ["{Whos} {m} in {t} is lower than it should be.", "The {m} in {t} is too low for {who} and {others}.",
                    "{Whos} {m} in {t} dropped from {exp} to {obs}.", "{t} gives {who} {a_m} of only {obs} when it should be {exp}."],
         "question": ["Why is {whos} {m} so low in {t}?", "Why does {who} show only {obs} for {m} in {t}? It should be {exp}."],
         "story": ["I checked {who} in {t} and the {m} is too low.",
-                  "Checked {who} in {t} and the {m} says {obs}. Pretty sure it should be {exp}."],
+                  "Checked {who} in {t} and the {m} says {obs}, but I'm pretty sure it should be {exp}."],
     },
     "values_scaled": {
         "report": ["{Whos} {m} in {t} is way {dir}.", "{t} shows {obs} for {whos} {m}, not {exp}."],
@@ -313,7 +313,7 @@ WHOLE: dict[str, dict[str, list[str]]] = {
         "report": ["{Whos} {m} in {t} is wrong.", "{Who} has the wrong {m} in {t}, and so do {others}.",
                    "{Whos} {m} in {t} is {drift} than it should be.", "{t} has {who} marked {obs} when it should be {exp}."],
         "question": ["Why did {whos} {m} change in {t}?", "Why does {who} have {obs} as {m} in {t}? It should be {exp}."],
-        "story": ["Looked up {who} in {t} and the {m} says {obs}. It should be {exp}."],
+        "story": ["Looked up {who} in {t} and the {m} says {obs} when it should be {exp}."],
     },
     "values_blank": {
         "report": ["{Who} has no {m} in {t} anymore, and neither do {others}.", "{Whos} {m} is blank in {t}.",
@@ -355,7 +355,10 @@ WHOLE: dict[str, dict[str, list[str]]] = {
 # it as a test assertion; no "comes out as", "like before" or "I'd expect", stiff to most of them.
 # No clipped "..., should be 0." / "That should be 0." / "Shouldn't that be 0?" / "X has 8299 now."
 # either: over 36 pooled reviews (720 labels) those read generated 80-94% of the time, against
-# 10-46% for "when it should be 0", "Pretty sure it should be 0", "it was 0 last week".
+# 10-46% for "when it should be 0", "Pretty sure it should be 0", "it was 0 last week". The value now
+# and what it should be share one sentence: two projects' runs pick their sentences on their own,
+# and a second sentence of its own ("I'm pretty sure it was 0 before.") came out word for word
+# under two reports of one review sheet, which its reviewers named first.
 FOLLOW: dict[str, dict[str, list[str]]] = {
     "value": {
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for example.", "Look at {who}.",
@@ -365,11 +368,11 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                   "It says {obs} for {who}, but that should be {exp}.", "{Who} is at {obs} now, it used to be {exp}.",
                   "Look at {who}, it's {obs} and it was {exp} before.",
                   "I checked {who} and it says {obs}, it should be {exp}.",
-                  "{Who} has {obs} there, which can't be right. It should be {exp}.",
+                  "{Who} has {obs} there, which can't be right when it should be {exp}.",
                   "For {who} I get {obs}, it should be {exp}.", "Last time I looked {who} had {exp}, now it's {obs}.",
                   "{Who} was {exp} the last time I pulled it, and it's {obs} now.", "Pretty sure {who} should be {exp}, it's showing {obs}.",
                   "{Who} was {exp} and is {obs} now.",
-                  "{Who} should say {exp}, it says {obs}.", "Right now {who} has {obs}. It should have {exp}.",
+                  "{Who} should say {exp}, it says {obs}.", "Right now {who} has {obs} and it should have {exp}.",
                   "Check {who}, it was {exp} and it's {obs} now.",
                   *sorted({f"{now}{then}" for now in (
                       "{Who} shows {obs}", "For {who} I get {obs}", "{Who} is {obs} now", "I've got {obs} for {who}",
@@ -377,8 +380,8 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                       "I'm seeing {obs} for {who}", "{Who} is showing {obs}")
                       for then in (" but it should be {exp}.", ", it was {exp} before.",
                                    " and it used to be {exp}.", " but last week it was {exp}.",
-                                   ". Pretty sure it should be {exp}.", ". It was {exp} last week.",
-                                   " when it should be {exp}.", ". I'm pretty sure it was {exp} before.",
+                                   " but I'm pretty sure it should be {exp}.", " and it was {exp} last week.",
+                                   " when it should be {exp}.", " and I'm pretty sure it was {exp} before.",
                                    " when it was {exp} last week.")})],
     },
     "values_blank": {
