@@ -135,8 +135,9 @@ def test_clean_factors_are_named_and_plural_words_take_plural_verbs():
 
 def test_frames_are_mixed_and_none_dominates():
     """Over many tasks the base reports come in every frame (report, rule, question, story),
-    none in more than 45% of them; openers are rare; most reports end without a request (eight
-    blind reviews labelled 87% of those with one generated) and the requests there are say what
+    none in more than 45% of them; openers are rare; about one report in ten ends with a request
+    (pooled blind reviews labelled 68% of those with one generated, 49% of the others, and rated
+    them no more useful) and among the requests there are ones that say what
     should happen (right again, one row per account), never "rebuild the table"; a few leave the
     last full stop off; columns are mostly written as named (avg_csat_score, not "average CSAT
     score")."""
@@ -157,8 +158,8 @@ def test_frames_are_mixed_and_none_dominates():
     assert set(shapes) == set(render.SHAPES), shapes
     assert max(shapes.values()) <= 0.45 * len(SEEDS), shapes
     assert openers <= 0.1 * len(SEEDS)
-    assert 0.08 * len(SEEDS) <= asked <= 0.45 * len(SEEDS), asked
-    assert doing >= 0.03 * len(SEEDS), doing
+    assert 0.03 * len(SEEDS) <= asked <= 0.2 * len(SEEDS), asked
+    assert doing >= max(3, 0.2 * asked), (doing, asked)
     assert not [t for t in texts if re.search(r"rebuil|refresh|rerun", t)]
     assert 0.015 * len(SEEDS) <= bare <= 0.25 * len(SEEDS), bare  # only reports without a request
     assert raw >= 0.75 * len(SEEDS), raw
@@ -254,7 +255,7 @@ def test_a_tasks_levels_do_not_close_with_the_same_request():
         used = [e for e in ends if e in generic]
         closings += len(used)
         assert len(used) == len(set(used)), ps.prompts
-    assert closings >= 40  # the keys do close with requests, just not the same one
+    assert closings >= 15  # the keys do close with requests, just not the same one
 
 
 def test_an_example_is_never_a_value_glued_on_with_a_colon():

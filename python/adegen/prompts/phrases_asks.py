@@ -20,7 +20,8 @@ OPENERS: list[tuple[str, str, str]] = [
 # some short ones, and ones in the words of the finding ("make it one row per account again").
 # Fields as in the bodies; a request whose field is missing is left out. "the table" requests are
 # not used after a sentence naming two tables.
-ASKS_NONE = 40
+ASKS_NONE = 140  # about one report in ten closes with a request: over 11 more reviews on 2026-12-01
+# the ones that did were labelled generated 84% of the time against 41% (and were no more useful)
 ASKS: dict[str, list[str]] = {
     "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
             "Can you help?", "Could you have a look?", "What's going on here?"],
