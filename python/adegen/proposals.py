@@ -290,6 +290,7 @@ class _Selection:
     screen: ScreenFn | None
     dropped: list
     used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
+    order: int = 0  # the place in the run of the proposal being realised
 
 
 def prompt_key(text: str) -> str:
@@ -369,6 +370,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
             break
         tried.add(best)
         c = remaining[best]
+        state.order = len(taken) + len(chosen)
         prop = _realise(c, state)
         if prop is None:
             continue
@@ -415,7 +417,8 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
         pset = prompts.write_prompts(prompts.PromptRequest(
             seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
             pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
-            column=column, avoid=frozenset(st.used_prompts), **prompts.model_facts(c.model, discovery)))
+            column=column, avoid=frozenset(st.used_prompts), order=st.order,
+            **prompts.model_facts(c.model, discovery)))
         if pset.base is None:
             why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
             dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))

@@ -44,6 +44,11 @@ class PromptRequest:
     convention: bool = False                   # its layer mostly uses the original materialization
     avoid: frozenset = frozenset()             # texts already used (this run, surveyed tasks)
     unstable: frozenset = frozenset()          # tables that differ between two intact builds
+    order: int | None = None                   # the task's place in its run (spreads the detail)
+
+
+def _voice(req: PromptRequest) -> render.Voice:
+    return render.Voice.for_seed(req.seed, req.layer, req.convention, req.project_name, req.order)
 
 
 @dataclass
@@ -121,7 +126,7 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
         return []
     # the voice fixes the frame of the report (a statement, a rule, a question, a story) and how
     # concrete it is (nothing, an entity's name, its values); medium and hard say less
-    voice = render.Voice.for_seed(req.seed)
+    voice = _voice(req)
     plans = [_Plan("base", root, voice.levels("base"))]
     down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
         "relation_kind", "build_failed", "column_added") else []
@@ -297,7 +302,7 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = ()):
     task already used comes after every fresh one of the same level. `earlier`: this task's texts
     so far (a request its base closed with comes last for medium and hard, as one another task
     used does)."""
-    voice = render.Voice.for_seed(req.seed, req.layer, req.convention)
+    voice = _voice(req)
     place = render.Place(p.key, p.second, tuple(f" {norm(t)} " for t in (*req.avoid, *earlier)))
     asks = render.requests(p.finding, voice, place)
     data = p.finding.kind not in NOT_DATA

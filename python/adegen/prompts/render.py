@@ -55,6 +55,11 @@ DETAILS = ("none", "handle", "exact")
 DETAIL_WEIGHTS = (8, 4, 9)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
 _DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w))
+# the same shares laid out in a cycle that a run walks through task by task (from a place of its
+# own): drawn independently, five tasks of one run came out with no example at all (every report
+# vague, rated useful 3) or with one on every report (every report read generated); any five
+# tasks in a row of the cycle have two or three examples
+DETAIL_CYCLE = ("exact", "none", "handle", "exact", "none", "exact", "none")
 # when a task's detail cannot be said (no short name, values nobody would type), less detail
 # comes first, more only when nothing else fits
 FALLBACK = {"none": ("none", "handle", "exact"), "handle": ("handle", "none", "exact"),
@@ -76,12 +81,18 @@ class Voice:
     period: bool = True      # ends with a full stop (some people leave it off)
 
     @classmethod
-    def for_seed(cls, seed: str, layer: str = "", convention: bool = False) -> "Voice":
+    def for_seed(cls, seed: str, layer: str = "", convention: bool = False, run: str = "",
+                 order: int | None = None) -> "Voice":
+        """The voice of one task; `order` (its place in the run `run`) spreads the detail of a
+        run's base reports over DETAIL_CYCLE, else the seed draws it."""
         # most people write names plain; some say "the X table" or "the X model", few quote them
         table_style = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 1)[spin(seed, "table-style", 16)]
+        if order is None:
+            detail = _DETAIL_POOL[spin(seed, "detail", len(_DETAIL_POOL))]
+        else:
+            detail = DETAIL_CYCLE[(spin(run, "detail-cycle", len(DETAIL_CYCLE)) + order) % len(DETAIL_CYCLE)]
         # people round counts ("most of the accounts"); only an exact example gets exact values
-        return cls(seed, table_style, layer, convention, False,
-                   _POOL[spin(seed, "shape", len(_POOL))], _DETAIL_POOL[spin(seed, "detail", len(_DETAIL_POOL))],
+        return cls(seed, table_style, layer, convention, False, _POOL[spin(seed, "shape", len(_POOL))], detail,
                    spin(seed, "scope", 20) < 3, spin(seed, "period", 12) != 0)
 
     def pick(self, slot: str, n: int) -> int:
