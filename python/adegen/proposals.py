@@ -20,6 +20,7 @@ from . import prompts, ranking
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
+from .prompts.findings import NOT_DATA
 from .survey import Survey
 
 MAX_SITES_PER_PAIR = 3
@@ -290,7 +291,13 @@ class _Selection:
     screen: ScreenFn | None
     dropped: list
     used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
-    order: int = 0  # the place in the run of the proposal being realised
+    order: int = 0  # tasks about data before the one being realised (see select)
+
+
+def _about_data(prop) -> bool:
+    """Whether a proposal's base report is about the table's data (so it may quote values)."""
+    found = str((getattr(getattr(prop, "prompt_set", None), "findings", None) or {}).get("base", ""))
+    return bool(found) and found.split(" ")[0] not in NOT_DATA
 
 
 def prompt_key(text: str) -> str:
@@ -311,7 +318,7 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
 
 
 def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
-           taken: list | None = None) -> ProposalSet:
+           taken: list | None = None, order: int | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a pattern id already picked (`taken` included) is picked again only
@@ -321,11 +328,15 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     `scope.prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
     SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
-    picks alternate specific / ANSI so the set mixes both."""
+    picks alternate specific / ANSI so the set mixes both.
+
+    `order`: how many tasks about data the run has before these (default: counted in `taken`);
+    each one moves the run along the cycle of report details (render.DETAIL_CYCLE)."""
     taken = list(taken or [])
     survey, discovery = scope.survey, scope.discovery
     chosen: list[Proposal] = []
-    state = _Selection(scope, screen, [], _used_prompts(survey, taken))
+    state = _Selection(scope, screen, [], _used_prompts(survey, taken),
+                       sum(_about_data(p) for p in taken) if order is None else order)
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
@@ -370,10 +381,10 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
             break
         tried.add(best)
         c = remaining[best]
-        state.order = len(taken) + len(chosen)
         prop = _realise(c, state)
         if prop is None:
             continue
+        state.order += _about_data(prop)  # a materialization or build report quotes no values
         prop.number = len(taken) + len(chosen) + 1
         chosen.append(prop)
         for lv in prop.prompt_levels():

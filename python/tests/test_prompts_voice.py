@@ -448,3 +448,17 @@ def test_a_run_spreads_its_examples_over_its_tasks():
     quoted = [_exact(prompts.write_prompts(request(obs(base), seed=f"acme:m{i}", order=i)).base) for i in range(5)]
     assert 2 <= sum(quoted) <= 3, quoted
     assert render.Voice.for_seed("s").detail == render.Voice.for_seed("s", run="acme").detail
+
+
+def test_only_reports_about_data_move_a_run_along_the_detail_cycle():
+    """A materialization or build report quotes no values: it does not use up a run's turn for
+    an example (proposals.select counts the tasks before a pick with `_about_data`)."""
+    from types import SimpleNamespace
+
+    from adegen.proposals import _about_data
+
+    def prop(found):
+        return SimpleNamespace(prompt_set=SimpleNamespace(findings={"base": found}))
+    assert _about_data(prop("values_high on fct_orders (report)"))
+    assert not _about_data(prop("relation_kind on int_order_financials (rule)"))
+    assert not _about_data(prop("")) and not _about_data(SimpleNamespace())

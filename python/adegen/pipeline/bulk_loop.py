@@ -160,7 +160,7 @@ class BulkLoop:
         from .propose import scope
 
         pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken)),
-                         count=1, screen=self.screen)
+                         count=1, screen=self.screen, order=index)
         if pset.proposals:
             prop = pset.proposals[0]
             prop.number = index + 1
