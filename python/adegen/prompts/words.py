@@ -238,9 +238,11 @@ def value(v, kind: str = "text", column: str = "") -> str:
     if kind.startswith("timestamp") and s.endswith(":00") and len(s) >= 19:
         return s[:16]
     if kind.startswith("text"):
-        # quotes only where the value needs them to read as one ("Net 30", an empty string):
-        # 'Summit Foods has "S6002" now' read generated to most reviewers (issue 12)
-        return f'"{s}"' if not s.strip() or re.search(r"[\s,;:]", s) else s
+        # a code goes without quotes ('Summit Foods has "S6002" now' read generated to most
+        # reviewers, issue 12); a word keeps them, or it reads as part of the sentence ("invoice
+        # I7001 had paid before"), as does a value with a space ("Net 30") or an empty one
+        return s if s.strip() and re.search(r"\d", s) and not re.search(r"[\s,;:]", s) else f'"{s}"'
+
     return s
 
 
