@@ -40,6 +40,9 @@ class Scope:
     survey: Survey
     # Snowflake projects: at least half the picks come from database-specific patterns (see select)
     prefer_db_specific: bool = False
+    # how many tasks about data the run has before this selection (default: counted in `taken`);
+    # each one moves the run along the cycle of report details (render.DETAIL_CYCLE)
+    order: int | None = None
 
 
 class _LazySites:
@@ -318,7 +321,7 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
 
 
 def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
-           taken: list | None = None, order: int | None = None) -> ProposalSet:
+           taken: list | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a pattern id already picked (`taken` included) is picked again only
@@ -328,15 +331,12 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     `scope.prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
     SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
-    picks alternate specific / ANSI so the set mixes both.
-
-    `order`: how many tasks about data the run has before these (default: counted in `taken`);
-    each one moves the run along the cycle of report details (render.DETAIL_CYCLE)."""
+    picks alternate specific / ANSI so the set mixes both."""
     taken = list(taken or [])
     survey, discovery = scope.survey, scope.discovery
     chosen: list[Proposal] = []
     state = _Selection(scope, screen, [], _used_prompts(survey, taken),
-                       sum(_about_data(p) for p in taken) if order is None else order)
+                       sum(_about_data(p) for p in taken) if scope.order is None else scope.order)
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()

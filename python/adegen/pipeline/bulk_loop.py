@@ -159,8 +159,8 @@ class BulkLoop:
         ctx = self.ctx
         from .propose import scope
 
-        pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken)),
-                         count=1, screen=self.screen, order=index)
+        pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken),
+                                                               order=index), count=1, screen=self.screen)
         if pset.proposals:
             prop = pset.proposals[0]
             prop.number = index + 1
