@@ -20,7 +20,6 @@ from . import prompts, ranking
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
-from .prompts.findings import NOT_DATA
 from .survey import Survey
 
 MAX_SITES_PER_PAIR = 3
@@ -299,8 +298,8 @@ class _Selection:
 
 def _about_data(prop) -> bool:
     """Whether a proposal's base report is about the table's data (so it may quote values)."""
-    found = str((getattr(getattr(prop, "prompt_set", None), "findings", None) or {}).get("base", ""))
-    return bool(found) and found.split(" ")[0] not in NOT_DATA
+    pset = getattr(prop, "prompt_set", None)
+    return pset is not None and pset.about_data
 
 
 def prompt_key(text: str) -> str:

@@ -460,7 +460,7 @@ def test_only_reports_about_data_move_a_run_along_the_detail_cycle():
     from adegen.proposals import _about_data
 
     def prop(found):
-        return SimpleNamespace(prompt_set=SimpleNamespace(findings={"base": found}))
+        return SimpleNamespace(prompt_set=prompts.PromptSet(findings={"base": found} if found else {}))
     assert _about_data(prop("values_high on fct_orders (report)"))
     assert not _about_data(prop("relation_kind on int_order_financials (rule)"))
     assert not _about_data(prop("")) and not _about_data(SimpleNamespace())

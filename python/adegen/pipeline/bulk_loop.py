@@ -159,6 +159,8 @@ class BulkLoop:
         ctx = self.ctx
         from .propose import scope
 
+        # the task's index places it in the cycle of report details (`taken` holds texts, not
+        # findings, so a materialization task ahead of it counts too)
         pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken),
                                                                order=index), count=1, screen=self.screen)
         if pset.proposals:

@@ -65,6 +65,13 @@ class PromptSet:
     def base(self) -> str | None:
         return self.prompts.get("base")
 
+    @property
+    def about_data(self) -> bool:
+        """Whether the base report is about the table's data: a materialization, a build error
+        or a column set is not, and quotes no values."""
+        kind = self.findings.get("base", "").split(" ", 1)[0]
+        return bool(kind) and kind not in NOT_DATA
+
 
 def norm(text: str) -> str:
     """Two prompts are "the same" when they differ only in case, spacing or punctuation."""

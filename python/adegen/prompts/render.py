@@ -148,7 +148,7 @@ def _names(template: str) -> tuple[str, ...]:
 def fill(template: str, values: dict[str, str]) -> str | None:
     if any(n not in values for n in _names(template)):
         return None
-    return template.format(**values)
+    return flag_noun(template.format(**values), values)
 
 
 def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list[tuple[str, bool, str]]:
@@ -185,7 +185,6 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
             continue
         text = fill(tpl, vals)
         if text:
-            text = flag_noun(text, vals)
             # a sentence that starts with a word of the template (not a name) may run on from
             # a lead-in; so may a generated "account A1001"
             lower_ok = not tpl.startswith("{") or (

@@ -242,7 +242,6 @@ def value(v, kind: str = "text", column: str = "") -> str:
         # reviewers, issue 12); a word keeps them, or it reads as part of the sentence ("invoice
         # I7001 had paid before"), as does a value with a space ("Net 30") or an empty one
         return s if s.strip() and re.search(r"\d", s) and not re.search(r"[\s,;:]", s) else f'"{s}"'
-
     return s
 
 
