@@ -239,6 +239,31 @@ def test_few_rows_changed_is_never_worded_as_all_of_them():
                                  r"the rest|consistently|everything", text, re.I), text
 
 
+def test_a_column_blank_for_some_rows_is_not_called_empty():
+    """A quarter of the sessions lost their tier: no "customer_tier is empty now", "went blank" or
+    "it's empty", which say the whole column is (a build of the example project wrote "customer_tier
+    in fct_sessions is empty now." for 112 of 480 rows); a column blank on every row may say it."""
+    def blank(changed):
+        t = value_table("fct_sessions", 0, column="customer_tier", obs_v="NULL", exp_v="active", changed=changed,
+                        total=480, key="session_id", label=None, now_null=changed, higher=0, type="text")
+        return request(obs(t), model="fct_sessions")
+    whole = re.compile(r"is empty now|went blank|go blank|empty in fct_sessions\?|and it's empty\.", re.I)
+    assert prompts.write_prompts(blank(112)).findings["base"].startswith("values_blank")
+    for seed in SEEDS[:150]:
+        for text in prompts.write_prompts(replace(blank(112), seed=seed)).prompts.values():
+            assert not whole.search(text), text
+    assert any(whole.search(prompts.write_prompts(replace(blank(480), seed=seed)).base) for seed in SEEDS[:150])
+    for seed in SEEDS[:150]:  # and most of them blank is not "some"
+        for text in prompts.write_prompts(replace(blank(430), seed=seed)).prompts.values():
+            assert not re.search(r"\bsome (sessions|rows)\b|^Some ", text), text
+
+
+def test_a_handle_after_a_lead_is_a_sentence():
+    """"Helio Systems (A1001), for example." after a lead read clipped: a handle has a verb."""
+    handles = [s for kind in phrases_base.FOLLOW.values() for s in kind.get("handle", [])]
+    assert handles and not [s for s in handles if re.fullmatch(r"\{Whos?\}, for (example|instance|one)\.", s)]
+
+
 def test_a_second_task_on_the_same_table_says_it_differently():
     """Two tasks of a run with the same symptom on the same table: the second is not the first
     sentence again with another closing request."""

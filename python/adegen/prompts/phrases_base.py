@@ -357,7 +357,7 @@ WHOLE: dict[str, dict[str, list[str]]] = {
 # under two reports of one review sheet, which its reviewers named first.
 FOLLOW: dict[str, dict[str, list[str]]] = {
     "value": {
-        "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for example.", "Look at {who}.",
+        "handle": ["{Who} is one of them.", "You can see it on {who}.", "See {who}, for example.", "Look at {who}.",
                    "{Who} is a good example.", "I noticed it on {who}."],
         "exact": ["Take {who}: it was {exp} and now it's {obs}.",
                   "{Who} should be {exp}, not {obs}.", "{Who} went from {exp} to {obs}.",
@@ -383,7 +383,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
     "values_blank": {
         "rule": ["It was filled in before.", "It had values before.", "It was fine last week.",
                  "Those were all filled in until the last run.", "It wasn't like that last week.", "None of them were empty before."],
-        "handle": ["{Who} is one of them.", "You can see it on {who}.", "{Who}, for instance.", "{Who} lost it, for one."],
+        "handle": ["{Who} is one of them.", "You can see it on {who}.", "Try {who}, for instance.", "{Who} lost it, for one."],
         "exact": ["{Who} should have {exp}.", "{Who} used to show {exp}, now it's blank.", "{Who} had {exp} before, now there's nothing.",
                   "Last time I looked {who} had {exp} there.",
                   "{Who} had {exp} and now it's empty.", "{Who} should show {exp} there."],
@@ -398,7 +398,9 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
     "table_empty": {"handle": ["It normally has {before}.", "It had {before} before.", "Last time I checked it had {before}.",
                                "There were {before} in it before."]},
 }
-_BARE_HANDLES = {"{Who}, for example.", "Look at {who}.", "{Who}, for instance."}
+# a handle with no verb of its own ("Helio Systems (A1001), for example.") read clipped after a lead;
+# these say "see" or "look", which reads odd after a question
+_BARE_HANDLES = {"See {who}, for example.", "Look at {who}.", "Try {who}, for instance."}
 _NO_FOLLOW = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone", "rows_replaced"}
 _ROWS = {"rows_lost", "rows_added", "table_empty", "duplicated", "values_blank", "values_filled"}
 _SAYS_RULE = re.compile(r"\b(should|supposed|one row per|unique|always|each|every)\b|\{k\}")
