@@ -264,6 +264,16 @@ def test_a_handle_after_a_lead_is_a_sentence():
     assert handles and not [s for s in handles if re.fullmatch(r"\{Whos?\}, for (example|instance|one)\.", s)]
 
 
+def test_a_finding_on_most_rows_keeps_a_general_level():
+    """With "some"/"part of the" ruled out for most rows, each kind's general and business banks
+    still hold sentences that name no share, so no level is dropped for want of words."""
+    for kind, levels in phrases.BODIES.items():
+        for level in ("general", "business"):
+            if levels.get(level):
+                no_share = [t for t in levels[level] if "some" not in render._says(t)]
+                assert len(no_share) >= 2 or len(no_share) == len(levels[level]), (kind, level, no_share)
+
+
 def test_a_second_task_on_the_same_table_says_it_differently():
     """Two tasks of a run with the same symptom on the same table: the second is not the first
     sentence again with another closing request."""

@@ -57,6 +57,8 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{t} overstates {m} for some {es}.",
             "{c} in {t} is inflated for part of the {es}.",
             "Some of the numbers in {t} look too high.",
+            "The {c} numbers in {t} look too high.",
+            "{t} overstates the {m}.",
         ],
         "business": [
             "The {m} in {t} looks inflated.",
@@ -85,6 +87,8 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{t} understates {m} for some {es}.",
             "{c} in {t} comes out short for part of the {es}.",
             "Some of the numbers in {t} look too low.",
+            "The {c} numbers in {t} look too low.",
+            "{t} understates the {m}.",
         ],
         "business": [
             "The {m} in {t} looks too low.",
@@ -181,6 +185,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "Some {c} values in {t} have the wrong sign.",
             "{c} in {t} looks inverted, positive where it should be negative and the other way round.",
+            "The signs on the {c} values in {t} look backwards.",
         ],
         "business": [
             "The {m} in {t} doesn't add up. Amounts look like they have the wrong sign.",
@@ -290,6 +295,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "{c} in {t} is flagged the wrong way for some {es}.",
             "The {m} in {t} looks backwards.",
+            "The {c} in {t} doesn't look right anymore.",
         ],
         "business": [
             "The {m} in {t} doesn't match reality.",
@@ -315,6 +321,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "Some {es} have disappeared from {t}.",
             "{t} has fewer {es} than it should.",
+            "{t} doesn't have all the {es} it should.",
         ],
         "business": [
             "Our {topic} numbers dropped and it looks like {t} is missing data.",
@@ -361,6 +368,8 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "business": [
             "Totals based on {t} are inflated because some {es} are counted more than once.",
             "Some {es} are double counted in {t}.",
+            "There's double counting in {t}.",
+            "Anything summed from {t} comes out too high, {es} are counted more than once.",
         ],
     },
     "rows_replaced": {
@@ -374,6 +383,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "general": [
             "{t} has the wrong set of {es} in it.",
+            "{t} doesn't have the {es} it should.",
             "Some {es} are missing from {t} and others showed up instead.",
         ],
         "business": [

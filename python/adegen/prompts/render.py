@@ -285,7 +285,7 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
 @lru_cache(maxsize=None)
 def _says(tpl: str) -> frozenset:
     """What a template's own words claim, for `_fits` (the banks are large; worked out once)."""
-    checks = {"some": re.search(r"(^|\. )Some |\bsome \{es\}", tpl), "all": _ALL.search(tpl),
+    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\bsome \{es\}|\bpart of the \{es\}|a number of \{es\}", tpl), "all": _ALL.search(tpl),
               "only_obs": "only {obs}" in tpl, "same_factor": "same factor" in tpl or "off the same way" in tpl,
               "our_es": re.search(r"\bour \{es\}", tpl), "value": re.search(r"\{(now_w|obs)\}", tpl),
               "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}
