@@ -6,6 +6,7 @@ Nothing here looks at the bug pattern: the symptom comes from the measurement on
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -148,6 +149,10 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
             f.detail["ratio_median"] = float(ratio["median"])  # how far off: "way too high" or just "too high"
             if ratio.get("min") is not None and ratio.get("max") is not None:
                 f.detail["ratio_spread"] = abs(float(ratio["max"]) - float(ratio["min"])) / abs(float(ratio["median"]))
+        median = f.detail.get("ratio") or f.detail.get("ratio_median")
+        if median and f.samples:  # the example shows the typical factor, not a rounded outlier (829,900 for 82)
+            best = min(_off_ratio(s, median) for s in f.samples)
+            f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.01] or f.samples
         if col.get("total"):
             f.detail["total"] = dict(col["total"])
         return f
@@ -180,6 +185,14 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
     if pairs:
         f.detail["pairs"] = pairs
     return f
+
+
+def _off_ratio(sample: dict, median: float) -> float:
+    """How far one sample's observed/expected ratio is from the column's median (log scale)."""
+    o, e = _float(sample.get("observed")), _float(sample.get("expected"))
+    if not o or not e or (o / e) <= 0 or median <= 0:
+        return math.inf
+    return abs(math.log(o / e) - math.log(median))
 
 
 def _float(v) -> float | None:

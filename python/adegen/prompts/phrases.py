@@ -40,7 +40,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Why does {who} show {c} = {obs} in {t}? It should be {exp}, and {others_are} too high as well.",
             "Some {c} values in {t} are higher than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
-            "{t} overstates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
+            "{c} in {t} is too high for {n_of}. {Who} shows {obs}, it should be {exp}.",
             "{Who} is showing {c} of {obs} in {t}, should be {exp}.",
             "{Who} has {c} at {obs} in {t} when it should be {exp}.",
         ],
@@ -50,15 +50,15 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "counts": [
             "{c} in {t} is too high for {n_of}, {who} among them.",
-            "{t} overstates {c} for {n_of}.",
+            "{c} in {t} came out too high for {n_of}.",
         ],
         "general": [
             "The {c} numbers in {t} look too high for some {es}.",
-            "{t} overstates {m} for some {es}.",
+            "The {m} in {t} is too high for some {es}.",
             "{c} in {t} is inflated for part of the {es}.",
             "Some of the numbers in {t} look too high.",
             "The {c} numbers in {t} look too high.",
-            "{t} overstates the {m}.",
+            "The {m} in {t} seems too high.",
         ],
         "business": [
             "The {m} in {t} looks inflated.",
@@ -70,7 +70,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "specific": [
             "Why is {c} only {obs} for {who} in {t}? It should be {exp}.",
             "Some {c} values in {t} are lower than they should be: {who} shows {obs}, but it should be {exp}. {N_are} affected.",
-            "{t} understates {c} for {n_of}. For example {who}: {obs} instead of {exp}.",
+            "{c} in {t} is too low for {n_of}. {Who} shows {obs}, it should be {exp}.",
             "{c} for {who} in {t} is only {obs}. It should be {exp}, and {others_are} too low as well.",
             "{Who} has {c} at {obs} in {t} when it should be {exp}.",
         ],
@@ -80,15 +80,15 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "counts": [
             "{c} in {t} is too low for {n_of}, {who} among them.",
-            "{t} understates {c} for {n_of}.",
+            "{c} in {t} came out too low for {n_of}.",
         ],
         "general": [
             "The {c} numbers in {t} look too low for some {es}.",
-            "{t} understates {m} for some {es}.",
+            "The {m} in {t} is too low for some {es}.",
             "{c} in {t} comes out short for part of the {es}.",
             "Some of the numbers in {t} look too low.",
             "The {c} numbers in {t} look too low.",
-            "{t} understates the {m}.",
+            "The {m} in {t} seems too low.",
         ],
         "business": [
             "The {m} in {t} looks too low.",

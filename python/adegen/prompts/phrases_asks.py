@@ -23,7 +23,9 @@ OPENERS: list[tuple[str, str, str]] = [
 ASKS_NONE = 140  # about one report in ten closes with a request: over 11 more reviews on 2026-12-01
 # the ones that did were labelled generated 84% of the time against 41% (and were no more useful)
 ASKS: dict[str, list[str]] = {
-    "any": ["Can you fix it?", "Could you look into it?", "Can you take a look?", "Please fix it.",
+    # "Can you fix it?", "Please fix it." and "Would you mind fixing it?" were named as stock closers
+    # by three of four reviewers of one sheet on 2026-12-02
+    "any": ["Could you look into it?", "Can you take a look?",
             "Can you help?", "Could you have a look?", "What's going on here?"],
     "data": [
         "Can you dig into this?",
@@ -31,7 +33,6 @@ ASKS: dict[str, list[str]] = {
         "Let me know what you find.",
         "Any idea what changed?",
         "Can someone take a look?",
-        "Would you mind fixing it?",
     ],
     "values": ["Can you get the {m} right again?",
                "Please fix it so the {m} {vals} are right again.",
@@ -50,7 +51,7 @@ ASKS: dict[str, list[str]] = {
                   "Can you find out why they're dropping out and fix the model?"],
     "rows_added": ["Those shouldn't be in there.",
                    "Can you find out where the extra {es} come from and take them out?"],
-    "table_empty": ["Can you get the rows back?", "Please fix it.",
+    "table_empty": ["Can you get the rows back?",
                     "Can you find out why it's empty and fix it?"],
     "column_gone": ["Can you bring the column back?", "It needs to be back in the table.", "Can you put {c} back?"],
     "relation_kind": ["Please switch it back.", "Can you change it back to a {kind_i}?",
