@@ -135,9 +135,9 @@ def test_clean_factors_are_named_and_plural_words_take_plural_verbs():
 
 def test_frames_are_mixed_and_none_dominates():
     """Over many tasks the base reports come in every frame (report, rule, question, story),
-    none in more than 45% of them; openers are rare; about one report in ten ends with a request
-    (pooled blind reviews labelled 68% of those with one generated, 49% of the others, and rated
-    them no more useful) and among the requests there are ones that say what
+    none in more than 45% of them; openers are rare; about one report in twenty ends with a request,
+    in the report's own words (pooled blind reviews labelled 68% of those with one generated, 49% of
+    the others, and rated them no more useful) and among the requests there are ones that say what
     should happen (right again, one row per account), never "rebuild the table"; a few leave the
     last full stop off; columns are mostly written as named (avg_csat_score, not "average CSAT
     score")."""
@@ -158,7 +158,7 @@ def test_frames_are_mixed_and_none_dominates():
     assert set(shapes) == set(render.SHAPES), shapes
     assert max(shapes.values()) <= 0.45 * len(SEEDS), shapes
     assert openers <= 0.1 * len(SEEDS)
-    assert 0.03 * len(SEEDS) <= asked <= 0.2 * len(SEEDS), asked
+    assert 0.02 * len(SEEDS) <= asked <= 0.15 * len(SEEDS), asked
     assert doing >= max(3, 0.2 * asked), (doing, asked)
     assert not [t for t in texts if re.search(r"rebuil|refresh|rerun", t)]
     assert 0.015 * len(SEEDS) <= bare <= 0.25 * len(SEEDS), bare  # only reports without a request
@@ -320,16 +320,29 @@ def test_a_second_task_on_the_same_table_says_it_differently():
 def test_a_tasks_levels_do_not_close_with_the_same_request():
     """base, medium and hard of one task are read side by side (one trial each, one review
     page): the closing request one key used is not the next key's closing too."""
-    generic = set(phrases.ASKS["any"]) | set(phrases.ASKS["data"])
+    asks = {a for bank in phrases.ASKS.values() for a in bank if "{" not in a}
     tables = [value_table("int_accounts", 0, column="csat_score", label=None), value_table("mart_account_360", 1)]
     closings = 0
-    for seed in SEEDS[:120]:
+    for seed in SEEDS[:240]:
         ps = prompts.write_prompts(request(obs(*tables), model="int_accounts", seed=seed))
         ends = [t.rsplit(". ", 1)[-1].rsplit("? ", 1)[-1] for t in ps.prompts.values()]
-        used = [e for e in ends if e in generic]
+        used = [e for e in ends if e in asks]
         closings += len(used)
         assert len(used) == len(set(used)), ps.prompts
     assert closings >= 15  # the keys do close with requests, just not the same one
+
+
+def test_a_report_with_a_request_of_its_own_words_gets_no_generic_one():
+    """"Can you take a look?" or "Let me know what you find." under a report of too-high values
+    (which has requests in its own words) was named as a bolted-on closer by every panel."""
+    generic = set(phrases.ASKS["any"]) | set(phrases.ASKS["data"])
+    req = request(obs(value_table("mart_account_360", 0, changed=67, total=90)))
+    asked = 0
+    for seed in SEEDS:
+        for text in prompts.write_prompts(replace(req, seed=seed)).prompts.values():
+            assert not any(text.endswith(" " + g) for g in generic), text
+            asked += bool(re.search(r"(Can you|Please|Could you)[^.?]*[.?]$", text))
+    assert asked >= 10
 
 
 def test_an_example_is_never_a_value_glued_on_with_a_colon():

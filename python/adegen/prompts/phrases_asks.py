@@ -20,8 +20,10 @@ OPENERS: list[tuple[str, str, str]] = [
 # some short ones, and ones in the words of the finding ("make it one row per account again").
 # Fields as in the bodies; a request whose field is missing is left out. "the table" requests are
 # not used after a sentence naming two tables.
-ASKS_NONE = 140  # about one report in ten closes with a request: over 11 more reviews on 2026-12-01
-# the ones that did were labelled generated 84% of the time against 41% (and were no more useful)
+ASKS_NONE = 140  # with the requests of a kind's own words (x6 in render.requests) and no generic
+# closer after them, about one report in twenty closes with a request: over 11 more reviews on
+# 2026-12-01 the ones that did were labelled generated 84% of the time against 41% (and were no
+# more useful), and on 2026-12-02 three of four reviewers named the generic closers
 ASKS: dict[str, list[str]] = {
     # "Can you fix it?", "Please fix it." and "Would you mind fixing it?" were named as stock closers
     # by three of four reviewers of one sheet on 2026-12-02
