@@ -205,7 +205,10 @@ def test_stock_small_talk_is_gone():
              "overstat", "understat", "should be {gi}, and",
              # the generic closers three of four named on 2026-12-02 ("Can you fix it?" stays for a
              # failing build only)
-             "Please fix it.", "Would you mind fixing it")
+             "Please fix it.", "Would you mind fixing it",
+             # stiff or vague to two or three of the next four ("The bank_transfer_cents coming out of
+             # the int_order_payments table is too high.", "... isn't what it should be.")
+             "coming out of {t} is", "isn't what it should be", "comes out {gb}")
     assert "Can you fix it?" not in str(phrases.ASKS)
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD, phrases_base.LEADS,
                                      phrases_base.WHOLE, phrases_base.FOLLOW))
@@ -305,7 +308,7 @@ def test_a_base_about_changed_values_says_more_than_wrong():
     for seed in SEEDS[:150]:
         ps = prompts.write_prompts(request(obs(t), model="int_events", seed=seed))
         assert ps.findings["base"].startswith("values_changed")
-        assert re.search(r"Helio Systems|\bmost\b|\bsome\b|\bfew\b|\bhalf\b|\d", ps.base), ps.base
+        assert re.search(r"Helio Systems|\bmost\b|\bsome\b|\bfew\b|\bhalf\b|\d", ps.base, re.I), ps.base
 
 
 def test_a_second_task_on_the_same_table_says_it_differently():

@@ -25,7 +25,7 @@ FRAMES = ("report", "rule", "question", "story")
 # lead sentences, no entity named; per kind and frame
 LEADS: dict[str, dict[str, list[str]]] = {
     "values_high": {
-        "report": ["The {m} coming out of {t} is too high.", "The {m} {vals} in {t} are too high for {share}.",
+        "report": ["The {m} in {t} is too high now.", "The {m} {vals} in {t} are too high for {share}.",
                    "{Col} is inflated in {t}.", "The {m} in {t} went up for {share}, and it shouldn't have.",
                    "{Col} in {t} looks inflated.", "{Col} in {t} seems too high to me.",
                    "{Col} in {t} went up for {share}, and I can't see why.", "The {m} totals from {t} are too high.", "{Col} in {t} is roughly {rough} what it should be.",
@@ -43,7 +43,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Went to use the {m} from {t} in a deck and it's too high.", "Looked at the {m} in {t} this morning and it's too high."],
     },
     "values_low": {
-        "report": ["The {m} coming out of {t} is too low.", "The {m} {vals} in {t} are too low for {share}.",
+        "report": ["The {m} in {t} is too low now.", "The {m} {vals} in {t} are too low for {share}.",
                    "{Col} came out short in {t}.", "The {m} in {t} dropped for {share}, and it shouldn't have.",
                    "{Col} in {t} looks too low.", "{Col} in {t} went down for {share}, and I can't see why.", "The {m} totals from {t} are too low.", "{Col} in {t} is roughly {rough} what it should be.",
                    "The {m} in {t} looks about {rough} what it was."],
@@ -83,7 +83,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "The {m} {vals} in {t} changed for {share}, and they shouldn't have.",
                    "The {m} in {t} is {drift} than it should be for {share}.",
                    "{t} has {share} marked {pb} that should be {pa}.", "Something changed the {m} in {t}.", "{Col} values in {t} look off.",
-                   "Some {es} in {t} have the wrong {m} now.", "{Col} doesn't look right in {t} anymore.", "The {m} for {share} in {t} isn't what it should be."],
+                   "Some {es} in {t} have the wrong {m} now.", "{Col} doesn't look right in {t} anymore.", "{Share_have} a different {m} in {t} than last week."],
         "rule": ["The {m} in {t} shouldn't have changed, but it did for {share}.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
@@ -147,7 +147,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
     },
     "date_grain": {
         "report": ["The {m} dates in {t} aren't {gi} anymore.", "{t} has the {m} at the wrong grain. It's {gb}, it should be {gi}.", "{Col} in {t} is {gb} now, it used to be {gi}."],
-        "rule": ["The {m} in {t} used to be {gi}, and now it comes out {gb}.", "The {m} in {t} should always be {gi_start}."],
+        "rule": ["The {m} dates in {t} look {gb} now. They used to be {gi}.", "The {m} in {t} should always be {gi_start}."],
         "question": ["Why is the {m} in {t} {gb} now?", "Why are the {m} dates in {t} {gb}?"],
         "story": ["Grouping {t} by {m} gives {more_fewer} periods than usual."],
     },
