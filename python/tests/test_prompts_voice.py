@@ -301,14 +301,30 @@ def test_an_example_shows_the_typical_factor():
 
 
 def test_a_base_about_changed_values_says_more_than_wrong():
-    """"first_admin_close_at doesn't look right in X anymore." on its own was rated useful 2: a base
-    report of changed values says how many, which way or which entity."""
+    """"first_admin_close_at doesn't look right in X anymore." or "bank_transfer_cents in X is too
+    high now." on its own was rated useful 2: a base report of changed or too-high values says how
+    many, how far off or which entity."""
     t = value_table("int_events", 0, column="first_admin_close_at", obs_v="2020-01-02", exp_v="2020-01-01",
                     changed=60, total=90, higher=0, type="text")
+    high = value_table("int_payments", 0, column="bank_transfer_cents", changed=40, total=90)
     for seed in SEEDS[:150]:
         ps = prompts.write_prompts(request(obs(t), model="int_events", seed=seed))
         assert ps.findings["base"].startswith("values_changed")
         assert re.search(r"Helio Systems|\bmost\b|\bsome\b|\bfew\b|\bhalf\b|\d", ps.base, re.I), ps.base
+        # nor one of too-high values only "too high now" ("The bank_transfer_cents in ... is too high now.")
+        ps = prompts.write_prompts(request(obs(high), model="int_payments", seed=seed))
+        assert ps.findings["base"].startswith("values_high")
+        assert re.search(r"Helio Systems|\bmost\b|\bsome\b|\bfew\b|\bhalf\b|\bthird\b|\bquarter\b|\bmany\b|"
+                         r"\bdozens?\b|\bhandful\b|times|double|\d", ps.base, re.I), ps.base
+
+
+def test_no_aside_rides_on_many_of_the_example_sentences():
+    """"I'm pretty sure it should be" and "last week" came out under two reports each of one sheet
+    (four projects' runs pick on their own) and were named as stock: each rides on at most one in
+    eight of the example sentences."""
+    exact = phrases_base.FOLLOW["value"]["exact"]
+    for aside in (r"pretty sure", r"last week|last time"):
+        assert sum(bool(re.search(aside, s, re.I)) for s in exact) <= len(exact) / 8, aside
 
 
 def test_a_second_task_on_the_same_table_says_it_differently():

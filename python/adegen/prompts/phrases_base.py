@@ -374,11 +374,14 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                       "{Who} shows {obs}", "For {who} I get {obs}", "{Who} is {obs} now", "I've got {obs} for {who}",
                       "It says {obs} for {who}", "Right now {who} has {obs}",
                       "I'm seeing {obs} for {who}", "{Who} is showing {obs}")
+                      # one "pretty sure" and one "last week" among the endings: three reviewers
+                      # of one sheet named "I'm pretty sure it should be" and "last week" under two
+                      # reports each (two projects' runs picking on their own)
                       for then in (" but it should be {exp}.", ", it was {exp} before.",
-                                   " and it used to be {exp}.", " but last week it was {exp}.",
+                                   " and it used to be {exp}.", " and the right value is {exp}.",
                                    " but I'm pretty sure it should be {exp}.", " and it was {exp} last week.",
-                                   " when it should be {exp}.", " and I'm pretty sure it was {exp} before.",
-                                   " when it was {exp} last week.")})],
+                                   " when it should be {exp}.", ", I think it should be {exp}.",
+                                   " but it should say {exp}.")})],
     },
     "values_blank": {
         "rule": ["It was filled in before.", "It had values before.", "It was fine last week.",

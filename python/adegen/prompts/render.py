@@ -199,15 +199,17 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
 
 
 # what a sentence about changed values says beyond "wrong": how many, which way, from what to what
-_SAYS_WHAT = re.compile(r"\{(share|Share\w*|drift|pa|pb|n_\w*|N_\w*|who|Who|whos|Whos|obs|exp)\}")
+_SAYS_WHAT = re.compile(r"\{(share|Share\w*|drift|pa|pb|n_\w*|N_\w*|who|Who|whos|Whos|obs|exp|rough|rw)\}")
+_VAGUE_KINDS = {"values_changed", "values_high", "values_low"}
 
 
 @lru_cache(maxsize=None)
 def _vague(tpl: str, kind: str) -> bool:
-    """A base report of changed values that says only that they are wrong ("first_admin_close_at
-    doesn't look right in int_intercom__conversation_part_events anymore."): rated useful 2 by
-    every reviewer; such a report comes after one that says how many or which way."""
-    return kind == "values_changed" and not _SAYS_WHAT.search(tpl)
+    """A base report of changed values that says only that they are wrong or too high
+    ("first_admin_close_at doesn't look right in int_intercom__conversation_part_events anymore.",
+    "The bank_transfer_cents in int_order_payments is too high now."): rated useful 2 by nearly
+    every reviewer; such a report comes after one that says how many, how far off or which entity."""
+    return kind in _VAGUE_KINDS and not _SAYS_WHAT.search(tpl)
 
 
 @lru_cache(maxsize=None)
