@@ -208,7 +208,10 @@ def test_stock_small_talk_is_gone():
              "Please fix it.", "Would you mind fixing it",
              # stiff or vague to two or three of the next four ("The bank_transfer_cents coming out of
              # the int_order_payments table is too high.", "... isn't what it should be.")
-             "coming out of {t} is", "isn't what it should be", "comes out {gb}")
+             "coming out of {t} is", "isn't what it should be", "comes out {gb}",
+             # stiff or tacked on to two or three of the four after ("went up for all the orders, and
+             # it shouldn't have", "That column should be filled in.")
+             "and it shouldn't have", "and they shouldn't have", "but it did for", "That column should be filled in")
     assert "Can you fix it?" not in str(phrases.ASKS)
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD, phrases_base.LEADS,
                                      phrases_base.WHOLE, phrases_base.FOLLOW))
@@ -298,6 +301,12 @@ def test_an_example_shows_the_typical_factor():
         assert not (re.search(r"\btotals?\b|adding up", ps.base, re.I) and "O17" in ps.base), ps.base
         seen += "O17" in ps.base
     assert seen >= 10
+    # with no row off by the clean factor the rows are named without values: 82 x 10,000 is not
+    # 829,900, and every reviewer of two panels read the pair as made up
+    t["columns"][0]["sample"].pop()
+    for seed in SEEDS[:60]:
+        base = prompts.write_prompts(request(obs(t), model="fct_orders", seed=seed)).base
+        assert "829" not in base and not re.search(r"\b82\b", base), base
 
 
 def test_a_base_about_changed_values_says_more_than_wrong():

@@ -170,7 +170,7 @@ def _sample(f: Finding, voice) -> dict[str, str]:
         v["Who"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
         v["whos"] = owner(s, f, w)
         v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
-    if "observed" in s or "expected" in s:
+    if ("observed" in s or "expected" in s) and not f.detail.get("values_off_factor"):
         pair = words.typed_pair(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
         if pair:  # else the values stay out: a person would not type them
             v["obs"] = "an empty string" if s.get("observed") == "" else pair[0]

@@ -152,7 +152,11 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
         median = f.detail.get("ratio") or f.detail.get("ratio_median")
         if median and f.samples:  # the example shows the typical factor, not a rounded outlier (829,900 for 82)
             best = min(_off_ratio(s, median) for s in f.samples)
-            f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.01] or f.samples
+            f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.005] or f.samples
+            if _clean(median) and best > math.log(1.005):
+                # a clean factor (10,000) that no sample shows: "829,900 now when it was 82" read as
+                # made-up numbers to every reviewer of two panels; the entity is named without values
+                f.detail["values_off_factor"] = True
         if col.get("total"):
             f.detail["total"] = dict(col["total"])
         return f
@@ -193,6 +197,13 @@ def _off_ratio(sample: dict, median: float) -> float:
     if not o or not e or (o / e) <= 0 or median <= 0:
         return math.inf
     return abs(math.log(o / e) - math.log(median))
+
+
+def _clean(factor: float) -> bool:
+    """Whether a factor is one a person names (2, 3, 5, 10, 100, 1,000, ... or their inverse)."""
+    f = factor if factor >= 1 else 1 / factor
+    mantissa = f / 10 ** math.floor(math.log10(f))
+    return f >= 1.5 and any(abs(mantissa - m) <= 0.01 * m for m in (1, 2, 3, 5, 10))
 
 
 def _float(v) -> float | None:

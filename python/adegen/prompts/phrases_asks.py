@@ -44,7 +44,7 @@ ASKS: dict[str, list[str]] = {
                     "Please find out why it went up and fix it."],
     "values_low": ["Can you find what's pulling it down and fix the model?",
                    "Please find out why it dropped and fix it."],
-    "values_blank": ["That column should be filled in.", "Can you get the {m} back in there?",
+    "values_blank": ["Can you get the {m} back in there?",
                      "Can you find out why it's blank and fill it back in?"],
     "values_filled": ["Those should be null again."],
     "duplicated": ["It needs to be one row per {e} again.", "Please make it one row per {e} again.",
