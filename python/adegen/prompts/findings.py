@@ -153,9 +153,10 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
         if median and f.samples:  # the example shows the typical factor, not a rounded outlier (829,900 for 82)
             best = min(_off_ratio(s, median) for s in f.samples)
             f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.005] or f.samples
-            if _clean(median) and best > math.log(1.005):
-                # a clean factor (10,000) that no sample shows: "829,900 now when it was 82" read as
-                # made-up numbers to every reviewer of two panels; the entity is named without values
+            if all(_nearly_clean(s) for s in f.samples):
+                # off by nearly but not quite a clean factor (82 x 10,000 is not 829,900, a whole
+                # dollar column truncated): read as made-up numbers by every reviewer of two panels;
+                # the entity is named without its values
                 f.detail["values_off_factor"] = True
         if col.get("total"):
             f.detail["total"] = dict(col["total"])
@@ -199,11 +200,18 @@ def _off_ratio(sample: dict, median: float) -> float:
     return abs(math.log(o / e) - math.log(median))
 
 
-def _clean(factor: float) -> bool:
-    """Whether a factor is one a person names (2, 3, 5, 10, 100, 1,000, ... or their inverse)."""
-    f = factor if factor >= 1 else 1 / factor
+def _nearly_clean(sample: dict) -> bool:
+    """Whether one sample's observed/expected is within 3% of a factor a person names (2, 3, 5, 10,
+    100, 1,000, ... or the inverse) without being it (within 0.5%)."""
+    o, e = _float(sample.get("observed")), _float(sample.get("expected"))
+    if not o or not e or o / e <= 0:
+        return False
+    f = o / e if o / e >= 1 else e / o
+    if f < 1.5:
+        return False
     mantissa = f / 10 ** math.floor(math.log10(f))
-    return f >= 1.5 and any(abs(mantissa - m) <= 0.01 * m for m in (1, 2, 3, 5, 10))
+    off = min(abs(math.log(mantissa / m)) for m in (1, 2, 3, 5, 10))
+    return math.log(1.005) < off <= math.log(1.03)
 
 
 def _float(v) -> float | None:
