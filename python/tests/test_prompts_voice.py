@@ -336,6 +336,16 @@ def test_no_aside_rides_on_many_of_the_example_sentences():
         assert sum(bool(re.search(aside, s, re.I)) for s in exact) <= len(exact) / 8, aside
 
 
+def test_odd_ratios_and_signs_never_break_the_prompt():
+    """A negative or tiny median ratio, negative or zero values: the example checks work on logs
+    of ratios and must not raise (a bulk run on helixops_saas died of "math domain error")."""
+    for median in (-100.0, -1.0, 1e-6, 1e9, 2.0):
+        for o, e in (("-450", "4.5"), ("0", "4.5"), ("450", "0"), ("-2", "-1"), ("829900", "82")):
+            t = value_table("fct_revenue", 0, obs_v=o, exp_v=e,
+                            ratio={"median": median, "min": median, "max": median, "rows": 88})
+            assert prompts.write_prompts(request(obs(t), model="fct_revenue")).base
+
+
 def test_a_second_task_on_the_same_table_says_it_differently():
     """Two tasks of a run with the same symptom on the same table: the second is not the first
     sentence again with another closing request."""
