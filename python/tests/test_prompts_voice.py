@@ -294,16 +294,18 @@ def test_an_example_shows_the_typical_factor():
                     changed=90, total=90, key="order_id", label=None,
                     ratio={"median": 10000.0, "min": 9990.0, "max": 10130.0, "rows": 90})
     t["columns"][0]["sample"].append({"key": ["O17"], "label": None, "observed": "500000", "expected": "50"})
+    t["columns"][0]["sample"].insert(0, {"key": ["O9"], "label": None, "observed": "261900", "expected": "26"})
     seen = 0
     for seed in SEEDS[:120]:
         ps = prompts.write_prompts(request(obs(t), model="fct_orders", seed=seed))
-        assert "829" not in ps.base and "82." not in ps.base, ps.base
+        assert "829" not in ps.base and "82." not in ps.base and "261" not in ps.base, ps.base
         assert not (re.search(r"\btotals?\b|adding up", ps.base, re.I) and "O17" in ps.base), ps.base
         seen += "O17" in ps.base
     assert seen >= 10
     # with no row off by the clean factor the rows are named without values: 82 x 10,000 is not
     # 829,900, and every reviewer of two panels read the pair as made up
     t["columns"][0]["sample"].pop()
+    del t["columns"][0]["ratio"]  # truncated rows: no steady ratio measured
     for seed in SEEDS[:60]:
         base = prompts.write_prompts(request(obs(t), model="fct_orders", seed=seed)).base
         assert "829" not in base and not re.search(r"\b82\b", base), base

@@ -149,15 +149,17 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
             f.detail["ratio_median"] = float(ratio["median"])  # how far off: "way too high" or just "too high"
             if ratio.get("min") is not None and ratio.get("max") is not None:
                 f.detail["ratio_spread"] = abs(float(ratio["max"]) - float(ratio["min"])) / abs(float(ratio["median"]))
+        if f.samples and f.kind in ("values_high", "values_low", "values_scaled"):
+            # a row off by nearly but not quite a clean factor (82 and 829,900: a whole-dollar column
+            # truncated) read as made-up numbers to every reviewer of two panels: another row, or
+            # the entity named without its values
+            plain = [s for s in f.samples if not _nearly_clean(s)]
+            f.samples = plain or f.samples
+            f.detail["values_off_factor"] = not plain
         median = f.detail.get("ratio") or f.detail.get("ratio_median")
-        if median and f.samples:  # the example shows the typical factor, not a rounded outlier (829,900 for 82)
+        if median and f.samples:  # the example shows the typical factor, not an outlier
             best = min(_off_ratio(s, median) for s in f.samples)
             f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.005] or f.samples
-            if all(_nearly_clean(s) for s in f.samples):
-                # off by nearly but not quite a clean factor (82 x 10,000 is not 829,900, a whole
-                # dollar column truncated): read as made-up numbers by every reviewer of two panels;
-                # the entity is named without its values
-                f.detail["values_off_factor"] = True
         if col.get("total"):
             f.detail["total"] = dict(col["total"])
         return f
