@@ -211,7 +211,9 @@ def test_stock_small_talk_is_gone():
              "coming out of {t} is", "isn't what it should be", "comes out {gb}",
              # stiff or tacked on to two or three of the four after ("went up for all the orders, and
              # it shouldn't have", "That column should be filled in.")
-             "and it shouldn't have", "and they shouldn't have", "but it did for", "That column should be filled in")
+             "and it shouldn't have", "and they shouldn't have", "but it did for", "That column should be filled in",
+             # and their first replacements, stiff to three of the next four
+             "in {t} went up for {share}.", "in {t} dropped for {share}.", "a different {m} in {t} than")
     assert "Can you fix it?" not in str(phrases.ASKS)
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD, phrases_base.LEADS,
                                      phrases_base.WHOLE, phrases_base.FOLLOW))

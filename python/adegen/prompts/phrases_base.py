@@ -26,7 +26,7 @@ FRAMES = ("report", "rule", "question", "story")
 LEADS: dict[str, dict[str, list[str]]] = {
     "values_high": {
         "report": ["The {m} in {t} is too high now.", "The {m} {vals} in {t} are too high for {share}.",
-                   "{Col} is inflated in {t}.", "The {m} in {t} went up for {share}.",
+                   "{Col} is inflated in {t}.",
                    "{Col} in {t} looks inflated.", "{Col} in {t} seems too high to me.",
                    "{Col} in {t} went up for {share}, and I can't see why.", "The {m} totals from {t} are too high.", "{Col} in {t} is roughly {rough} what it should be.",
                    "The {m} in {t} looks about {rough} what it was."],
@@ -44,7 +44,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
     },
     "values_low": {
         "report": ["The {m} in {t} is too low now.", "The {m} {vals} in {t} are too low for {share}.",
-                   "{Col} came out short in {t}.", "The {m} in {t} dropped for {share}.",
+                   "{Col} came out short in {t}.",
                    "{Col} in {t} looks too low.", "{Col} in {t} went down for {share}, and I can't see why.", "The {m} totals from {t} are too low.", "{Col} in {t} is roughly {rough} what it should be.",
                    "The {m} in {t} looks about {rough} what it was."],
         "rule": ["The {m} in {t} never used to be this low.", "{Col} in {t} used to be a lot higher for {share}.",
@@ -83,7 +83,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "The {m} {vals} in {t} changed for {share}.",
                    "The {m} in {t} is {drift} than it should be for {share}.",
                    "{t} has {share} marked {pb} that should be {pa}.", "Something changed the {m} in {t}.", "{Col} values in {t} look off.",
-                   "Some {es} in {t} have the wrong {m} now.", "{Col} doesn't look right in {t} anymore.", "{Share_have} a different {m} in {t} than last week."],
+                   "Some {es} in {t} have the wrong {m} now.", "{Col} doesn't look right in {t} anymore."],
         "rule": ["Nobody changed the {m} on purpose, but it's different for {share} in {t} now.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
