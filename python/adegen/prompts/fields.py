@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from . import words
-from .findings import Finding
+from .findings import Finding, sample_ratio
 
 
 def entity(f: Finding) -> str:
@@ -263,12 +263,7 @@ def _far_off(f: Finding) -> bool:
     example's own two values): "12 instead of 11" is not "way too high"."""
     r = f.detail.get("ratio") or f.detail.get("ratio_median")
     if not r:
-        s = f.samples[0] if f.samples else {}
-        try:
-            obs, exp = float(s.get("observed")), float(s.get("expected"))
-        except (TypeError, ValueError):
-            return False
-        r = obs / exp if exp else None
+        r = sample_ratio(f.samples[0]) if f.samples else None
     return bool(r) and (r >= 1.5 or r <= 1 / 1.5)
 
 

@@ -194,21 +194,27 @@ def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
     return f
 
 
+def sample_ratio(sample: dict) -> float | None:
+    """One sample's observed / expected, None when either is missing, not a number or 0."""
+    o, e = _float(sample.get("observed")), _float(sample.get("expected"))
+    return o / e if o and e else None
+
+
 def _off_ratio(sample: dict, median: float) -> float:
     """How far one sample's observed/expected ratio is from the column's median (log scale)."""
-    o, e = _float(sample.get("observed")), _float(sample.get("expected"))
-    if not o or not e or (o / e) <= 0 or median <= 0:
+    r = sample_ratio(sample)
+    if not r or r <= 0 or median <= 0:
         return math.inf
-    return abs(math.log(o / e) - math.log(median))
+    return abs(math.log(r) - math.log(median))
 
 
 def _nearly_clean(sample: dict) -> bool:
     """Whether one sample's observed/expected is within 3% of a factor a person names (2, 3, 5, 10,
     100, 1,000, ... or the inverse) without being it (within 0.5%)."""
-    o, e = _float(sample.get("observed")), _float(sample.get("expected"))
-    if not o or not e or o / e <= 0:
+    r = sample_ratio(sample)
+    if not r or r <= 0:
         return False
-    f = o / e if o / e >= 1 else e / o
+    f = r if r >= 1 else 1 / r
     if f < 1.5:
         return False
     mantissa = f / 10 ** math.floor(math.log10(f))
