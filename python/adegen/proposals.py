@@ -11,6 +11,7 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 (difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -424,11 +425,18 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
             dropped.append((c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)"))
             continue
         column = pick_column(c, site, obs)
-        pset = prompts.write_prompts(prompts.PromptRequest(
-            seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
-            pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
-            column=column, avoid=frozenset(st.used_prompts), order=st.order,
-            **prompts.model_facts(c.model, discovery)))
+        try:
+            pset = prompts.write_prompts(prompts.PromptRequest(
+                seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
+                pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
+                column=column, avoid=frozenset(st.used_prompts), order=st.order,
+                **prompts.model_facts(c.model, discovery)))
+        except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
+            if os.environ.get("ADEGEN_DEBUG"):
+                raise
+            dropped.append((c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
+                                                  f"{type(exc).__name__}: {exc})"))
+            continue
         if pset.base is None:
             why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
             dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))

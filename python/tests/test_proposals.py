@@ -121,3 +121,28 @@ def test_prompts_of_surveyed_tasks_are_not_reused(example_project, acme_discover
     again = [p for p in res.proposals if (p.model, p.pattern_id, p.site.line) ==
              (first.model, first.pattern_id, first.site.line)]
     assert again and pp.prompt_key(again[0].prompt) != pp.prompt_key(first.prompt)
+
+
+def test_a_failure_writing_one_sites_prompt_drops_that_site_only(example_project, acme_discovery, catalog,
+                                                                  monkeypatch):
+    """A bug in the wording of one site (a math domain error on a negative ratio once ended a bulk
+    run of twelve tasks) drops that site with the error as its reason; the run goes on and the
+    selection is filled from the other candidates."""
+    s = sv.Survey("acme", [], [], [], 0)
+    cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
+    first = pp.select(cands, _scope(example_project, acme_discovery, s), count=1).proposals[0]
+    real = pp.prompts.write_prompts
+
+    def broken_for_first(req):
+        if req.model == first.model:
+            raise ValueError("math domain error")
+        return real(req)
+
+    monkeypatch.setattr(pp.prompts, "write_prompts", broken_for_first)
+    res = pp.select(cands, _scope(example_project, acme_discovery, s), count=5)
+    assert len(res.proposals) == 5 and first.model not in {p.model for p in res.proposals}
+    assert any(m == first.model and "internal error: ValueError: math domain error" in why
+               for m, _, why in res.dropped)
+    monkeypatch.setenv("ADEGEN_DEBUG", "1")  # a developer asking for the traceback gets the exception
+    with pytest.raises(ValueError):
+        pp.select(cands, _scope(example_project, acme_discovery, s), count=5)
