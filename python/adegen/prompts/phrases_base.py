@@ -25,7 +25,7 @@ FRAMES = ("report", "rule", "question", "story")
 # lead sentences, no entity named; per kind and frame
 LEADS: dict[str, dict[str, list[str]]] = {
     "values_high": {
-        "report": ["The {m} in {t} is too high now.", "The {m} {vals} in {t} are too high for {share}.",
+        "report": ["The {m} in {t} is too high.", "The {m} {vals} in {t} are too high for {share}.",
                    "{Col} is inflated in {t}.",
                    "{Col} in {t} looks inflated.", "{Col} in {t} seems too high to me.",
                    "{Col} in {t} went up for {share}, and I can't see why.", "The {m} totals from {t} are too high.", "{Col} in {t} is roughly {rough} what it should be.",
@@ -40,10 +40,12 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Just noticed the {m} in {t} is higher than it should be for {share}.",
                   "I pulled the {m} from {t} for a report and it came out too high.",
                    "Someone on the team noticed {m} in {t} is too high for {share}.", "I compared {m} in {t} with what we had last month and it's higher for {share}.",
-                   "Went to use the {m} from {t} in a deck and it's too high.", "Looked at the {m} in {t} this morning and it's too high."],
+                   "Went to use the {m} from {t} in a deck and it's too high.", "Looked at the {m} in {t} this morning and it's too high.",
+                   "Was going through {t} for the monthly review and the {m} is too high for {share}.",
+                   "My manager asked why the {m} in {t} went up, and I don't think it should have."],
     },
     "values_low": {
-        "report": ["The {m} in {t} is too low now.", "The {m} {vals} in {t} are too low for {share}.",
+        "report": ["The {m} in {t} is too low.", "The {m} {vals} in {t} are too low for {share}.",
                    "{Col} came out short in {t}.",
                    "{Col} in {t} looks too low.", "{Col} in {t} went down for {share}, and I can't see why.", "The {m} totals from {t} are too low.", "{Col} in {t} is roughly {rough} what it should be.",
                    "The {m} in {t} looks about {rough} what it was."],
@@ -57,7 +59,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Just noticed the {m} in {t} is lower than it should be for {share}.",
                   "I pulled the {m} from {t} for a report and it came out too low.",
                    "Someone on the team noticed {m} in {t} is too low for {share}.", "I compared {m} in {t} with what we had last month and it's lower for {share}.",
-                   "Went to use the {m} from {t} in a deck and it's too low.", "Looked at the {m} in {t} this morning and it's too low."],
+                   "Went to use the {m} from {t} in a deck and it's too low.", "Looked at the {m} in {t} this morning and it's too low.",
+                   "Doing the month-end numbers, the {m} from {t} comes up short for {share}.",
+                   "Got a question about why the {m} in {t} dropped, and I can't explain it."],
     },
     "values_scaled": {
         "report": ["The {m} {vals} in {t} are way {dir}.", "The {m} in {t} is way {dir} for {share}.",
@@ -75,7 +79,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Adding up the {m} from {t}, the total comes out way {dir}.",
                   "Just noticed the {m} in {t} is way {dir} for {share}.",
                   "Just noticed the {m} in {t} is {rw} what it should be.",
-                  "Pulled the {m} from {t} and the numbers are {rw} what they should be."],
+                  "Pulled the {m} from {t} and the numbers are {rw} what they should be.",
+                  "Ran a sanity check on {t} and the {m} is {rw} what it should be.",
+                  "The {m} numbers I got from {t} today are way {dir}, not even in the right ballpark."],
     },
     "values_changed": {
         "report": ["The {m} in {t} is wrong for {share}.", "{t} has the wrong {m} for {share}.",
@@ -83,7 +89,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "The {m} {vals} in {t} changed for {share}.",
                    "The {m} in {t} is {drift} than it should be for {share}.",
                    "{t} has {share} marked {pb} that should be {pa}.", "Something changed the {m} in {t}.", "{Col} values in {t} look off.",
-                   "Some {es} in {t} have the wrong {m} now.", "{Col} doesn't look right in {t} anymore."],
+                   "Some {es} in {t} have the wrong {m}.", "{Col} doesn't look right in {t} anymore."],
         "rule": ["Nobody changed the {m} on purpose, but it's different for {share} in {t} now.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
@@ -98,7 +104,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
                   "Just spotted that {m} in {t} is wrong for {share}.",
                    "I compared {t} to an older export and {m} differs for {share}.", "A colleague noticed that {m} in {t} is wrong for {share}.",
                    "I checked the {m} in {t} against last week's export and it doesn't match.", "Just spotted that the {m} in {t} looks wrong.",
-                   "Went to use the {m} from {t} and it doesn't look right."],
+                   "Went to use the {m} from {t} and it doesn't look right.",
+                   "Was going over {t} with the team and the {m} is different for {share}.",
+                   "A few people asked about the {m} in {t}. It doesn't match what it was for {share}."],
     },
     "values_blank": {
         "report": ["The {m} is blank for {share} in {t}.", "{Share_have} no {m} in {t} anymore.",
@@ -117,7 +125,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Just noticed {m} is empty in {t} for {share}.",
                   "I pulled the {m} from {t} and got blanks for {share}.",
                    "Tried to chart {m} from {t} and it's null for {share}.", "Tried to chart the {m} from {t} and it's empty.",
-                   "Pulled the {m} from {t} and got blanks back.", "Our {topic} report shows blanks where the {m} from {t} should be."],
+                   "Pulled the {m} from {t} and got blanks back.", "Our {topic} report shows blanks where the {m} from {t} should be.",
+                   "Ran a quick check on {t} and the {m} is null for {share}.",
+                   "Got asked why the {m} is missing in {t}. It's blank for {share}."],
     },
     "values_filled": {
         "report": ["The {m} in {t} holds {now_w} for {share} that should have none.",
@@ -149,7 +159,8 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "report": ["The {m} dates in {t} aren't {gi} anymore.", "{t} has the {m} at the wrong grain. It's {gb}, it should be {gi}.", "{Col} in {t} is {gb} now, it used to be {gi}."],
         "rule": ["The {m} dates in {t} look {gb} now. They used to be {gi}.", "The {m} in {t} should always be {gi_start}."],
         "question": ["Why is the {m} in {t} {gb} now?", "Why are the {m} dates in {t} {gb}?"],
-        "story": ["Grouping {t} by {m} gives {more_fewer} periods than usual."],
+        "story": ["Grouping {t} by {m} gives {more_fewer} periods than usual.",
+                  "Was building a chart off {t} and the {m} dates come out {gb}, not {gi}."],
     },
     "date_shifted": {
         "report": ["The {m} in {t} is off by {dur}.", "The {m} dates in {t} are {dur} {later} than they should be.", "{Col} in {t} is shifted by {dur}."],
@@ -189,7 +200,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Why are {es} repeated in {t}?"],
         "story": ["Counting {es} in {t}, I get way more rows than {es}.",
                    "I joined to {t} on {k} and my row counts blew up.",
-                   "My counts off {t} are too high because {es} show up more than once."],
+                   "My counts off {t} are too high because {es} show up more than once.",
+                   "Got asked why our {e} counts went up, and {t} has some {es} in it more than once.",
+                   "Spot-checked {t} and some {es} are in there more than once."],
     },
     "rows_lost": {
         "report": ["{t} is missing {es}.", "{Share_are} missing from {t}.", "{t} has fewer {es} than it should.",
@@ -205,7 +218,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["I count only {after_n} {es} in {t}. There should be {before_n}.",
                    "{t} doesn't reconcile against the source, {share_are} missing.",
                    "Went looking for some {es} in {t} and they're not there.",
-                   "{t} doesn't reconcile against the source anymore, some {es} are missing."],
+                   "{t} doesn't reconcile against the source anymore, some {es} are missing.",
+                   "Someone asked where some of their {es} went, and they're not in {t}.",
+                   "Spot-checked {t} and {share_are} missing."],
     },
     "rows_added": {
         "report": ["{t} has extra {es} that don't belong there.", "{t} picked up {es} it shouldn't have.", "There are more {es} in {t} than there should be.", "{t} has {es} in it that shouldn't be there."],
@@ -229,7 +244,9 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Why does {t} return nothing now?",
                    "What happened to all the rows in {t}?"],
         "story": ["Pulling {es} from {t} gives nothing back.",
-                   "I opened {t} and it's empty.", "Our {topic} dashboard is blank because {t} has no rows."],
+                   "I opened {t} and it's empty.", "Our {topic} dashboard is blank because {t} has no rows.",
+                   "Queried {t} just now and got zero rows back.",
+                   "Somebody asked why the {topic} numbers are gone, and {t} is empty."],
     },
     "column_gone": {  # a dropped column, the way the owner of something that reads it sees it
         "report": ["The {c} column is gone from {t}, and the {topic} report that uses it broke.",
@@ -384,7 +401,7 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                                    " but it should say {exp}.")})],
     },
     "values_blank": {
-        "rule": ["It was filled in before.", "It had values before.", "It was fine last week.",
+        "rule": ["It's normally filled in for every {e}.", "Those had values until recently.", "It was fine last week.",
                  "Those were all filled in until the last run.", "It wasn't like that last week.", "None of them were empty before."],
         "handle": ["{Who} is one of them.", "You can see it on {who}.", "Try {who}, for instance.", "{Who} lost it, for one."],
         "exact": ["{Who} should have {exp}.", "{Who} used to show {exp}, now it's blank.", "{Who} had {exp} before, now there's nothing.",
@@ -436,6 +453,7 @@ def shapes(kind: str) -> dict[str, list[str]]:
                      if not (has_scope(lead) and has_scope(s)) and not ("{before" in lead and "{before" in s)
                      and ("one of them" not in s or has_scope(lead) or "{es}" in lead)  # "them": said before
                      and not (s in rules and _SAYS_RULE.search(lead))  # the lead already says what is right
+                     and not ("noticed" in lead and "noticed" in s)  # "Just noticed ... I noticed it on X."
                      and not (_TOTALS.search(lead) and s not in rules)]  # a total, then one row's value
         if bank:
             out[frame] = bank

@@ -50,7 +50,7 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 # and stories are the minority frames (a question lead on every other prompt became a frame of its
 # own in the reviews).
 SHAPES = ("report", "rule", "question", "story")
-SHAPE_WEIGHTS = (7, 3, 4, 2)
+SHAPE_WEIGHTS = (6, 3, 3, 4)
 DETAILS = ("none", "handle", "exact")
 DETAIL_WEIGHTS = (8, 4, 9)
 _POOL = tuple(s for s, w in zip(SHAPES, SHAPE_WEIGHTS) for _ in range(w))
@@ -392,7 +392,8 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
 _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone ", "Any ", "Is ", "Did ", "A ",
                "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
                "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ", "Pulled ",
-               "Matching ", "Looks like ", "Someone ", "There's no way ")
+               "Matching ", "Looks like ", "Someone ", "There's no way ", "Looking ", "Ran ", "Was ", "Got ",
+               "Spot-checked ", "Queried ", "Doing ", "My ", "Somebody ")
 
 
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
@@ -458,7 +459,10 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
     if ask:
         sep = "\n\n" if "\n" in main else " "
         out = f"{out.rstrip()}{sep}{ask}"
-    out = out.strip()
+    # "the X table" as a field ({t}) can start a template's second sentence (not in a quoted dbt
+    # message, which comes after a blank line)
+    head, sep_, tail = out.strip().partition("\n")
+    out = re.sub(r"([.?!] )the ", r"\1The ", head) + sep_ + tail
     if not period and not ask and out.endswith(".") and "\n" not in out and not out.endswith(".."):
         out = out[:-1]  # some people leave the last full stop off (not after a stock request)
     return out
