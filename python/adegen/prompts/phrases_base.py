@@ -40,7 +40,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Just noticed the {m} in {t} is higher than it should be for {share}.",
                   "I pulled the {m} from {t} for a report and it came out too high.",
                    "Someone on the team noticed {m} in {t} is too high for {share}.", "I compared {m} in {t} with what we had last month and it's higher for {share}.",
-                   "Went to use the {m} from {t} in a deck and it's too high.", "Looked at the {m} in {t} this morning and it's too high.",
+                   "Went to use the {m} from {t} in a deck and it's too high.", "Had a look at the {m} in {t} and it's too high.",
                    "Was going through {t} for the monthly review and the {m} is too high for {share}.",
                    "My manager asked why the {m} in {t} went up, and I don't think it should have."],
     },
@@ -59,7 +59,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Just noticed the {m} in {t} is lower than it should be for {share}.",
                   "I pulled the {m} from {t} for a report and it came out too low.",
                    "Someone on the team noticed {m} in {t} is too low for {share}.", "I compared {m} in {t} with what we had last month and it's lower for {share}.",
-                   "Went to use the {m} from {t} in a deck and it's too low.", "Looked at the {m} in {t} this morning and it's too low.",
+                   "Went to use the {m} from {t} in a deck and it's too low.", "Had a look at the {m} in {t} and it's too low.",
                    "Doing the month-end numbers, the {m} from {t} comes up short for {share}.",
                    "Got a question about why the {m} in {t} dropped, and I can't explain it."],
     },
@@ -88,7 +88,8 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Some of the {m} {vals} in {t} don't look right.", "{Col} in {t} looks wrong.",
                    "The {m} {vals} in {t} changed for {share}.",
                    "The {m} in {t} is {drift} than it should be for {share}.",
-                   "{t} has {share} marked {pb} that should be {pa}.", "Something changed the {m} in {t}.", "{Col} values in {t} look off.",
+                   "{t} has {share} marked {pb} that should be {pa}.", "Something changed the {m} in {t}.",
+                   "{Col} in {t} says {pb} for {share}. It should be {pa}.", "{Col} values in {t} look off.",
                    "Some {es} in {t} have the wrong {m}.", "{Col} doesn't look right in {t} anymore."],
         "rule": ["Nobody changed the {m} on purpose, but it's different for {share} in {t} now.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}.",
@@ -99,14 +100,16 @@ LEADS: dict[str, dict[str, list[str]]] = {
         # or "What happened to the X?" on its own gives nothing to start from (useful 2 of 5)
         "question": ["Why did the {m} change for {share} in {t}?",
                      "Why are the {m} {vals} in {t} {drift} than they should be?",
-                   "Did something change with {m} in {t}? It's wrong for {share}.", "Anyone know why {m} in {t} changed for {share}?"],
+                   "Did something change with {m} in {t}? It's wrong for {share}.", "Anyone know why {m} in {t} changed for {share}?",
+                   "Why does {t} have {share} marked {pb}? They should be {pa}."],
         "story": ["I checked the {m} in {t} against last week's export and it's different for {share}.",
                   "Just spotted that {m} in {t} is wrong for {share}.",
                    "I compared {t} to an older export and {m} differs for {share}.", "A colleague noticed that {m} in {t} is wrong for {share}.",
                    "I checked the {m} in {t} against last week's export and it doesn't match.", "Just spotted that the {m} in {t} looks wrong.",
                    "Went to use the {m} from {t} and it doesn't look right.",
                    "Was going over {t} with the team and the {m} is different for {share}.",
-                   "A few people asked about the {m} in {t}. It doesn't match what it was for {share}."],
+                   "A few people asked about the {m} in {t}. It doesn't match what it was for {share}.",
+                   "Filtered {t} on {m} and {share_are} marked {pb} when they should be {pa}."],
     },
     "values_blank": {
         "report": ["The {m} is blank for {share} in {t}.", "{Share_have} no {m} in {t} anymore.",
@@ -116,7 +119,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "{t} has nulls in {m} for {share}."],
         "rule": ["{t} should have {a_m} for each {e}, but {share_are} blank now.",
                  "The {m} in {t} should be filled in, but it's blank for {share}.",
-                 "The {m} in {t} is never supposed to be empty.",
+                 "The {m} in {t} shouldn't have any blanks.",
                  "Each {e} in {t} is supposed to have {a_m}, and some {es} don't anymore.", "{Col} in {t} should always be filled in."],
         "question": ["Why is the {m} blank for {share} in {t}?", "Where did the {m} {vals} in {t} go?",
                      "Why is the {m} missing for {share} in {t}?",
@@ -453,6 +456,7 @@ def shapes(kind: str) -> dict[str, list[str]]:
                      if not (has_scope(lead) and has_scope(s)) and not ("{before" in lead and "{before" in s)
                      and ("one of them" not in s or has_scope(lead) or "{es}" in lead)  # "them": said before
                      and not (s in rules and _SAYS_RULE.search(lead))  # the lead already says what is right
+                     and not ("{pa}" in lead and ("{obs}" in s or "{exp}" in s))  # nor its values twice
                      and not ("noticed" in lead and "noticed" in s)  # "Just noticed ... I noticed it on X."
                      and not (_TOTALS.search(lead) and s not in rules)]  # a total, then one row's value
         if bank:
