@@ -569,6 +569,7 @@ def test_a_run_spreads_its_examples_over_its_tasks():
     for run in ("acme", "jaffle_shop", "helixops_saas", "intercom"):
         details = [render.Voice.for_seed(f"{run}:m{i}:p:1", run=run, order=i).detail for i in range(12)]
         assert set(details[:7]) == {"exact", "handle", "none"}, details
+        assert details[:7].count("exact") == 4, details  # per-prompt labels: values cost nothing, add use
         assert all(2 <= details[i:i + 5].count("exact") <= 3 for i in range(8)), details
     base = value_table("mart_account_360", 0, changed=67, total=90)
     quoted = [_exact(prompts.write_prompts(request(obs(base), seed=f"acme:m{i}", order=i)).base) for i in range(5)]

@@ -58,11 +58,14 @@ _DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w
 # the same shares laid out in a cycle that a run walks through task by task (from a place of its
 # own): drawn independently, five tasks of one run came out with no example at all (every report
 # vague, rated useful 3) or with one on every report (every report read generated); any five
-# tasks in a row of the cycle have two or three examples
-# (three in seven quote one entity's values; four in seven, tried on 2026-12-02, took eight
-# reviewers' share labelled generated from 48% to 63% for useful 3.51 -> 3.68; a report without an
-# example instead says how many or how far off, render._vague)
-DETAIL_CYCLE = ("exact", "none", "handle", "exact", "none", "exact", "none")
+# tasks in a row of the cycle have two or three examples.
+# Four in seven quote one entity's values: split per prompt, the labels of 32 single-source reviews
+# (2026-12-02) show no cost in how generated a report reads (with values 57% and 46% labelled
+# program, without 58% and 56%, in two sets of 144 and 52 labels) and a gain in usefulness (4.2-4.5
+# against 3.3-3.4); the reports without one are where the vague "wrong for most of the
+# conversations" sits (81% program, useful 3.3). (A panel-level comparison of eight reviewers
+# earlier that day, 52% -> 63%, was within the spread of panels of one wording, 41-61%.)
+DETAIL_CYCLE = ("exact", "none", "exact", "handle", "exact", "none", "exact")
 # when a task's detail cannot be said (no short name, values nobody would type), less detail
 # comes first, more only when nothing else fits
 FALLBACK = {"none": ("none", "handle", "exact"), "handle": ("handle", "none", "exact"),
