@@ -133,6 +133,24 @@ def test_clean_factors_are_named_and_plural_words_take_plural_verbs():
     assert named >= 5
 
 
+def test_a_column_named_with_a_plural_word_takes_a_plural_verb():
+    """Real projects name columns points, wins, sales, podiums: "the points are twice what they
+    should be", never "the points is" (a smoke run on a Formula 1-like table); names that only look
+    plural (status, alias) and identifiers (response_sla_minutes) keep "is"."""
+    assert [w for w in ("points", "sales", "podiums", "status", "alias", "amount", "news", "response_sla_minutes")
+            if words.is_plural_word(w)] == ["points", "sales", "podiums"]
+    t = value_table("constructor_points", 0, column="points", obs_v="1720", exp_v="860", changed=20, total=20,
+                    key="constructor_id", label="Ferrari", ratio={"median": 2.0, "min": 2.0, "max": 2.0, "rows": 20})
+    agreed = 0
+    for seed in SEEDS[:120]:
+        ps = prompts.write_prompts(request(obs(t), model="constructor_points", seed=seed))
+        for text in ps.prompts.values():
+            assert not re.search(r"\bpoints`?( (in|from) (the )?`?constructor_points`?( table| model)?)? "
+                                 r"(is|has|looks|seems|comes|isn't|doesn't)\b", text), text
+            agreed += bool(re.search(r"\bpoints`?( (in|from) \S+( table| model)?)? (are|have|look|seem)\b", text))
+    assert agreed >= 10, agreed
+
+
 def test_frames_are_mixed_and_none_dominates():
     """Over many tasks the base reports come in every frame (report, rule, question, story),
     none in more than 45% of them; openers are rare; about one report in twenty ends with a request,

@@ -99,6 +99,8 @@ def fields(f: Finding, voice) -> dict[str, str]:
         # the column as the person writes it (`first_admin_close_at`); m, col and Col are the
         # names the sentences use for it mid-sentence and at a sentence's start
         v["c"] = v["m"] = v["col"] = v["Col"] = voice.column(f.column)
+        if words.is_plural_word(f.column):
+            v["m_plural"] = "yes"  # render.fill makes its verbs agree ("the points are")
         v["a_m"] = v["a_c"] = words.with_article(v["c"])
         v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
         if f.col_type == "bool" or re.match(r"(is|has|was|can|should)_", f.column):

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from . import phrases
 from .fields import cap as _cap, fields, flag_noun
+from .words import plural_verbs
 from .findings import MOST, NOT_DATA, Finding
 from .phrases_base import has_scope
 
@@ -154,7 +155,10 @@ def _names(template: str) -> tuple[str, ...]:
 def fill(template: str, values: dict[str, str]) -> str | None:
     if any(n not in values for n in _names(template)):
         return None
-    return flag_noun(template.format(**values), values)
+    text = template.format(**values)
+    if values.get("m_plural"):
+        text = plural_verbs(text, values["m"])
+    return flag_noun(text, values)
 
 
 def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list[tuple[str, bool, str]]:

@@ -53,6 +53,27 @@ def plural(word: str) -> str:
     return _INFLECT.plural_noun(word) or word + "s"
 
 
+def is_plural_word(name: str) -> bool:
+    """A column named with one plural English word ("points", "wins", "sales"): it takes "are".
+    Words ending in -as are left alone ("alias", "bias": inflect reads them as plurals)."""
+    return bool(re.fullmatch(r"[a-z]+", name)) and not name.endswith("as") and singular(name) != name
+
+
+_SINGULAR_VERBS = {"is": "are", "has": "have", "looks": "look", "seems": "seem", "comes": "come", "needs": "need",
+                   "doesn't": "don't", "isn't": "aren't", "was": "were"}
+
+
+def plural_verbs(text: str, name: str) -> str:
+    """`text` with the verbs whose subject is the column `name` in the plural ("the points in
+    constructor_points are twice what they should be", not "is ... what it should be")."""
+    rx = re.compile(rf"((?<![\w`]){re.escape(name)}(?: (?:in|from|of) (?:the )?`?[\w.]+`?(?: table| model)?)?) "
+                    rf"({'|'.join(map(re.escape, _SINGULAR_VERBS))})(?![\w'])")
+    out = rx.sub(lambda m: f"{m.group(1)} {_SINGULAR_VERBS[m.group(2)]}", text)
+    if out == text:
+        return out
+    return out.replace(" what it should be", " what they should be").replace(" than it should be", " than they should be")
+
+
 def count_of(n: int, noun: str) -> str:
     """'1 account', '24 accounts', '1,250 rows'."""
     return f"{number(n)} {noun if n == 1 else plural(noun)}"
