@@ -45,11 +45,12 @@ def rotated(seq: list, seed: str, slot: str) -> list:
 # entity's value now and what it should be. Blind reviews (issue 12) read an id with no values
 # ("Invoice I7001, for example") and stock counts on most prompts of a set as generated, and rated
 # reports without an example low on usefulness; an example in the loose way people type it ("For
-# order 10 I get 8299, it should be 0") read as a person's. So a little under half the bases quote
-# one entity's values (test_prompts_voice pins the share; over 47 reviews a report with values was
-# labelled generated 63% of the time against 46%, and rated useful 4.15 against 3.38), questions
-# and stories are the minority frames (a question lead on every other prompt became a frame of its
-# own in the reviews).
+# order 10 I get 8299, it should be 0") read as a person's. So about half the bases quote one
+# entity's values (a little under half when the seed draws the detail, four in seven along a run's
+# DETAIL_CYCLE; test_prompts_voice pins the shares), a quarter say what the writer was doing (such
+# reports read generated 17% of the time against 62% over 48 labels; more, and the openers read as
+# rotated), and questions stay a minority frame (a question lead on every other prompt became a
+# frame of its own in the reviews).
 SHAPES = ("report", "rule", "question", "story")
 SHAPE_WEIGHTS = (6, 3, 3, 4)
 DETAILS = ("none", "handle", "exact")
