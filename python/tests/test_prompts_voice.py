@@ -231,7 +231,9 @@ def test_stock_small_talk_is_gone():
              # it shouldn't have", "That column should be filled in.")
              "and it shouldn't have", "and they shouldn't have", "but it did for", "That column should be filled in",
              # and their first replacements, stiff to three of the next four
-             "in {t} went up for {share}.", "in {t} dropped for {share}.", "a different {m} in {t} than")
+             "in {t} went up for {share}.", "in {t} dropped for {share}.", "a different {m} in {t} than",
+             # unidiomatic to four reviewers of two panels of the second session of 2026-12-02
+             "Nobody changed the {m} on purpose", "should match what we had last week, and it doesn't")
     assert "Can you fix it?" not in str(phrases.ASKS)
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD, phrases_base.LEADS,
                                      phrases_base.WHOLE, phrases_base.FOLLOW))

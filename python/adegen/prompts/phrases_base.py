@@ -91,11 +91,13 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "{t} has {share} marked {pb} that should be {pa}.", "Something changed the {m} in {t}.",
                    "{Col} in {t} says {pb} for {share}. It should be {pa}.", "{Col} values in {t} look off.",
                    "Some {es} in {t} have the wrong {m}.", "{Col} doesn't look right in {t} anymore."],
-        "rule": ["Nobody changed the {m} on purpose, but it's different for {share} in {t} now.",
+        # "Nobody changed the X on purpose, but ..." and "should match what we had last week, and it
+        # doesn't" read unidiomatic to four reviewers of two panels (2026-12-02)
+        "rule": ["{Col} in {t} changed for {share}, and as far as I know nothing upstream did.",
                  "The {m} in {t} should be {pa} for {share}, not {pb}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
                  "The {m} in {t} was right last week and it's wrong now.",
-                 "The {m} in {t} should match what we had last week, and it doesn't."],
+                 "The {m} in {t} doesn't match what we had last week anymore."],
         # a question says what is wrong ("changed for most of the accounts"): "Who changed the X?"
         # or "What happened to the X?" on its own gives nothing to start from (useful 2 of 5)
         "question": ["Why did the {m} change for {share} in {t}?",
