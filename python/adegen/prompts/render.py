@@ -12,9 +12,9 @@ from functools import lru_cache
 
 from . import phrases
 from .fields import cap as _cap, fields, flag_noun
-from .words import plural_verbs
 from .findings import MOST, NOT_DATA, Finding
 from .phrases_base import has_scope
+from .words import plural_verbs
 
 
 def spin(seed: str, slot: str, n: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import inflect
 
@@ -63,12 +64,18 @@ _SINGULAR_VERBS = {"is": "are", "has": "have", "looks": "look", "seems": "seem",
                    "doesn't": "don't", "isn't": "aren't", "was": "were"}
 
 
+@lru_cache(maxsize=64)
+def _column_verb(name: str) -> re.Pattern:
+    """The column `name` (optionally "in/from the X table") followed by a singular verb: built once
+    per column, render.fill asks for every template of a finding."""
+    return re.compile(rf"((?<![\w`]){re.escape(name)}(?: (?:in|from|of) (?:the )?`?[\w.]+`?(?: table| model)?)?) "
+                      rf"({'|'.join(map(re.escape, _SINGULAR_VERBS))})(?![\w'])")
+
+
 def plural_verbs(text: str, name: str) -> str:
     """`text` with the verbs whose subject is the column `name` in the plural ("the points in
     constructor_points are twice what they should be", not "is ... what it should be")."""
-    rx = re.compile(rf"((?<![\w`]){re.escape(name)}(?: (?:in|from|of) (?:the )?`?[\w.]+`?(?: table| model)?)?) "
-                    rf"({'|'.join(map(re.escape, _SINGULAR_VERBS))})(?![\w'])")
-    out = rx.sub(lambda m: f"{m.group(1)} {_SINGULAR_VERBS[m.group(2)]}", text)
+    out = _column_verb(name).sub(lambda m: f"{m.group(1)} {_SINGULAR_VERBS[m.group(2)]}", text)
     if out == text:
         return out
     return out.replace(" what it should be", " what they should be").replace(" than it should be", " than they should be")
