@@ -151,6 +151,65 @@ def test_a_column_named_with_a_plural_word_takes_a_plural_verb():
     assert agreed >= 10, agreed
 
 
+def test_a_plain_word_column_reads_as_english():
+    """A column named with one English word reads as a noun in a sentence: "The price in X ..."
+    at a sentence's start (never "price in X ..." as if a word were missing), the pronoun after a
+    plural one agrees ("the points ... and they're too high", "... can't be right. They're twice
+    ..."), and no "points numbers" or "points values"."""
+    pts = value_table("constructor_points", 0, column="points", obs_v="1720", exp_v="860", changed=20, total=20,
+                      key="constructor_id", label="Ferrari", ratio={"median": 2.0, "min": 2.0, "max": 2.0, "rows": 20})
+    price = value_table("dim_listings", 0, column="price", obs_v="1100", exp_v="110", changed=30, total=90,
+                        key="listing_id", label=None)
+    capped = they = 0
+    for seed in SEEDS[:150]:
+        for t, model in ((pts, "constructor_points"), (price, "dim_listings")):
+            ps = prompts.write_prompts(request(obs(t), model=model, seed=seed))
+            for text in ps.prompts.values():
+                column = t["columns"][0]["name"]
+                assert not re.search(rf"(^|[.?!] ){column}\b", text), text  # `price` is code, fine
+                assert not re.search(r"\bpoints`? (numbers|values)\b", text), text
+                assert not re.search(r"\bpoints`? (in|from) [^.?!]*\bit('s| is| was| came)\b", text), text
+                assert not re.search(r"\bpoints`? (in|from) [^.?!]*[.?!] It('s| is| was)\b", text), text
+                capped += bool(re.search(rf"\bThe {column} (in|from)\b", text))
+                they += bool(re.search(r"\bthey('re| are| were| came)\b|\bThey('re| are)\b", text))
+    assert capped >= 20 and they >= 5, (capped, they)
+
+
+def test_an_uncountable_key_counts_records_and_a_date_key_counts_days():
+    """inventory_id names inventory records ("90 inventory records", "duplicate inventory
+    records", never "90 inventory"); a table with a row per day (a date key) is missing days,
+    names a day by its date ("2021-03-01 isn't there", never "day 2021-03-01") and never speaks
+    of "all our days"."""
+    assert words.entity_of_key("inventory_id", "fact_inventory") == "inventory record"
+    assert [words.entity_of_key(k, "wow_agg_reviews") for k in ("date_day", "review_date", "date_month",
+                                                                "week_start_date", "date_sentiment_id", "updated_at")] \
+        == ["day", "day", "month", "week", "date sentiment", None]
+    base = {"distance": 0, "rows_intact": 90, "rows_broken": 60, "rows_differing": 30, "label": None,
+            "extra": {"count": 0, "sample": []}, "columns": []}
+    inventory = {**base, "table": "fact_inventory", "key": ["inventory_id"],
+                 "missing": {"count": 30, "sample": [{"key": ["7"], "label": None}]}}
+    days = {**base, "table": "wow_agg_reviews", "key": ["date_day"],
+            "missing": {"count": 30, "sample": [{"key": ["2021-03-01"], "label": None}]}}
+    dup = {**days, "rows_broken": 120, "missing": {"count": 0, "sample": []},
+           "duplicates": {"keys": 30, "max_copies": 2, "sample": [{"key": ["2021-03-01"], "label": None, "copies": 2}]}}
+    said_days = 0
+    for seed in SEEDS[:120]:
+        for t in (inventory, days, dup):
+            ps = prompts.write_prompts(request(obs(t), model=t["table"], seed=seed))
+            for text in ps.prompts.values():
+                assert not re.search(r"\b(\d+|duplicate|missing|some|the) inventory\b(?! record)", text, re.I), text
+                assert not re.search(r"\b[Dd]ay 2021|\bour (list of )?days?\b|\bday counts\b|\breviews?\b", text), text
+                said_days += bool(re.search(r"\bdays\b", text))
+    assert said_days >= 60, said_days
+
+
+def test_a_request_never_repeats_the_reports_words():
+    """"It should be one row per day. It needs to be one row per day again." says it twice: a
+    request sharing three words in a row with the report is left off."""
+    assert render._echoes("It needs to be one row per day again.", "Why are there duplicate days in X? It should be one row per day.")
+    assert not render._echoes("Can you take a look?", "Why are there duplicate days in X? It should be one row per day.")
+
+
 def test_frames_are_mixed_and_none_dominates():
     """Over many tasks the base reports come in every frame (report, rule, question, story),
     none in more than 45% of them; openers are rare; about one report in twenty ends with a request,

@@ -58,6 +58,8 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
                                           and re.search(r"[A-Za-z]", keys[0])) else label
     if not keys or not words.typeable(keys[0]):
         return None  # nobody types "conversation 156643300001311"
+    if words.date_grain(f.key[0]):
+        return keys[0]  # "2021-03-01 is gone", never "day 2021-03-01"
     e = words.entity_of_key(f.key[0], f.table)
     return f"{e} {keys[0]}" if e else f"the row for {keys[0]}"
 
@@ -95,6 +97,8 @@ def fields(f: Finding, voice) -> dict[str, str]:
         v["layer"] = voice.layer
     if len(f.key) == 1:
         v["k"] = voice.column(f.key[0])
+        if words.date_grain(f.key[0]):
+            v["e_period"] = "yes"  # a row per day: render.fill keeps "all our days" out
     if f.column:
         # the column as the person writes it (`first_admin_close_at`); m, col and Col are the
         # names the sentences use for it mid-sentence and at a sentence's start
@@ -103,6 +107,8 @@ def fields(f: Finding, voice) -> dict[str, str]:
             v["m_plural"] = "yes"  # render.fill makes its verbs agree ("the points are")
         v["a_m"] = v["a_c"] = words.with_article(v["c"])
         v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
+        if v.get("m_plural") or words.singular(v["vals"]) == f.column.lower().rsplit("_", 1)[-1]:
+            v["m_bare"] = "yes"  # "the points", "the review_date": never "the points numbers"
         if f.col_type == "bool" or re.match(r"(is|has|was|can|should)_", f.column):
             v["flag"] = v["c"]  # "the has_past_due_invoice flag", see flag_noun
     v.update(_counts(f, voice, e))

@@ -153,12 +153,24 @@ def _names(template: str) -> tuple[str, ...]:
     return tuple(n for _, n, _, _ in string.Formatter().parse(template) if n)
 
 
+# templates that speak of the entities as things the business owns or counts
+_ABOUT_ENTITIES = re.compile(r"\bour (list of )?\{es?\}|\{e\} counts")
+
+
 def fill(template: str, values: dict[str, str]) -> str | None:
     if any(n not in values for n in _names(template)):
         return None
+    if values.get("e_period") and _ABOUT_ENTITIES.search(template):
+        return None  # nobody says "all our days" or "our day counts" of a table with a row per day
     text = template.format(**values)
+    if values.get("m_bare"):
+        text = re.sub(rf"(?<![\w`]){re.escape(values['m'])} ({values['vals']}|values)\b", values["m"], text)
     if values.get("m_plural"):
         text = plural_verbs(text, values["m"])
+    if re.fullmatch(r"[a-z]+", values.get("m", "")):  # "The price in X ...", never "price in X ..."
+        # (at the start "the ": bodies capitalises it unless a lead-in runs into it)
+        text = re.sub(rf"^{values['m']}(?= )", f"the {values['m']}", text)
+        text = re.sub(rf"([.?!] ){values['m']}(?= )", rf"\1The {values['m']}", text)
     return flag_noun(text, values)
 
 
@@ -444,6 +456,11 @@ _PLAIN = {"please", "could", "would", "table", "model", "rebuild", "again", "rig
 _KIND_SAID = re.compile(r"\ban? (table|view|incremental|ephemeral|snapshot)\b")
 
 
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    w = re.findall(r"[a-z0-9_']+", text.lower())
+    return set(zip(w, w[1:], w[2:]))
+
+
 def _echoes(ask: str, body: str) -> bool:
     """Whether a request repeats a word of the report ("... is pushing X up. Can you find what's
     pushing it up?", "X is wrong. Can you get the X right again?", "... should be a table. Can
@@ -451,6 +468,8 @@ def _echoes(ask: str, body: str) -> bool:
     low = body.lower()
     said = set(re.findall(r"[a-z0-9_]{5,}", low))
     if set(_KIND_SAID.findall(ask.lower())) & set(_KIND_SAID.findall(low)):
+        return True
+    if _trigrams(ask) & _trigrams(body):  # "It should be one row per day. It needs to be one row per day again."
         return True
     return any(w in said for w in re.findall(r"[a-z0-9_]{5,}", ask.lower()) if w not in _PLAIN)
 

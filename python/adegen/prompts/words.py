@@ -76,9 +76,24 @@ def plural_verbs(text: str, name: str) -> str:
     """`text` with the verbs whose subject is the column `name` in the plural ("the points in
     constructor_points are twice what they should be", not "is ... what it should be")."""
     out = _column_verb(name).sub(lambda m: f"{m.group(1)} {_SINGULAR_VERBS[m.group(2)]}", text)
-    if out == text:
-        return out
-    return out.replace(" what it should be", " what they should be").replace(" than it should be", " than they should be")
+    # "Had a look at the points in X and they're too high", "The points in X can't be right.
+    # They're twice ...": an "it" later in the column's sentence or opening the next one
+    out = _column_pronoun(name).sub(lambda m: m.group(1) + _THEY[m.group(2).lower()].capitalize()
+                                    if m.group(2)[0] == "I" else m.group(1) + _THEY[m.group(2)], out)
+    if out != text:
+        out = out.replace(" what it should be", " what they should be").replace(" than it should be",
+                                                                                " than they should be")
+    return out
+
+
+_THEY = {"it's": "they're", "it is": "they are", "it was": "they were", "it came": "they came",
+         "it looks": "they look", "it seems": "they seem", "it went": "they went", "it has": "they have"}
+
+
+@lru_cache(maxsize=64)
+def _column_pronoun(name: str) -> re.Pattern:
+    it = "|".join(re.escape(k) for k in _THEY)
+    return re.compile(rf"((?<![\w`]){re.escape(name)}(?!\w)(?:[^.?!]*?\b|[^.?!]*[.?!] ))({it}|{it.replace('it', 'It')})\b")
 
 
 def count_of(n: int, noun: str) -> str:
@@ -211,14 +226,33 @@ BUILD_WORDS = {"enhanced", "enriched", "prep", "prepared", "joined", "final", "b
 
 
 def entity_of_key(key_column: str, table: str) -> str | None:
-    """account_id -> 'account'; id -> the table's entity ('customers' -> 'customer')."""
+    """account_id -> 'account'; id -> the table's entity ('customers' -> 'customer'); a mass noun
+    counts as records (inventory_id -> 'inventory record': "90 inventory records", never "90
+    inventory"); a date key is the grain it stands for (date_day, review_date -> 'day')."""
     low = key_column.lower()
     for suffix in ("_id", "_key", "_pk", "_code", "_number", "_nbr", "_num"):
         if low.endswith(suffix) and len(low) > len(suffix):
-            return " ".join(_words(key_column[: -len(suffix)]))
+            noun = " ".join(_words(key_column[: -len(suffix)]))
+            return f"{noun} record" if noun.split()[-1].lower() in UNCOUNTABLE else noun
     if low in ("id", "key", "pk"):
         return table_entity(table)
-    return None
+    return date_grain(key_column)
+
+
+# the words of a date key and the period one row of its table stands for
+_GRAINS = {"hour": "hour", "week": "week", "month": "month", "quarter": "quarter", "year": "year"}
+
+
+def date_grain(key_column: str) -> str | None:
+    """The period a date key stands for: date_day, review_date, day -> 'day'; date_month,
+    week_start_date -> the named period; None for a key that is no date."""
+    parts = [w.lower() for w in _words(key_column)]
+    if not parts or parts[-1] in ("id", "key", "pk", "code", "number", "nbr", "num"):
+        return None  # date_sentiment_id is a surrogate key, not a date
+    named = [_GRAINS[w] for w in parts if w in _GRAINS]
+    if named:
+        return named[0]
+    return "day" if any(w in ("day", "date", "dt") for w in parts) else None
 
 
 # words of a table name that say how it is built or sliced, not what a row is
