@@ -173,6 +173,11 @@ def test_a_plain_word_column_reads_as_english():
                 capped += bool(re.search(rf"\bThe {column} (in|from)\b", text))
                 they += bool(re.search(r"\bthey('re| are| were| came)\b|\bThey('re| are)\b", text))
     assert capped >= 20 and they >= 5, (capped, they)
+    shifted = value_table("fct_reviews", 0, column="review_date", obs_v="2021-03-02", exp_v="2021-03-01", type="date",
+                          key="review_id", label=None)
+    for seed in SEEDS[:60]:
+        for text in prompts.write_prompts(request(obs(shifted), model="fct_reviews", seed=seed)).prompts.values():
+            assert not re.search(r"review_date`? dates|review_date`? (in|from) \S+( table| model)? are\b", text), text
 
 
 def test_an_uncountable_key_counts_records_and_a_date_key_counts_days():

@@ -107,8 +107,10 @@ def fields(f: Finding, voice) -> dict[str, str]:
             v["m_plural"] = "yes"  # render.fill makes its verbs agree ("the points are")
         v["a_m"] = v["a_c"] = words.with_article(v["c"])
         v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
-        if v.get("m_plural") or words.singular(v["vals"]) == f.column.lower().rsplit("_", 1)[-1]:
-            v["m_bare"] = "yes"  # "the points", "the review_date": never "the points numbers"
+        if v.get("m_plural"):
+            v["m_bare"] = "yes"  # "the points are", never "the points numbers are"
+        elif words.singular(v["vals"]) == f.column.lower().rsplit("_", 1)[-1]:
+            v["vals"] = "values"  # "the review_date values", never "the review_date dates"
         if f.col_type == "bool" or re.match(r"(is|has|was|can|should)_", f.column):
             v["flag"] = v["c"]  # "the has_past_due_invoice flag", see flag_noun
     v.update(_counts(f, voice, e))

@@ -164,7 +164,7 @@ def fill(template: str, values: dict[str, str]) -> str | None:
         return None  # nobody says "all our days" or "our day counts" of a table with a row per day
     text = template.format(**values)
     if values.get("m_bare"):
-        text = re.sub(rf"(?<![\w`]){re.escape(values['m'])} ({values['vals']}|values)\b", values["m"], text)
+        text = re.sub(rf"(?<![\w`]){re.escape(values['m'])} (numbers|dates|values)\b", values["m"], text)
     if values.get("m_plural"):
         text = plural_verbs(text, values["m"])
     if re.fullmatch(r"[a-z]+", values.get("m", "")):  # "The price in X ...", never "price in X ..."
