@@ -50,6 +50,10 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
         second = f"{words.column_words(f.key[1])} {keys[1]}"
         if label:
             return f"{label} ({second})"
+        dated = [i for i in (0, 1) if words.date_grain(f.key[i])]
+        if len(dated) == 1 and words.typeable(keys[1 - dated[0]]) and not re.fullmatch(r"[\d.-]+", keys[1 - dated[0]]):
+            # "the positive row for 2019-04-14", never "day 2019-04-14, review sentiment positive"
+            return f"the {keys[1 - dated[0]]} row for {keys[dated[0]]}"
         parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
         return ", ".join(parts)
     if label:
@@ -158,9 +162,10 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
             v["others_are"] = others.verb("is", "are")
             v["others_have"] = others.verb("has", "have")
     if f.total or f.after:
-        v["before"] = words.count_of(f.total, noun)
-        v["after"] = words.count_of(f.after, noun)
-        v["before_n"], v["after_n"] = words.number(f.total), words.number(f.after)
+        wide = max(f.total or 0, f.after or 0) >= 10000
+        v["before"] = words.count_of(f.total, noun, wide)
+        v["after"] = words.count_of(f.after, noun, wide)
+        v["before_n"], v["after_n"] = words.number(f.total, wide), words.number(f.after, wide)
     return v
 
 
@@ -178,8 +183,9 @@ def _sample(f: Finding, voice) -> dict[str, str]:
         if label:
             v["who_named"] = "yes"  # by its business name, not by a kind and an id
         v["Who"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
-        v["whos"] = owner(s, f, w)
-        v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
+        if " row for " not in w:  # "the positive row for 2019-04-14's" is no possessive
+            v["whos"] = owner(s, f, w)
+            v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
     if ("observed" in s or "expected" in s) and not f.detail.get("values_off_factor"):
         pair = words.typed_pair(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
         if pair:  # else the values stay out: a person would not type them

@@ -55,7 +55,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "The {c} numbers in {t} look too high for some {es}.",
             "The {m} in {t} is too high for some {es}.",
-            "{c} in {t} is inflated for part of the {es}.",
+            "{c} in {t} is inflated for some {es}.",
             "Some of the numbers in {t} look too high.",
             "The {c} numbers in {t} look too high.",
             "The {m} in {t} seems too high.",
@@ -85,7 +85,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "general": [
             "The {c} numbers in {t} look too low for some {es}.",
             "The {m} in {t} is too low for some {es}.",
-            "{c} in {t} comes out short for part of the {es}.",
+            "{c} in {t} comes out short for some {es}.",
             "Some of the numbers in {t} look too low.",
             "The {c} numbers in {t} look too low.",
             "The {m} in {t} seems too low.",
@@ -404,7 +404,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {topic} report is blank.",
-            "{t} shows nothing, so the {topic} numbers are all zero.",
+            "{t} came back empty, so there are no {topic} numbers at all.",
         ],
     },
     "column_gone": {

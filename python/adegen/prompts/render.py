@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import phrases
+from .echoes import echoes
 from .fields import cap as _cap, fields, flag_noun
 from .findings import MOST, NOT_DATA, Finding
 from .phrases_base import has_scope
@@ -153,15 +154,16 @@ def _names(template: str) -> tuple[str, ...]:
     return tuple(n for _, n, _, _ in string.Formatter().parse(template) if n)
 
 
-# templates that speak of the entities as things the business owns or counts
-_ABOUT_ENTITIES = re.compile(r"\bour (list of )?\{es?\}|\{e\} counts")
+# templates that speak of the entities as things the business owns, counts or looks for
+_ABOUT_ENTITIES = re.compile(r"\bour (list of )?\{es?\}|\{e\} counts|\btheir \{es\}|\bEach \{e\} is supposed to be in"
+                            r"|looking for some \{es\}")
 
 
 def fill(template: str, values: dict[str, str]) -> str | None:
     if any(n not in values for n in _names(template)):
         return None
-    if values.get("e_period") and _ABOUT_ENTITIES.search(template):
-        return None  # nobody says "all our days" or "our day counts" of a table with a row per day
+    if (values.get("e_period") or values.get("e") == "row") and _ABOUT_ENTITIES.search(template):
+        return None  # nobody says "all our days", "some of their rows went" or "our day counts"
     text = template.format(**values)
     if values.get("m_bare"):
         text = re.sub(rf"(?<![\w`]){re.escape(values['m'])} (numbers|dates|values)\b", values["m"], text)
@@ -186,7 +188,9 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
         for name in ("who", "Who", "whos", "Whos"):
             vals.pop(name, None)
     if place.second is not None:
-        vals["t2"] = voice.table(place.second.table, first=False)
+        # both tables written alike ("Both driver_points and constructor_points", never "Both
+        # the driver_points table and constructor_points")
+        vals["t"], vals["t2"] = voice.table(f.table, first=False), voice.table(place.second.table, first=False)
         marts = re.compile(r"^(rpt|mart|marts|fct|fact|dim|agg|obt|report)_", re.I)
         vals["group"] = "reports" if marts.match(f.table) and marts.match(place.second.table) else "tables"
         tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{place.key}")
@@ -286,7 +290,7 @@ def _sentences(tpl: str) -> tuple[str, ...]:
 _FACTOR = re.compile(r"\{(rough|rw)\}")
 _ZERO = re.compile(r"^-?0(\.0+)?$")
 # fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
-_WORD_FIELDS = ("{e}", "{es}", "{share", "{others", "{topic}")
+_WORD_FIELDS = ("{e}", "{es}", "{share", "{Share", "{N_", "{others", "{topic}")
 
 
 # words that say (nearly) every row is affected: only when the measurement says so. A column that
@@ -304,6 +308,8 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
     says = _says(tpl)
     if f.total and f.count and f.count >= MOST * f.total and "some" in says:
         return False  # 87 of 99 orders blank is not "empty for some orders"
+    if f.count == 1 and ("some" in says or "one_of" in says):
+        return False  # one account of 24 gone is not "some of them are gone", nor "for example"
     if "all" in says and not (f.total and f.count >= MOST * f.total):
         return False
     if "only_obs" in says and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
@@ -326,9 +332,10 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
 @lru_cache(maxsize=None)
 def _says(tpl: str) -> frozenset:
     """What a template's own words claim, for `_fits` (the banks are large; worked out once)."""
-    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\bsome \{es\}|\bpart of the \{es\}|a number of \{es\}", tpl), "all": _ALL.search(tpl),
+    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\b(some|part) (of (the|their) )?\{es\}|a number of \{es\}", tpl), "all": _ALL.search(tpl),
               "only_obs": "only {obs}" in tpl, "same_factor": "same factor" in tpl or "off the same way" in tpl,
-              "our_es": re.search(r"\bour \{es\}", tpl), "value": re.search(r"\{(now_w|obs)\}", tpl),
+              "our_es": re.search(r"\bour \{es\}", tpl),
+              "one_of": re.search(r"\b(for example|for one|for instance|one of them|a good example|alone)\b", tpl), "value": re.search(r"\{(now_w|obs)\}", tpl),
               "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}
     return frozenset(k for k, v in checks.items() if v)
 
@@ -428,14 +435,15 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     if not body.data:  # a config or build problem is not a data complaint
         openers = [o for o in openers if o[2] == "any"]
     if text.startswith(_NO_LEAD_IN) or re.search(
-            r"\b(should|supposed)\b", re.split(r"(?<=[.?])\s", text)[0]):
-        openers = [o for o in openers if o[1] != "lead"]  # "Since the last run, X should be" reads wrong
+            r"\b(should|supposed|used to|always|normally)\b", re.split(r"(?<=[.?])\s", text)[0]):
+        # "Since the last run, X should be ..." or "..., X used to have 9300 rows" reads wrong
+        openers = [o for o in openers if o[1] != "lead"]
     asks = list(asks) or [""]
     if re.search(r"\b(please|fix)\b|\b(can|could|would) (you|someone)\b", text, re.I) or text.startswith("Anyone "):
         asks = [""]  # the body already asks ("Can someone check how X is built?")
     elif "?" in text:  # "Why did X change? Can you find out why X changed?" says it twice
         asks = [a for a in asks if not re.search(r"\bwhy\b|what changed|what broke|going on", a, re.I)] or [""]
-    asks = [a for a in asks if not _echoes(a, text)] or [""]
+    asks = [a for a in asks if not echoes(a, text)] or [""]
     if _TIME.search(text):
         openers = [o for o in openers if not _TIME.search(o[0])]
     if _WHO.match(text):  # the body already says who noticed: no second "who" in front of it
@@ -445,33 +453,6 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
     openers = openers or [("", "none", "any")]
     for i in range(len(openers) * len(asks)):
         yield compose(body, openers[i % len(openers)][:2], asks[(i // len(openers) + i) % len(asks)], voice.period)
-
-
-_PLAIN = {"please", "could", "would", "table", "model", "rebuild", "again", "right", "cause", "whatever",
-          "fixed", "fixing", "track", "sort", "refresh", "update", "rerun", "check"}
-
-
-# what a relation should be, said as "a table" / "a view": a request saying it again after the
-# report did reads like a form ("..., and it should be a table. Can you change it back to a table?")
-_KIND_SAID = re.compile(r"\ban? (table|view|incremental|ephemeral|snapshot)\b")
-
-
-def _trigrams(text: str) -> set[tuple[str, ...]]:
-    w = re.findall(r"[a-z0-9_']+", text.lower())
-    return set(zip(w, w[1:], w[2:]))
-
-
-def _echoes(ask: str, body: str) -> bool:
-    """Whether a request repeats a word of the report ("... is pushing X up. Can you find what's
-    pushing it up?", "X is wrong. Can you get the X right again?", "... should be a table. Can
-    you change it back to a table?")."""
-    low = body.lower()
-    said = set(re.findall(r"[a-z0-9_]{5,}", low))
-    if set(_KIND_SAID.findall(ask.lower())) & set(_KIND_SAID.findall(low)):
-        return True
-    if _trigrams(ask) & _trigrams(body):  # "It should be one row per day. It needs to be one row per day again."
-        return True
-    return any(w in said for w in re.findall(r"[a-z0-9_]{5,}", ask.lower()) if w not in _PLAIN)
 
 
 def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) -> str:

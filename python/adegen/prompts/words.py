@@ -96,9 +96,9 @@ def _column_pronoun(name: str) -> re.Pattern:
     return re.compile(rf"((?<![\w`]){re.escape(name)}(?!\w)(?:[^.?!]*?\b|[^.?!]*[.?!] ))({it}|{it.replace('it', 'It')})\b")
 
 
-def count_of(n: int, noun: str) -> str:
-    """'1 account', '24 accounts', '1,250 rows'."""
-    return f"{number(n)} {noun if n == 1 else plural(noun)}"
+def count_of(n: int, noun: str, wide: bool = False) -> str:
+    """'1 account', '24 accounts', '12,250 rows'."""
+    return f"{number(n, wide)} {noun if n == 1 else plural(noun)}"
 
 
 @dataclass(frozen=True)
@@ -173,10 +173,11 @@ def times(n) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{number(n)} times")
 
 
-def number(n) -> str:
-    """An integer as people write it: 22419 -> 22,419 (years and small numbers stay plain)."""
+def number(n, wide: bool = False) -> str:
+    """An integer as people write it: 22419 -> 22,419 (years and small numbers stay plain); `wide`
+    when it stands next to a number of 10,000 or more ("down to 9,800 from 26,080", never "9800")."""
     n = int(n)
-    return f"{n:,}" if abs(n) >= 10000 else str(n)
+    return f"{n:,}" if abs(n) >= 10000 or (wide and abs(n) >= 1000) else str(n)
 
 
 def _words(name: str) -> list[str]:
@@ -312,7 +313,14 @@ def two_values(observed, expected, kind: str, column: str) -> tuple[str, str]:
     a, b = value(observed, kind, column), value(expected, kind, column)
     if a == b and observed is not None and expected is not None:
         return str(observed), str(expected)
+    if ("," in a) != ("," in b):  # "19,245 ... should be 9,622", never "... should be 9622"
+        a, b = _wide(a), _wide(b)
     return a, b
+
+
+def _wide(text: str) -> str:
+    m = re.fullmatch(r"(-?)(\d{4,})(\.\d+)?", text)
+    return f"{m.group(1)}{int(m.group(2)):,}{m.group(3) or ''}" if m else text
 
 
 # what nobody types into a bug report: a long id (156643300001311, a hash) or a time to the second
