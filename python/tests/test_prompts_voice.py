@@ -353,7 +353,7 @@ def test_stock_small_talk_is_gone():
              # stiff or self-contradictory to the reviewers of a same-bug mixed panel (2026-12-02,
              # third session): "inflated for part of the constructors", "shows nothing, so the
              # driver wins by season numbers are all zero"
-             "for part of the {es}", "shows nothing, so")
+             "for part of the {es}", "shows nothing, so", "came back empty, so")
     assert "Can you fix it?" not in str(phrases.ASKS)
     bank = " ".join(str(x) for x in (phrases.OPENERS, phrases.ASKS, phrases.ASKS_BUILD, phrases_base.LEADS,
                                      phrases_base.WHOLE, phrases_base.FOLLOW))

@@ -404,7 +404,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
         ],
         "business": [
             "The {topic} report is blank.",
-            "{t} came back empty, so there are no {topic} numbers at all.",
+            "Our {topic} dashboard has been empty since the last run.",
         ],
     },
     "column_gone": {

@@ -418,7 +418,12 @@ FOLLOW: dict[str, dict[str, list[str]]] = {
                               "{Who}, for one, has {copies} rows."],
                    "rule": ["It should be one row per {e}.", "{k} should be unique there."]},
     "rows_lost": {"handle": ["{Who} is gone, for one.", "{Who} isn't there anymore, for example.",
-                             "I can't find {who}, for one.", "It's down to {after_n} from {before_n}."]},
+                             "I can't find {who}, for one.", "It's down to {after_n} from {before_n}.",
+                             # the count said in more than one way: three reports of one sheet ending
+                             # "It's down to X from Y." read as a filled-in slot to most reviewers
+                             "It had {before_n} last week, now it's {after_n}.",
+                             "There were {before} before, now there are {after_n}.",
+                             "I'm only seeing {after_n} now, it was {before_n}."]},
     "rows_added": {"handle": ["{Who} is one of them.", "It went from {before_n} to {after_n}."]},
     "table_empty": {"handle": ["It normally has {before}.", "It had {before} before.", "Last time I checked it had {before}.",
                                "There were {before} in it before."]},
