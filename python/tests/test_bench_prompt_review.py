@@ -92,3 +92,27 @@ def test_score_pools_reviews_and_cues_split_by_wording(tmp_path):
             for r in prompt_review.labelled(Path(res).read_text().splitlines(), json.loads(Path(key).read_text()))]
     question = next(c for c in prompt_review.cues(rows) if c["cue"] == "question lead")
     assert question["n"] == 1 and question["program_with"] == 0 and question["useful_with"] == 2
+
+
+def test_same_bug_sheets_never_tell_one_bug_twice(tmp_path):
+    """bench/same_bug_review.py: each sheet holds the hand-written prompts of half the bugs and
+    adegen's (written by the prompt writer a build runs, from the modelled findings) of the other
+    half, alternating between sheets; adegen's texts pass the checks a build applies."""
+    import same_bug_review as sbr
+    from adegen import prompts
+
+    hand = tmp_path / "hand.tsv"
+    hand.write_text("".join(f"{task}.base\tThe {task} table looks wrong, can someone look?\n" for task in sbr.BUGS)
+                    + "f1007.hard\tA lot of stats models look wrong.\n")
+    assert sbr.main(["sheets", "--hand", str(hand), "--out", str(tmp_path / "out"), "--sheets", "2"]) == 0
+    halves = []
+    for n in (1, 2):
+        key = json.loads((tmp_path / "out" / f"s{n}" / "key.json").read_text())
+        bugs = {s: {i["id"].split(".")[0] for i in key if i["source"] == s} for s in ("hand", "adegen")}
+        assert bugs["hand"] and bugs["adegen"] and not bugs["hand"] & bugs["adegen"]
+        assert bugs["hand"] | bugs["adegen"] == set(sbr.BUGS)
+        for item in key:
+            if item["source"] == "adegen":
+                assert item["text"] and not prompts.tool_words(item["text"]), item
+        halves.append(bugs["hand"])
+    assert halves[0] != halves[1]  # the halves alternate
