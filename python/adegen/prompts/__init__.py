@@ -7,8 +7,8 @@ same checks or adegen's own are kept.
 Modules: findings (what the diff shows), words (names -> domain words, rough counts), phrases,
 phrases_base and phrases_asks (the sentences; the base report's frames and handles; openings and
 requests), fields (what fills them), render (the task's voice and the per-task choices), echoes
-(whether a request repeats its report), levels (base / medium / hard), checks (leaks, tool words, named tables), command (the external prompt
-command).
+(whether a request repeats its report), levels (base / medium / hard), checks (leaks, tool words,
+named tables), command (the external prompt command).
 """
 from .checks import description_for, forbidden_tokens, leaks, tool_words
 from .levels import LEVELS, PromptRequest, PromptSet, model_facts, norm, write_prompts

@@ -51,9 +51,10 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
         if label:
             return f"{label} ({second})"
         dated = [i for i in (0, 1) if words.date_grain(f.key[i])]
-        if len(dated) == 1 and words.typeable(keys[1 - dated[0]]) and not re.fullmatch(r"[\d.-]+", keys[1 - dated[0]]):
+        other = keys[1 - dated[0]] if len(dated) == 1 else ""
+        if other and words.typeable(other) and not re.fullmatch(r"[\d.-]+", other):
             # "the positive row for 2019-04-14", never "day 2019-04-14, review sentiment positive"
-            return f"the {keys[1 - dated[0]]} row for {keys[dated[0]]}"
+            return f"the {other} row for {keys[dated[0]]}"
         parts = [f"{words.entity_of_key(c, f.table) or words.column_words(c)} {v}" for c, v in zip(f.key, keys)]
         return ", ".join(parts)
     if label:

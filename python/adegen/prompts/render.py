@@ -332,10 +332,13 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
 @lru_cache(maxsize=None)
 def _says(tpl: str) -> frozenset:
     """What a template's own words claim, for `_fits` (the banks are large; worked out once)."""
-    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\b(some|part) (of (the|their) )?\{es\}|a number of \{es\}", tpl), "all": _ALL.search(tpl),
+    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\b(some|part) (of (the|their) )?\{es\}|a number of \{es\}",
+                                tpl),
+              "all": _ALL.search(tpl),
               "only_obs": "only {obs}" in tpl, "same_factor": "same factor" in tpl or "off the same way" in tpl,
               "our_es": re.search(r"\bour \{es\}", tpl),
-              "one_of": re.search(r"\b(for example|for one|for instance|one of them|a good example|alone)\b", tpl), "value": re.search(r"\{(now_w|obs)\}", tpl),
+              "one_of": re.search(r"\b(for example|for one|for instance|one of them|a good example|alone)\b", tpl),
+              "value": re.search(r"\{(now_w|obs)\}", tpl),
               "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}
     return frozenset(k for k, v in checks.items() if v)
 

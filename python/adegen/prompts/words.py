@@ -93,7 +93,9 @@ _THEY = {"it's": "they're", "it is": "they are", "it was": "they were", "it came
 @lru_cache(maxsize=64)
 def _column_pronoun(name: str) -> re.Pattern:
     it = "|".join(re.escape(k) for k in _THEY)
-    return re.compile(rf"((?<![\w`]){re.escape(name)}(?!\w)(?:[^.?!]*?\b|[^.?!]*[.?!] ))({it}|{it.replace('it', 'It')})\b")
+    # the name, then the rest of its sentence or that sentence and the next one's start
+    reach = r"(?:[^.?!]*?\b|[^.?!]*[.?!] )"
+    return re.compile(rf"((?<![\w`]){re.escape(name)}(?!\w){reach})({it}|{it.replace('it', 'It')})\b")
 
 
 def count_of(n: int, noun: str, wide: bool = False) -> str:
@@ -240,8 +242,8 @@ def entity_of_key(key_column: str, table: str) -> str | None:
     return date_grain(key_column)
 
 
-# the words of a date key and the period one row of its table stands for
-_GRAINS = {"hour": "hour", "week": "week", "month": "month", "quarter": "quarter", "year": "year"}
+# the periods a date key may name ("date_month", "week_start_date"); any other date key is a day
+_GRAINS = ("hour", "week", "month", "quarter", "year")
 
 
 def date_grain(key_column: str) -> str | None:
@@ -250,7 +252,7 @@ def date_grain(key_column: str) -> str | None:
     parts = [w.lower() for w in _words(key_column)]
     if not parts or parts[-1] in ("id", "key", "pk", "code", "number", "nbr", "num"):
         return None  # date_sentiment_id is a surrogate key, not a date
-    named = [_GRAINS[w] for w in parts if w in _GRAINS]
+    named = [w for w in parts if w in _GRAINS]
     if named:
         return named[0]
     return "day" if any(w in ("day", "date", "dt") for w in parts) else None
