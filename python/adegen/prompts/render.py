@@ -154,16 +154,9 @@ def _names(template: str) -> tuple[str, ...]:
     return tuple(n for _, n, _, _ in string.Formatter().parse(template) if n)
 
 
-# templates that speak of the entities as things the business owns, counts or looks for
-_ABOUT_ENTITIES = re.compile(r"\bour (list of )?\{es?\}|\{e\} counts|\btheir \{es\}|\bEach \{e\} is supposed to be in"
-                            r"|looking for some \{es\}")
-
-
 def fill(template: str, values: dict[str, str]) -> str | None:
     if any(n not in values for n in _names(template)):
         return None
-    if (values.get("e_period") or values.get("e") == "row") and _ABOUT_ENTITIES.search(template):
-        return None  # nobody says "all our days", "some of their rows went" or "our day counts"
     text = template.format(**values)
     if values.get("m_bare"):
         text = re.sub(rf"(?<![\w`]){re.escape(values['m'])} (numbers|dates|values)\b", values["m"], text)
@@ -316,8 +309,8 @@ def _fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False
     if "same_factor" in says and "rw" not in vals:
         return False
-    if vals.get("e") == "row" and "our_es" in says:
-        return False  # "should list all our rows"
+    if (vals.get("e") == "row" or vals.get("e_period")) and "our_es" in says:
+        return False  # nobody says "should list all our rows", "some of their rows went", "our day counts"
     if vals.get("now_w") == "empty strings" and "value" not in says:
         return False  # an empty string where a null belongs is not "a cancel reason"
     if "sum" in says and not _summable(f.column or ""):
@@ -336,7 +329,9 @@ def _says(tpl: str) -> frozenset:
                                 tpl),
               "all": _ALL.search(tpl),
               "only_obs": "only {obs}" in tpl, "same_factor": "same factor" in tpl or "off the same way" in tpl,
-              "our_es": re.search(r"\bour \{es\}", tpl),
+              # the entities as things the business owns, counts or looks for
+              "our_es": re.search(r"\bour (list of )?\{es?\}|\{e\} counts|\btheir \{es\}|\bEach \{e\} is supposed"
+                                  r" to be in|looking for some \{es\}", tpl),
               "one_of": re.search(r"\b(for example|for one|for instance|one of them|a good example|alone)\b", tpl),
               "value": re.search(r"\{(now_w|obs)\}", tpl),
               "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}

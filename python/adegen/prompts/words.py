@@ -228,12 +228,16 @@ BUILD_WORDS = {"enhanced", "enriched", "prep", "prepared", "joined", "final", "b
                "deduped", "unioned", "combined", "wide", "v2", "tmp"}
 
 
+# the last word of a key that names an entity by its identifier (account_id, order_number)
+_KEY_SUFFIXES = ("id", "key", "pk", "code", "number", "nbr", "num")
+
+
 def entity_of_key(key_column: str, table: str) -> str | None:
     """account_id -> 'account'; id -> the table's entity ('customers' -> 'customer'); a mass noun
     counts as records (inventory_id -> 'inventory record': "90 inventory records", never "90
     inventory"); a date key is the grain it stands for (date_day, review_date -> 'day')."""
     low = key_column.lower()
-    for suffix in ("_id", "_key", "_pk", "_code", "_number", "_nbr", "_num"):
+    for suffix in (f"_{s}" for s in _KEY_SUFFIXES):
         if low.endswith(suffix) and len(low) > len(suffix):
             noun = " ".join(_words(key_column[: -len(suffix)]))
             return f"{noun} record" if noun.split()[-1].lower() in UNCOUNTABLE else noun
@@ -250,7 +254,7 @@ def date_grain(key_column: str) -> str | None:
     """The period a date key stands for: date_day, review_date, day -> 'day'; date_month,
     week_start_date -> the named period; None for a key that is no date."""
     parts = [w.lower() for w in _words(key_column)]
-    if not parts or parts[-1] in ("id", "key", "pk", "code", "number", "nbr", "num"):
+    if not parts or parts[-1] in _KEY_SUFFIXES:
         return None  # date_sentiment_id is a surrogate key, not a date
     named = [w for w in parts if w in _GRAINS]
     if named:
@@ -322,7 +326,7 @@ def two_values(observed, expected, kind: str, column: str) -> tuple[str, str]:
 
 def _wide(text: str) -> str:
     m = re.fullmatch(r"(-?)(\d{4,})(\.\d+)?", text)
-    return f"{m.group(1)}{int(m.group(2)):,}{m.group(3) or ''}" if m else text
+    return f"{m.group(1)}{number(m.group(2), wide=True)}{m.group(3) or ''}" if m else text
 
 
 # what nobody types into a bug report: a long id (156643300001311, a hash) or a time to the second
