@@ -77,14 +77,6 @@
       'requires': {}
     },
     {
-      'id': 'avg_to_sum',
-      'family': 'aggregation',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['avg', '(']],
-      'requires': {}
-    },
-    {
       'id': 'sum_to_count',
       'family': 'aggregation',
       'difficulty': 'medium',
@@ -109,27 +101,11 @@
       'requires': {}
     },
     {
-      'id': 'where_predicate_negated',
-      'family': 'filter',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['where']],
-      'requires': {}
-    },
-    {
       'id': 'in_list_item_dropped',
       'family': 'filter',
       'difficulty': 'medium',
       'db_types': 'all',
       'applies_when': [['in', '(', '\'\'', ',', '\'\'']],
-      'requires': {}
-    },
-    {
-      'id': 'not_in_to_in',
-      'family': 'filter',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['not', 'in', '(']],
       'requires': {}
     },
     {
@@ -173,55 +149,7 @@
       'requires': {}
     },
     {
-      'id': 'eq_to_neq',
-      'family': 'comparison',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['=', '\'\'']],
-      'requires': {}
-    },
-    {
-      'id': 'and_to_or',
-      'family': 'comparison',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['null', 'and']],
-      'requires': {}
-    },
-    {
-      'id': 'or_to_and',
-      'family': 'comparison',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['or']],
-      'requires': {}
-    },
-    {
-      'id': 'is_null_to_is_not_null',
-      'family': 'null-handling',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['is', 'null']],
-      'requires': {}
-    },
-    {
-      'id': 'is_not_null_to_is_null',
-      'family': 'null-handling',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['is', 'not', 'null']],
-      'requires': {}
-    },
-    {
       'id': 'coalesce_dropped',
-      'family': 'null-handling',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['coalesce', '(']],
-      'requires': {}
-    },
-    {
-      'id': 'coalesce_wrong_default',
       'family': 'null-handling',
       'difficulty': 'medium',
       'db_types': 'all',
@@ -234,14 +162,6 @@
       'difficulty': 'medium',
       'db_types': 'all',
       'applies_when': [['nullif', '(']],
-      'requires': {}
-    },
-    {
-      'id': 'case_then_else_swap',
-      'family': 'case-logic',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['else']],
       'requires': {}
     },
     {
@@ -301,51 +221,11 @@
       'requires': {}
     },
     {
-      'id': 'window_frame_shrunk',
-      'family': 'window',
-      'difficulty': 'hard',
-      'db_types': 'all',
-      'applies_when': [['unbounded', 'preceding']],
-      'requires': {}
-    },
-    {
       'id': 'lag_to_lead',
       'family': 'window',
       'difficulty': 'medium',
       'db_types': 'all',
       'applies_when': [['lag', '(']],
-      'requires': {}
-    },
-    {
-      'id': 'sign_flip',
-      'family': 'arithmetic',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['-']],
-      'requires': {}
-    },
-    {
-      'id': 'plus_to_minus',
-      'family': 'arithmetic',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['+']],
-      'requires': {}
-    },
-    {
-      'id': 'divide_to_multiply',
-      'family': 'arithmetic',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['/']],
-      'requires': {}
-    },
-    {
-      'id': 'integer_division',
-      'family': 'arithmetic',
-      'difficulty': 'hard',
-      'db_types': ['duckdb'],
-      'applies_when': [['/']],
       'requires': {}
     },
     {
@@ -493,14 +373,6 @@
       'requires': {'materialized': ['incremental']}
     },
     {
-      'id': 'iff_branch_swap',
-      'family': 'snowflake-specific',
-      'difficulty': 'medium',
-      'db_types': ['snowflake'],
-      'applies_when': [['iff', '(']],
-      'requires': {}
-    },
-    {
       'id': 'qualify_dropped',
       'family': 'snowflake-specific',
       'difficulty': 'medium',
@@ -541,14 +413,6 @@
       'requires': {}
     },
     {
-      'id': 'dateadd_sign_flipped',
-      'family': 'snowflake-specific',
-      'difficulty': 'medium',
-      'db_types': ['snowflake'],
-      'applies_when': [['dateadd', '(']],
-      'requires': {}
-    },
-    {
       'id': 'dateadd_part_changed',
       'family': 'snowflake-specific',
       'difficulty': 'medium',
@@ -570,14 +434,6 @@
       'difficulty': 'medium',
       'db_types': ['snowflake'],
       'applies_when': [['nvl', '(']],
-      'requires': {}
-    },
-    {
-      'id': 'nvl2_branch_swap',
-      'family': 'snowflake-specific',
-      'difficulty': 'medium',
-      'db_types': ['snowflake'],
-      'applies_when': [['nvl2', '(']],
       'requires': {}
     },
     {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from adegen import assertion_types, backends, lexer, paths, symptoms
+from adegen import assertion_types, backends, lexer, paths, realism, symptoms
 from adegen.errors import InputError
 
 FAMILIES = (
@@ -24,7 +24,7 @@ SYMPTOMS = symptoms.IDS  # the one symptom vocabulary (adegen/symptoms.py)
 DIFFICULTIES = ("easy", "medium", "hard")
 DB_TYPES = backends.NAMES  # the databases adegen has a backend for
 REQUIRED = ("id", "name", "family", "difficulty", "db_types", "applies_when", "mutation", "rewrite",
-            "symptom", "symptom_template", "guidance", "realistic")
+            "symptom", "symptom_template", "guidance", "realistic", "precondition")
 OPTIONAL = ("requires", "assertion_tests", "tags")
 REQUIRES_KEYS = ("materialized", "min_refs", "min_sources", "min_columns")
 MATERIALIZATIONS = ("table", "view", "incremental", "ephemeral")
@@ -53,6 +53,9 @@ class Pattern:
     guidance: str
     realistic: str  # how a real analytics engineer ends up shipping this bug (the proposal's "why realistic")
     requires: dict = field(default_factory=dict)
+    # the data conditions that make the edit a real mistake (adegen.realism checks), measured on the
+    # intact build before screening: ({"check": name, param: value, ...}, ...)
+    precondition: tuple = ()
     assertion_tests: tuple = ()  # ({"type": ..., "args": {...}}, ...)
     source_file: Path = Path()
 
@@ -218,6 +221,13 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
         elif not isinstance(v, int) or isinstance(v, bool) or v < 0:
             _fail("must be a non-negative integer", file, pid, f"requires.{k}")
     _validate_rewrite(raw["rewrite"], applies, file, pid)
+    pre = raw["precondition"]
+    if not isinstance(pre, list) or not pre:
+        _fail("precondition must be a non-empty list of checks ({check: name, ...})", file, pid, "precondition")
+    for k, entry in enumerate(pre):
+        why = realism.validate_entry(entry)
+        if why:
+            _fail(why, file, pid, f"precondition[{k}]")
     _check_placeholders(raw["symptom_template"], file, pid, "symptom_template")
     tests = raw.get("assertion_tests") or []
     if not isinstance(tests, list):
@@ -243,6 +253,7 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
         applies_when=applies, mutation=raw["mutation"].strip(), rewrite=rw, symptom=raw["symptom"],
         symptom_template=raw["symptom_template"].strip(), guidance=raw["guidance"].strip(),
         realistic=" ".join(raw["realistic"].split()), requires=dict(req),
+        precondition=tuple(dict(e) for e in raw["precondition"]),
         assertion_tests=tuple({"type": t["type"], "args": dict(t.get("args") or {})} for t in tests),
         source_file=file,
     )

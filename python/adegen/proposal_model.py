@@ -48,6 +48,7 @@ class Proposal:
     candidate: Any = None  # the Candidate it came from (not serialised)
     levels: list[PromptLevel] = field(default_factory=list)  # every prompt key; [] = base only
     prompt_set: Any = None  # the prompts.PromptSet the levels came from (sources, rejected; not serialised)
+    precondition: list | None = None  # the pattern's data preconditions as measured (realism.Measured.to_json)
 
     @property
     def prompts(self) -> dict[str, str]:
@@ -86,6 +87,7 @@ class Proposal:
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
             "tags": self.tags,
+            "precondition": self.precondition,
             "screening": None if obs is None else {
                 "observable": bool(obs.observable), "reason": str(obs.reason),
                 "build_error": bool(obs.build_error), "compared_table": obs.compared_table,

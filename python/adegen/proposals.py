@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import prompts, ranking
+from . import prompts, ranking, realism
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
@@ -87,6 +87,8 @@ class Candidate:
         self.score = 0.0
         self.covered_by = covered_by  # an existing task touching the same model (other family)
         self.compile_results: dict = {}  # site index -> CompileResult
+        self.compiled_intact = None  # the CompileResult of the model itself (compiled beside the mutants)
+        self.preconditions: dict = {}  # site index -> realism.Measured (the pattern's data preconditions)
 
     def with_sites(self, sites: list) -> Candidate:
         """The same candidate (model, pattern, score, coverage) limited to `sites`."""
@@ -238,10 +240,12 @@ def rank(cands: list[Candidate], survey: Survey) -> list[Candidate]:
 
 def compile_check(project, cands: list[Candidate], *, workdir: Path | None = None,
                   progress: Callable[[str], None] = lambda s: None) -> int:
-    """Compile all candidate mutants at once; returns how many were rejected."""
+    """Compile all candidate mutants at once, and each candidate's model as it stands (the intact
+    SQL a precondition locates the change in); returns how many mutants were rejected."""
     from .mutant_compile import compile_mutants
 
     mutants = []
+    intact: dict[str, str] = {}  # model path -> key of its intact compile
     for ci, c in enumerate(cands):
         for si, site in enumerate(c.sites):
             if len(mutants) >= MAX_MUTANTS:
@@ -252,15 +256,30 @@ def compile_check(project, cands: list[Candidate], *, workdir: Path | None = Non
                 c.compile_results[si] = _Result(False, f"rewrite failed: {exc}")
                 continue
             mutants.append((f"{ci}:{si}", c.model["path"], text))
-    progress(f"Compiling {len(mutants)} candidate mutants in one dbt run...")
+        if c.compiled_intact is None and c.model["path"] not in intact and c.sites:
+            intact[c.model["path"]] = f"intact:{ci}"
+            mutants.append((f"intact:{ci}", c.model["path"], c.raw))
+    progress(f"Compiling {len(mutants) - len(intact)} candidate mutants in one dbt run...")
     res = compile_mutants(project, mutants, workdir=workdir)
     bad = 0
     for key, r in res.items():
+        if key.startswith("intact:"):
+            continue
         ci, si = (int(x) for x in key.split(":"))
         cands[ci].compile_results[si] = r
         if r.ok is False:
             bad += 1
+    for c in cands:
+        key = intact.get(c.model["path"])
+        if c.compiled_intact is None and key is not None:
+            c.compiled_intact = res.get(key)
     return bad
+
+
+def measure_preconditions(cands: list[Candidate], run) -> int:
+    """The patterns' data preconditions of every compiled site (`realism.measure_candidates`, on
+    `run`: a realism.MeasureRun); returns how many sites fail them."""
+    return realism.measure_candidates(cands, run)
 
 
 @dataclass
@@ -414,6 +433,10 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
         if mutant_text == c.raw:
             dropped.append((c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing"))
             continue
+        measured = c.preconditions.get(si)
+        if measured is not None and measured.drop_reason():
+            dropped.append((c.name, c.pattern.id, f"line {site.line}: {measured.drop_reason()}"))
+            continue
         obs = None
         if screen is not None:
             obs = screen(c, site, mutant_text)
@@ -473,6 +496,6 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
             mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
-            candidate=c,
+            candidate=c, precondition=measured.to_json() if measured is not None else None,
         )
     return None

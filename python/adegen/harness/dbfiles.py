@@ -19,6 +19,29 @@ def _lit(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+quote_literal = _lit  # the public names
+quote_ident = _q
+
+
+def mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
+    """Views `catalog`.schema.x over `name`.schema.x for every relation of the attached database
+    `name` that `sql` may reference (its name occurs in the text): SQL compiled against another
+    DuckDB file (the compile database) then runs on this one. Views already made are kept."""
+    text = sql.lower()
+    rels = con.execute("select table_schema, table_name from information_schema.tables where table_catalog = ?",
+                       [name]).fetchall()
+    attached = {r[0].lower() for r in con.execute("select database_name from duckdb_databases()").fetchall()}
+    if catalog.lower() not in attached:
+        con.execute(f"ATTACH ':memory:' AS {_q(catalog)}")
+    have = {(s.lower(), t.lower()) for s, t in con.execute(
+        "select table_schema, table_name from information_schema.tables where table_catalog = ?", [catalog]).fetchall()}
+    for schema, rel in rels:
+        if rel.lower() in text and (schema.lower(), rel.lower()) not in have:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {_q(catalog)}.{_q(schema)}")
+            con.execute(f"CREATE VIEW {_q(catalog)}.{_q(schema)}.{_q(rel)} AS "
+                        f"SELECT * FROM {_q(name)}.{_q(schema)}.{_q(rel)}")
+
+
 def copy_file(src: Path, dst: Path) -> Path:
     """Plain byte copy of a DuckDB file (and its WAL, if one was left behind)."""
     dst.parent.mkdir(parents=True, exist_ok=True)

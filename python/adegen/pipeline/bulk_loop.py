@@ -25,6 +25,7 @@ from .. import output as out
 from .. import proposals as pp
 from . import dataset
 from .context import RunContext
+from .propose import check_candidates
 from .realise import TaskJob, commit_task, prepare_task, render_tests
 
 COMPILE_BATCH = 48  # candidates compiled per dbt run (one compile per batch is the fixed cost)
@@ -33,6 +34,7 @@ SCREEN_AHEAD_MIN = 8  # candidates screened ahead of the cursor, at least
 # first match decides the reason a dropped candidate is counted under (DATASET.md, --json)
 DROP_REASONS = (
     ("does not compile", "mutant does not compile"),
+    ("precondition", "data precondition not met"),
     ("rewrite", "rewrite failed"),
     ("no materialized table", "no table to compare"),
     ("prompt", "no distinct, safe prompt"),
@@ -96,8 +98,7 @@ class BulkLoop:
                              if self.units[i].key not in self.compiled}):
             batch = [u for u in self.units[block * COMPILE_BATCH:(block + 1) * COMPILE_BATCH]
                      if u.key not in self.compiled]
-            pp.compile_check(self.ctx.project, [u.candidate for u in batch], workdir=self.ctx.workroot,
-                             progress=self.ctx.ui.say)
+            check_candidates(self.ctx, [u.candidate for u in batch])
             self.compiled |= {u.key for u in batch}
         items, keys = [], []
         for u in ahead:
@@ -105,6 +106,8 @@ class BulkLoop:
             result = c.compile_results.get(0)
             if u.key in self.observations or u.key in self.pending or (result is not None and result.ok is False):
                 continue
+            if 0 in c.preconditions and c.preconditions[0].drop_reason():
+                continue  # select() records the failed precondition as the drop reason
             try:
                 text = pp.apply_site(c.raw, c.sites[0])
             except Exception:  # noqa: BLE001 - select() records the rewrite failure as the drop reason

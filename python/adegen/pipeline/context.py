@@ -77,6 +77,7 @@ class RunContext:
     workroot: Path | None = None  # scratch directory of the run (removed at the end)
     pending: Any = None  # validation.PendingValidator while the baseline builds
     validator: Any = None  # a usable validator once the baseline is built, else None
+    measure: Any = None  # realism.MeasureRun: where the patterns' data preconditions are measured
     discovery: dict | None = None
     catalog: Any = None  # patterns.Catalog
     survey: Any = None  # survey.Survey

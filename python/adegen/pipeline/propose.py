@@ -4,6 +4,7 @@ stand. And the user's pick among them."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from ..cli_args import parse_pick
 from ..errors import InputError
@@ -20,6 +21,43 @@ def scope(ctx: RunContext):
 
     return pp.Scope(ctx.opts.project_dir, ctx.project.name, ctx.project.adapter_type, ctx.discovery, ctx.survey,
                     prefer_db_specific=ctx.backend.prefer_db_specific)
+
+
+def measure_run(ctx: RunContext):
+    """The run's realism.MeasureRun (built once): the intact build the preconditions are measured
+    on (none without a DuckDB intact build: then nothing is measured), the discovery payload and
+    the raw SQL of any own model."""
+    from .. import realism
+
+    if ctx.measure is None:
+        info = ctx.validator.baseline_info() if ctx.validator is not None else {}
+        db = info.get("baseline_db")
+        probe = realism.ProbeDB(Path(db), None) if db and Path(db).is_file() else None
+        paths = {m["unique_id"]: m.get("path") for m in (ctx.discovery or {}).get("models", [])
+                 if m.get("package_name") == ctx.project.name and m.get("path")}
+        cache: dict = {}
+
+        def raw_sql(uid: str) -> str | None:
+            if uid not in cache:
+                rel = paths.get(uid)
+                try:
+                    cache[uid] = (ctx.opts.project_dir / rel).read_text(encoding="utf-8", errors="replace") if rel else None
+                except OSError:
+                    cache[uid] = None
+            return cache[uid]
+
+        ctx.measure = realism.MeasureRun(probe, ctx.discovery or {}, raw_sql)
+    return ctx.measure
+
+
+def check_candidates(ctx: RunContext, cands: list) -> None:
+    """The compile check of `cands` (one dbt compile) and then their data preconditions."""
+    from .. import proposals as pp
+
+    pp.compile_check(ctx.project, cands, workdir=ctx.workroot, progress=ctx.ui.say)
+    failing = pp.measure_preconditions(cands, measure_run(ctx))
+    if failing:
+        ctx.ui.say(f"{failing} candidate site(s) fail their pattern's data precondition (not screened)")
 
 
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
@@ -53,7 +91,7 @@ def propose(ctx: RunContext):
             break
         ids = {id(c) for c in sel}
         remaining = [c for c in remaining if id(c) not in ids]
-        pp.compile_check(project, sel, workdir=ctx.workroot, progress=ui.say)
+        check_candidates(ctx, sel)
         screen = None
         if ctx.validator is not None:
             try:

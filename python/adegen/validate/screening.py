@@ -91,7 +91,7 @@ def count_limited(db_file: Path, sql: str, bound: RowCount, catalog: str | None 
                 con.execute(f"SET {key} = '{bound.settings[key]}'")
         con.execute(f"ATTACH {_lit(str(db_file))} AS {oracle.q(name)} (READ_ONLY)")
         if catalog and catalog.lower() != name.lower():
-            _mirror_catalog(con, name, catalog, sql)
+            dbfiles.mirror_catalog(con, name, catalog, sql)
         con.execute(f"USE {oracle.q(name)}")
         timer.start()
         n = con.execute(f"select count(*) from (select 1 from ({sql}) limit {int(bound.limit) + 1})").fetchone()[0]
@@ -101,20 +101,6 @@ def count_limited(db_file: Path, sql: str, bound: RowCount, catalog: str | None 
     finally:
         timer.cancel()
         con.close()
-
-
-def _mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
-    """Views `catalog`.schema.x over `name`.schema.x for every relation of `name` that `sql` may
-    reference (its name occurs in the text)."""
-    text = sql.lower()
-    rels = con.execute("select table_schema, table_name from information_schema.tables where table_catalog = ?",
-                       [name]).fetchall()
-    con.execute(f"ATTACH ':memory:' AS {oracle.q(catalog)}")
-    for schema, rel in rels:
-        if rel.lower() in text:
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {oracle.q(catalog)}.{oracle.q(schema)}")
-            con.execute(f"CREATE VIEW {oracle.q(catalog)}.{oracle.q(schema)}.{oracle.q(rel)} AS "
-                        f"SELECT * FROM {oracle.q(name)}.{oracle.q(schema)}.{oracle.q(rel)}")
 
 
 def _compiled(app: Path, name: str, seconds: float) -> str | None:

@@ -132,27 +132,13 @@ def _shift_value(S, a, b, delta):
 @operator("between_shift", fixed_anchor="between")
 def between_shift(S, args, ctx):
     """x BETWEEN a AND b: a literal upper bound moves one step in (b - 1 / one day earlier), else
-    a literal lower bound moves up; non-literal bounds are swapped; a window frame's lower bound
-    `unbounded preceding` becomes `1 preceding` (n preceding -> n + 1)."""
+    a literal lower bound moves up (the off-by-one of a hand-written range). Window frames and
+    non-literal bounds give no site: nobody moves a frame start or swaps two bounds by mistake."""
     out = []
     for i in S.find(["between"]):
         d = S.depth[i]
         j = next((k for k in range(i + 1, S.n) if S.texts[k] == "and" and S.depth[k] == d), None)
-        if j is None:
-            continue
-        if i > 0 and S.texts[i - 1] in ("rows", "range", "groups"):
-            lo = S.texts[i + 1 : j]
-            if lo == ["unbounded", "preceding"]:
-                out.append(Candidate(i, [S.replace(i + 1, i + 1, "1")], "frame start -> 1 preceding"))
-            elif len(lo) == 2 and lo[0].isdigit():
-                out.append(Candidate(i, [S.replace(i + 1, i + 1, str(int(lo[0]) + 1))], "frame start shifted"))
-            else:
-                hi_end = S.clause_end(j, extra_stop=("exclude",))
-                hi = S.texts[j + 1 : hi_end + 1]
-                if hi == ["unbounded", "following"]:
-                    out.append(Candidate(i, [S.replace(j + 1, j + 1, "1")], "frame end -> 1 following"))
-                elif len(hi) == 2 and hi[0].isdigit():
-                    out.append(Candidate(i, [S.replace(j + 1, j + 1, str(int(hi[0]) + 1))], "frame end shifted"))
+        if j is None or (i > 0 and S.texts[i - 1] in ("rows", "range", "groups")):
             continue
         a0, b0 = i + 1, j - 1
         a1 = j + 1
@@ -166,9 +152,6 @@ def between_shift(S, args, ctx):
         new = _shift_value(S, a0, b0, +1)
         if new is not None:
             out.append(Candidate(i, [S.replace(a0, b0, new)], f"lower bound {S.span(a0, b0)} -> {new}", touches_literal=True))
-            continue
-        if S.span(a0, b0) != S.span(a1, b1):
-            out.append(Candidate(i, [S.replace(a0, b0, S.span(a1, b1)), S.replace(a1, b1, S.span(a0, b0))], "bounds swapped"))
     return out
 
 

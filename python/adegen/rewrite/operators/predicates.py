@@ -28,7 +28,8 @@ def _drop_operand_edits(S, ops, k):
 @operator("drop_predicate", required=("clause",), anchor_arg="clause")
 def drop_predicate(S, args, ctx):
     """Drop one top-level AND/OR operand of a WHERE/HAVING/QUALIFY clause (the whole clause when
-    it has one); when that would touch more than 2 lines the operand is negated instead."""
+    it has one). An operand that cannot be dropped within two lines gives no site (wrapping it in
+    NOT ( ... ) instead is an edit nobody makes by mistake)."""
     out = []
     for i in _keyword_occurrences(S, args["clause"]):
         end = S.clause_end(i)
@@ -38,12 +39,11 @@ def drop_predicate(S, args, ctx):
         for k, (a, b, _c) in enumerate(ops):
             g = (i, k)
             if len(ops) == 1:
-                # FILTER (WHERE x) cannot lose its only condition: negation only
+                # FILTER (WHERE x) cannot lose its only condition
                 if not (i >= 2 and S.texts[i - 1] == "(" and S.texts[i - 2] == "filter"):
                     out.append(Candidate(g, [S.delete(i, end)], f"{args['clause']} clause removed"))
             else:
                 out.append(Candidate(g, [_drop_operand_edits(S, ops, k)], f"{args['clause']} operand {k + 1} removed"))
-            out.append(_negate(S, a, b, g, f"{args['clause']} operand {k + 1} negated"))
     return out
 
 
@@ -62,23 +62,18 @@ def negate_predicate(S, args, ctx):
 
 @operator("join_key", fixed_anchor="on")
 def join_key(S, args, ctx):
-    """In each JOIN ... ON clause: drop one conjunct of a multi-key condition, or point one side
-    of a qualified equality (a.x = b.y) at the other table's alias (a.x = a.y)."""
+    """In each JOIN ... ON clause with several conditions, drop one of them (a composite key loses
+    a part). A condition comparing a table with itself is never written: no such form."""
     out = []
     for i in S.find(["on"]):
         if i > 0 and S.texts[i - 1] == "distinct":
             continue
         end = S.clause_end(i)
         ops = S.operands(i + 1, end)
+        if len(ops) < 2:
+            continue
         for k, (a, b, _c) in enumerate(ops):
-            g = (i, k)
-            if len(ops) > 1:
-                out.append(Candidate(g, [_drop_operand_edits(S, ops, k)], f"join condition {k + 1} dropped"))
-            t = S.texts[a : b + 1]
-            if len(t) == 7 and t[1] == "." and t[3] == "=" and t[5] == "." and t[0] != t[4] \
-                    and S.toks[a].kind == "sql" and S.toks[a + 4].kind == "sql":
-                out.append(Candidate(g, [Edit(S.toks[a + 4].start, S.toks[a + 4].end, S.text(a))],
-                                     f"join key {S.text(a + 4)}.{S.text(a + 6)} -> {S.text(a)}.{S.text(a + 6)}"))
+            out.append(Candidate((i, k), [_drop_operand_edits(S, ops, k)], f"join condition {k + 1} dropped"))
     return out
 
 
@@ -173,11 +168,8 @@ def flip_order(S, args, ctx):
             last = b
             while last > a and S.texts[last] in ("nulls", "first", "last"):
                 last -= 1
+            # only a DESC that goes missing: the "latest record" dedupe copied into one that keeps
+            # the earliest. Adding DESC or turning ASC around is not an edit people make by mistake.
             if S.texts[last] == "desc":
                 out.append(Candidate((i, n), [S.delete(last, last)], "DESC removed"))
-            elif S.texts[last] == "asc":
-                out.append(Candidate((i, n), [S.kw(last, "desc")], "ASC -> DESC"))
-            else:
-                pos = S.toks[last].end
-                out.append(Candidate((i, n), [Edit(pos, pos, " " + case_like(S.text(ob), "desc"))], "DESC added"))
     return out

@@ -1,0 +1,196 @@
+"""Preconditions on what names and values mean: another spelling really in the data, a swapped
+column of the same type and a related name, a swapped relation of the same shape, a label CASE, a
+dropped column someone reads, a materialization change users would notice."""
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from .measure_sql import column_name, count_rows, nearest, share, sql
+from .probe import rows_query
+from .registry import CheckInput, Verdict, check
+
+MAX_RELATIONS = 8   # upstream relations searched for another spelling
+MAX_TEXT_COLUMNS = 24
+
+
+def _literal_pair(inp: CheckInput) -> tuple[exp.Literal, exp.Literal] | None:
+    b, a = inp.scope.before, inp.scope.after
+    if isinstance(b, exp.Literal) and isinstance(a, exp.Literal) and b.is_string and a.is_string:
+        return b, a
+    return None
+
+
+def _partner(lit: exp.Literal) -> exp.Expression | None:
+    """The expression a literal is compared with (x = 'a', x in ('a', 'b'))."""
+    parent = lit.parent
+    if isinstance(parent, exp.In):
+        return parent.this
+    if isinstance(parent, (exp.EQ, exp.NEQ, exp.Like, exp.ILike)):
+        return parent.expression if parent.this is lit else parent.this
+    return None
+
+
+def _upstream_tables(inp: CheckInput) -> list[str]:
+    seen, out = set(), []
+    for t in inp.scope.tree.find_all(exp.Table):
+        if not t.args.get("db") and not t.args.get("catalog"):
+            continue  # a CTE name, not a relation of the database
+        name = sql(exp.table_(t.name, db=t.args.get("db"), catalog=t.args.get("catalog")))
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
+    return out[:MAX_RELATIONS]
+
+
+@check("other_spelling", min_rows=1)
+def other_spelling(inp: CheckInput) -> Verdict:
+    """The spelling the mistake writes really exists in the data (the column itself, or a column of
+    a relation the model reads): someone copied it from what they saw."""
+    pair = _literal_pair(inp)
+    if pair is None:
+        return Verdict.unmeasured("the change is not a string literal")
+    _before, after = pair
+    value = after.this
+    col = _partner(pair[0])
+    select = inp.scope.select
+    if col is not None and select is not None:
+        got = count_rows(inp.probe, select, [f"cast({sql(col)} as varchar) = {sql(after)}"], where=False)
+        if got is not None and got[1] >= inp.params["min_rows"]:
+            return Verdict(True, f"{share(got[1], got[0])} rows have {column_name(col)} = '{value}'", {"hits": got[1]})
+    for rel in _upstream_tables(inp):
+        types = inp.probe.columns(f"select * from {rel}") or {}
+        text = [c for c, t in types.items() if t.upper().startswith(("VARCHAR", "TEXT", "STRING"))][:MAX_TEXT_COLUMNS]
+        if not text:
+            continue
+        cond = " or ".join(f'"{c}" = {sql(after)}' for c in text)
+        row = inp.probe.one(f"select count(*) from (select 1 from {rel} where {cond} limit 1000)")
+        if row and row[0]:
+            return Verdict(True, f"'{value}' is how {rel.split('.')[-1]} writes it ({row[0]:,} rows)", {"hits": int(row[0])})
+    return Verdict(False, f"'{value}' occurs nowhere in the data the model reads", {})
+
+
+@check("label_case")
+def label_case(inp: CheckInput) -> Verdict:
+    """The CASE labels rows (not a CASE summed or counted, where NULL and 0 read alike) and some rows
+    fall through to its ELSE."""
+    case = inp.scope.before if isinstance(inp.scope.before, exp.Case) else None
+    if case is None:
+        return Verdict.unmeasured("the change is not a CASE")
+    if case.find_ancestor(exp.AggFunc) is not None:
+        return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
+    conds = " or ".join(f"coalesce({sql(w.this)}, false)" for w in case.args.get("ifs") or [])
+    select = inp.scope.select
+    got = count_rows(inp.probe, select, [f"not ({conds})"]) if conds and select is not None else None
+    if got is None:
+        return Verdict.unmeasured("the CASE could not be measured")
+    total, fall = got
+    return Verdict(fall > 0, f"{share(fall, total)} rows fall through to the ELSE", {"rows": total, "else_rows": fall})
+
+
+_SUFFIX = re.compile(r"(_at|_ts|_date|_time|_day|_month|_id|_key|_amount|_cents|_usd|_count|_total|_price|_name|_code|_status|_type)$")
+
+
+def related_names(a: str, b: str) -> bool:
+    """Two column names an engineer could confuse: the same kind of value (created_at/updated_at,
+    gross_amount/net_amount, customer_id/account_id) or the same stem (price/unit_price)."""
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return False
+    sa, sb = _SUFFIX.search(a), _SUFFIX.search(b)
+    if sa and sb and sa.group(1) == sb.group(1):
+        return True
+    return a in b or b in a
+
+
+@check("related_column", min_rows=1)
+def related_column(inp: CheckInput) -> Verdict:
+    """The swapped-in column has the same type and a related name, and holds other values."""
+    b, a = inp.scope.before, inp.scope.after
+    if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)):
+        return Verdict.unmeasured("the change is not a column swap")
+    if not related_names(b.name, a.name):
+        return Verdict(False, f"{b.name} and {a.name} are not names anyone would mix up", {})
+    select = inp.scope.select
+    types = inp.probe.columns("(" + rows_query(select, [exp.alias_(b.copy(), "a"), exp.alias_(a.copy(), "b")]) + ")")
+    if not types or len(set(types.values())) != 1:
+        return Verdict(False, f"{b.name} and {a.name} hold different types ({', '.join(sorted(set((types or {}).values())))})", {})
+    got = count_rows(inp.probe, select, [f"{sql(b)} is distinct from {sql(a)}"])
+    if got is None:
+        return Verdict.unmeasured("the columns could not be compared")
+    total, differ = got
+    return Verdict(differ >= inp.params["min_rows"], f"{b.name} and {a.name} differ on {share(differ, total)} rows",
+                   {"rows": total, "differing": differ})
+
+
+@check("similar_relation", min_overlap=0.6)
+def similar_relation(inp: CheckInput) -> Verdict:
+    """The relation swapped in has nearly the same columns (an easy one to pick by mistake)."""
+    b, a = nearest(inp.scope.before, (exp.Table,)), nearest(inp.scope.after, (exp.Table,))
+    if not (isinstance(b, exp.Table) and isinstance(a, exp.Table)):
+        return Verdict.unmeasured("the change is not a relation swap")
+    bare = [sql(exp.table_(t.name, db=t.args.get("db"), catalog=t.args.get("catalog"))) for t in (b, a)]
+    cb, ca = (inp.probe.columns(f"select * from {x}") for x in bare)
+    if not cb or not ca:
+        return Verdict.unmeasured("the relations could not be described")
+    shared = {c.lower() for c in cb} & {c.lower() for c in ca}
+    frac = len(shared) / len(cb)
+    ok = frac >= inp.params["min_overlap"]
+    return Verdict(ok, f"{a.name} has {len(shared)} of {b.name}'s {len(cb)} columns", {"shared": len(shared)})
+
+
+@check("column_read_downstream", needs_sql=False, min_models=1)
+def column_read_downstream(inp: CheckInput) -> Verdict:
+    """A model downstream reads the dropped column, so it breaks there (the symptom is not where the
+    edit is)."""
+    column = str((getattr(inp.site, "placeholders", None) or {}).get("column") or "")
+    if not column:
+        return Verdict.unmeasured("no dropped column")
+    raw_of = inp.extra.get("raw_sql")
+    readers = []
+    for uid in inp.model.get("downstream_models", []) or []:
+        name = uid.split(".")[-1]
+        text = raw_of(uid) if callable(raw_of) else None
+        if text and re.search(rf"\b{re.escape(column)}\b", text, re.I):
+            readers.append(name)
+    ok = len(readers) >= inp.params["min_models"]
+    fact = (f"{', '.join(readers[:3])} read{'s' if len(readers) == 1 else ''} {column}" if readers
+            else f"no model downstream reads {column}")
+    return Verdict(ok, fact, {"readers": readers})
+
+
+@check("noticed_by_readers", needs_sql=False, min_children=1)
+def noticed_by_readers(inp: CheckInput) -> Verdict:
+    """A materialization change people notice: a table that other models or dashboards read turns
+    into a view (slow to query), or an incremental model is rebuilt in full every run."""
+    ph = getattr(inp.site, "placeholders", None) or {}
+    was, now = str(ph.get("original_materialization", "")), str(ph.get("wrong_materialization", ""))
+    readers = len(inp.model.get("downstream_models", []) or [])
+    is_mart = inp.model.get("layer") == "marts"
+    if (was, now) == ("incremental", "table"):
+        return Verdict(True, "an incremental model would be rebuilt in full on every run", {})
+    if now != "view":
+        return Verdict(False, f"a {was or 'model'} becoming a {now or 'table'} is nothing a reader notices", {})
+    ok = is_mart or readers >= inp.params["min_children"]
+    who = "a mart that dashboards read" if is_mart else f"read by {readers} model(s)"
+    return Verdict(ok, f"the table is {who}; as a view every read recomputes it", {"readers": readers})
+
+
+@check("read_by_dashboards", needs_sql=False)
+def read_by_dashboards(inp: CheckInput) -> Verdict:
+    """The model is an end product people query (a mart, or nothing downstream in dbt reads it), so
+    a column gone from it breaks someone's dashboard rather than a dbt model."""
+    is_mart = inp.model.get("layer") == "marts"
+    readers = len(inp.model.get("downstream_models", []) or [])
+    ok = is_mart or readers == 0
+    fact = ("a mart that dashboards query" if is_mart else "an end product of the DAG" if readers == 0
+            else f"an intermediate step read by {readers} model(s), not by people")
+    return Verdict(ok, fact, {"readers": readers})
+
+
+@check("incremental_model", needs_sql=False)
+def incremental_model(inp: CheckInput) -> Verdict:
+    """The model really is incremental, so its is_incremental() filter runs on every scheduled run."""
+    ok = str(inp.model.get("materialized", "")) == "incremental"
+    return Verdict(ok, "an incremental model" if ok else "not an incremental model", {})

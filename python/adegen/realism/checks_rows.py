@@ -1,0 +1,219 @@
+"""Row-level preconditions: the change matters on the scope's own rows; joins miss keys; filters,
+mapped codes and boundaries meet real rows; values are messy the way the mistake needs."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+
+from .measure_sql import column_name, count_rows, in_join, scope_change, scope_columns_differ, share, sql
+from .registry import CheckInput, Verdict, check
+
+
+@check("rows_change", min_rows=1)
+def rows_change(inp: CheckInput) -> Verdict:
+    """The SELECT the mutation edits returns other rows on the intact data (a local oracle)."""
+    got = scope_change(inp.probe, inp.scope)
+    if got is None:
+        shape = scope_columns_differ(inp.probe, inp.scope)
+        if shape:
+            return Verdict(True, f"the edited SELECT returns other columns ({shape})", {})
+        return Verdict.unmeasured("the changed SELECT could not be run: " + _last_error(inp))
+    total, differing = got
+    ok = differing >= inp.params["min_rows"]
+    fact = (f"the edited SELECT returns {differing:,} different row(s) out of {total:,}" if ok
+            else f"the edited SELECT returns the same {total:,} rows (nothing in the data meets the change)")
+    return Verdict(ok, fact, {"rows": total, "differing": differing})
+
+
+def _last_error(inp: CheckInput) -> str:
+    return (inp.probe.errors[-1] if inp.probe is not None and inp.probe.errors else "no detail")[:200]
+
+
+def _join_pair(inp: CheckInput) -> tuple[exp.Join, exp.Join] | None:
+    b, a = inp.scope.before, inp.scope.after
+    if isinstance(b, exp.Join) and isinstance(a, exp.Join):
+        return b, a
+    jb, ja = in_join(b), in_join(a)
+    return (jb, ja) if jb is not None and ja is not None else None
+
+
+def _side_keys(join: exp.Join, right: bool) -> list[exp.Column]:
+    """The ON/USING columns of the joined table (right) or of the tables before it (left)."""
+    alias = join.this.alias_or_name.lower()
+    on = join.args.get("on")
+    if on is not None:
+        cols = [c for c in on.find_all(exp.Column) if c.table]
+        return [c for c in cols if (c.table.lower() == alias) == right]
+    using = join.args.get("using") or []
+    name = alias if right else None
+    return [exp.column(u.name, table=name) for u in using] if name else []
+
+
+@check("unmatched_rows", min_rows=1, max_share=0.95)
+def unmatched_rows(inp: CheckInput) -> Verdict:
+    """The joined relation really misses keys: some rows of the outer join find no match."""
+    pair = _join_pair(inp)
+    if pair is None:
+        return Verdict.unmeasured("the change is not a join")
+    jb, ja = pair
+    outer_is_intact = (jb.side or "").upper() in ("LEFT", "FULL", "RIGHT")
+    join = jb if outer_is_intact else ja
+    select = inp.scope.select if outer_is_intact else inp.scope.mutant_select
+    # FULL -> LEFT loses the rows only the joined side has; LEFT/INNER changes lose the unmatched left rows
+    lost_left_only = (jb.side or "").upper() == "FULL"
+    keys = _side_keys(join, right=not lost_left_only)
+    if not keys or select is None:
+        return Verdict.unmeasured("no join key columns to test")
+    cond = " and ".join(f"{sql(k)} is null" for k in keys)
+    got = count_rows(inp.probe, select, [cond])
+    if got is None:
+        return Verdict.unmeasured("the join could not be measured: " + _last_error(inp))
+    total, unmatched = got
+    other = join.this.alias_or_name
+    frac = unmatched / total if total else 0.0
+    ok = unmatched >= inp.params["min_rows"] and frac <= inp.params["max_share"]
+    fact = f"{share(unmatched, total)} rows find no match in {other}"
+    return Verdict(ok, fact, {"rows": total, "unmatched": unmatched})
+
+
+@check("fans_out", min_rows=1)
+def fans_out(inp: CheckInput) -> Verdict:
+    """With the key part dropped, the join matches several rows per row (the grain breaks)."""
+    si, sm = inp.scope.select, inp.scope.mutant_select
+    if si is None or sm is None:
+        return Verdict.unmeasured("the change is not inside a SELECT")
+    a, b = count_rows(inp.probe, si, []), count_rows(inp.probe, sm, [])
+    if a is None or b is None:
+        return Verdict.unmeasured("the join could not be measured: " + _last_error(inp))
+    extra = b[0] - a[0]
+    ok = extra >= inp.params["min_rows"]
+    return Verdict(ok, f"the join returns {b[0]:,} rows instead of {a[0]:,}", {"rows": a[0], "fanned": b[0]})
+
+
+def _removed_values(inp: CheckInput) -> tuple[exp.Expression, list[exp.Expression]] | None:
+    b, a = inp.scope.before, inp.scope.after
+    if isinstance(b, exp.In) and isinstance(a, exp.In):
+        kept = {sql(x) for x in a.expressions}
+        gone = [x for x in b.expressions if sql(x) not in kept]
+        return (b.this, gone) if gone else None
+    return None
+
+
+@check("value_occurs", min_rows=1)
+def value_occurs(inp: CheckInput) -> Verdict:
+    """The code a mapping or list loses really occurs in the data (rows carry it)."""
+    found = _removed_values(inp)
+    if found is not None:
+        lhs, gone = found
+        cond = f"{sql(lhs)} in ({', '.join(sql(x) for x in gone)})"
+        what = f"{column_name(lhs)} = {', '.join(sql(x) for x in gone)}"
+    else:
+        when = _dropped_when(inp)
+        if when is None:
+            return Verdict.unmeasured("no dropped list item or CASE branch")
+        cond, what = sql(when.this), sql(when.this)
+    select = inp.scope.select
+    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    if got is None:
+        return Verdict.unmeasured("the code could not be counted: " + _last_error(inp))
+    total, hits = got
+    ok = hits >= inp.params["min_rows"]
+    return Verdict(ok, f"{share(hits, total)} rows have {what}", {"rows": total, "hits": hits})
+
+
+def _dropped_when(inp: CheckInput) -> exp.If | None:
+    b, a = inp.scope.before, inp.scope.after
+    if isinstance(b, exp.Case) and isinstance(a, exp.Case):
+        kept = {sql(x) for x in a.args.get("ifs") or []}
+        gone = [x for x in b.args.get("ifs") or [] if sql(x) not in kept]
+        return gone[0] if gone else None
+    return None
+
+
+_COMPARISONS = (exp.GTE, exp.GT, exp.LTE, exp.LT)
+
+
+@check("rows_on_boundary", min_rows=1)
+def rows_on_boundary(inp: CheckInput) -> Verdict:
+    """Rows sit exactly on the boundary the comparison moves (so inclusive vs exclusive matters)."""
+    node = inp.scope.before
+    if isinstance(node, _COMPARISONS):
+        conds = [f"{sql(node.this)} = {sql(node.expression)}"]
+    elif isinstance(node, exp.Between):
+        conds = [f"{sql(node.this)} = {sql(node.args['low'])} or {sql(node.this)} = {sql(node.args['high'])}"]
+    else:
+        node = node.find_ancestor(*_COMPARISONS, exp.Between) if node is not None else None
+        if node is None:
+            return Verdict.unmeasured("the change is not a comparison")
+        return rows_on_boundary(_with_before(inp, node))
+    select = inp.scope.select
+    got = count_rows(inp.probe, select, conds, where=False) if select is not None else None
+    if got is None:
+        return Verdict.unmeasured("the boundary could not be measured: " + _last_error(inp))
+    total, on = got
+    ok = on >= inp.params["min_rows"]
+    return Verdict(ok, f"{share(on, total)} rows sit exactly on the boundary {sql(node)}", {"rows": total, "on": on})
+
+
+def _with_before(inp: CheckInput, node: exp.Expression) -> CheckInput:
+    return CheckInput(replace(inp.scope, before=node), inp.probe, inp.params, inp.model, inp.discovery,
+                      inp.site, inp.extra)
+
+
+@check("nulls_present", min_rows=1)
+def nulls_present(inp: CheckInput) -> Verdict:
+    """The value a COALESCE guards really is missing on some rows (for NULLIF: really holds the
+    placeholder it blanks out, such as a zero divisor)."""
+    call = inp.scope.before
+    if not isinstance(call, (exp.Coalesce, exp.Nullif)):
+        return Verdict.unmeasured("the change is not a COALESCE or NULLIF")
+    arg = call.this
+    if isinstance(call, exp.Nullif):
+        cond, what = f"{sql(arg)} = {sql(call.expression)}", f"is {sql(call.expression)}"
+    else:
+        cond, what = f"{sql(arg)} is null", "is missing"
+    select = inp.scope.select
+    got = count_rows(inp.probe, select, [cond]) if select is not None else None
+    if got is None:
+        return Verdict.unmeasured("the values could not be counted: " + _last_error(inp))
+    total, hits = got
+    ok = hits >= inp.params["min_rows"]
+    return Verdict(ok, f"{column_name(arg)} {what} on {share(hits, total)} rows", {"rows": total, "hits": hits})
+
+
+@check("uncastable_values", min_rows=1)
+def uncastable_values(inp: CheckInput) -> Verdict:
+    """The raw values hold some that do not parse, which the tolerant cast let through."""
+    call = inp.scope.before
+    if not isinstance(call, exp.TryCast) and not (isinstance(call, exp.Cast) and call.args.get("safe")):
+        return Verdict.unmeasured("the change is not a TRY_CAST")
+    arg = call.this
+    cond = f"{sql(arg)} is not null and {sql(call)} is null"
+    select = inp.scope.select
+    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    if got is None:
+        return Verdict.unmeasured("the values could not be read: " + _last_error(inp))
+    total, bad = got
+    ok = bad >= inp.params["min_rows"]
+    return Verdict(ok, f"{share(bad, total)} {column_name(arg)} values do not parse as {sql(call.to)}",
+                   {"rows": total, "unparseable": bad})
+
+
+@check("messy_text", min_rows=1)
+def messy_text(inp: CheckInput) -> Verdict:
+    """The raw text really has mixed case or padding, the thing LOWER/TRIM cleaned up."""
+    node = inp.scope.before
+    call = node if isinstance(node, (exp.Lower, exp.Upper, exp.Trim)) else None
+    if call is None:
+        return Verdict.unmeasured("the change is not a LOWER/UPPER/TRIM call")
+    arg = sql(call.this)
+    cond = f"{arg} is distinct from {sql(call)}"
+    select = inp.scope.select
+    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    if got is None:
+        return Verdict.unmeasured("the values could not be read: " + _last_error(inp))
+    total, messy = got
+    ok = messy >= inp.params["min_rows"]
+    what = "padded" if isinstance(call, exp.Trim) else "mixed-case"
+    return Verdict(ok, f"{share(messy, total)} {column_name(call.this)} values are {what}", {"rows": total, "messy": messy})

@@ -1,0 +1,103 @@
+"""SQL helpers the checks share: the scope's rows, a local oracle between the intact and the mutated
+scope, and the columns a node reads. Pure query building plus one ProbeDB call each."""
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from .locate import SiteScope
+from .probe import WITH, ProbeDB, groups_query, rows_query, visible_ctes
+
+
+def sql(node: exp.Expression) -> str:
+    return node.sql(dialect="duckdb")
+
+
+def _body(scope: exp.Expression) -> str:
+    body = scope.copy()
+    body.set(WITH, None)
+    return sql(body)
+
+
+def scope_change(probe: ProbeDB, s: SiteScope) -> tuple[int, int] | None:
+    """(rows of the intact scope's output, rows that differ between the intact and the mutated
+    scope, as bags): a local equality oracle on the one SELECT the mutation changed."""
+    ctes = visible_ctes(s.scope)
+    with_sql = ("with " + ", ".join(sql(c) for c in ctes) + " ") if ctes else ""
+    a, b = _body(s.scope), _body(s.mutant_scope)
+    row = probe.one(f"{with_sql}select (select count(*) from ({a}) adegen_a), (select count(*) from "
+                    f"(({a}) except all ({b}) union all (({b}) except all ({a}))) adegen_d)")
+    if row is None:
+        return None
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def scope_columns_differ(probe: ProbeDB, s: SiteScope) -> str | None:
+    """How the intact and the mutated scope's column lists differ ("12 columns instead of 7"), or
+    None when they are the same or cannot be read."""
+    ctes = visible_ctes(s.scope)
+    with_sql = ("with " + ", ".join(sql(c) for c in ctes) + " ") if ctes else ""
+    a = probe.columns(f"{with_sql}{_body(s.scope)}")
+    b = probe.columns(f"{with_sql}{_body(s.mutant_scope)}")
+    if a is None or b is None or list(a) == list(b):
+        return None
+    return f"{len(b)} columns instead of {len(a)}" if len(a) != len(b) else "columns of other names or types"
+
+
+def count_rows(probe: ProbeDB, select: exp.Select, conditions: list, *, where: bool = True) -> list[int] | None:
+    """[rows of the scope, then rows meeting each condition] over `select`'s FROM/JOINs (+ WHERE).
+
+    The conditions are evaluated as columns of an inner select and counted outside it, so they
+    may hold window functions; a condition over aggregates is evaluated per group of the select's
+    GROUP BY instead (then the counts are groups)."""
+    conds = [_as_cond(c) for c in conditions]
+    flags = [exp.alias_(exp.Coalesce(this=exp.Paren(this=c), expressions=[exp.false()]), f"c{i}")
+             for i, c in enumerate(conds)]
+    outer = ", ".join(["count(*)"] + [f"count(*) filter (where c{i})" for i in range(len(conds))])
+    if any(c.find(exp.AggFunc) is not None for c in conds):
+        inner = groups_query(select, [f.this for f in flags], [f"g{i} as c{i}" for i in range(len(flags))])
+    else:
+        inner = rows_query(select, flags or [exp.alias_(exp.true(), "c")], where=where)
+    row = probe.one(f"select {outer} from ({inner}) adegen_rows")
+    return None if row is None else [int(x or 0) for x in row]
+
+
+def _as_cond(c) -> exp.Expression:
+    return c.copy() if isinstance(c, exp.Expression) else sqlglot.parse_one(str(c), read="duckdb")
+
+
+def nearest(node: exp.Expression | None, types: tuple) -> exp.Expression | None:
+    """`node` itself when it is one of `types`, else its nearest ancestor that is."""
+    if node is None or isinstance(node, types):
+        return node
+    return node.find_ancestor(*types)
+
+
+def in_where(node: exp.Expression) -> bool:
+    return node.find_ancestor(exp.Where) is not None
+
+
+def in_join(node: exp.Expression) -> exp.Join | None:
+    return node.find_ancestor(exp.Join)
+
+
+def column_name(node: exp.Expression) -> str:
+    """A readable name for what an expression reads (its first column, else its SQL)."""
+    col = node if isinstance(node, exp.Column) else node.find(exp.Column)
+    return col.name if col is not None else sql(node)
+
+
+def projection_alias(node: exp.Expression) -> str | None:
+    """The output name of the select item holding `node`."""
+    cur = node
+    while cur is not None and not isinstance(cur, exp.Select):
+        if isinstance(cur, exp.Alias):
+            return cur.alias
+        if isinstance(cur.parent, exp.Select) and cur.arg_key == "expressions":
+            return cur.alias_or_name or None
+        cur = cur.parent
+    return None
+
+
+def share(part: int, whole: int) -> str:
+    return f"{part:,} of {whole:,}"
