@@ -51,6 +51,11 @@ class Proposal:
     precondition: list | None = None  # the pattern's data preconditions as measured (realism.Measured.to_json)
 
     @property
+    def upstream(self) -> bool:
+        """The change is upstream of the table the base prompt names (the agent traces it back)."""
+        return self.compared_table != self.model
+
+    @property
     def prompts(self) -> dict[str, str]:
         """{key: text} in level order (base first)."""
         return {lv.key: lv.text for lv in self.prompt_levels()}
@@ -86,6 +91,7 @@ class Proposal:
             "closest_task": self.closest_task,
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
+            "upstream_of_prompt": self.upstream,
             "tags": self.tags,
             "precondition": self.precondition,
             "screening": None if obs is None else {

@@ -11,7 +11,6 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 (difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,8 @@ from . import prompts, ranking, realism
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
+from .proposal_site import ScreenFn, Selection, about_data, prompt_key, realise_candidate
+from .proposal_site import encode as encode_text
 from .survey import Survey
 
 MAX_SITES_PER_PAIR = 3
@@ -145,8 +146,7 @@ def apply_site(raw: str, site) -> str:
     return _apply(raw, site)
 
 
-def encode(text: str) -> bytes:
-    return text.encode("utf-8", errors="surrogateescape")
+encode = encode_text  # the one encoder (proposal_site), under this module's older name
 
 
 def decode(data: bytes) -> str:
@@ -294,6 +294,25 @@ def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
     return [p.candidate for p in dry.proposals]
 
 
+# At least this share of a run's tasks changes a model upstream of the table its base prompt names
+# (issue 28: "no task made the agent trace a symptom upstream"): 2 of 5.
+DEEP_SHARE_NUM, DEEP_SHARE_DEN = 2, 5
+
+
+def is_config_only(pattern) -> bool:
+    """A pattern that changes configuration only (the data stays the same): one per run."""
+    return str(getattr(pattern, "family", "")) == "config-materialization"
+
+
+def _deep_quota_at_risk(picked: list, slots: int, want: int, untried: list) -> bool:
+    """Taking one more proposal whose symptom is on the changed model itself would leave too few
+    slots for the deep ones the run wants, while candidates that could still give one remain."""
+    have = sum(1 for p in picked if p.upstream)
+    if have >= want or slots - 1 >= want - have:
+        return False
+    return any(c.model.get("layer") != "marts" for c in untried)
+
+
 def is_db_specific(pattern) -> bool:
     """A pattern limited to some database types (e.g. `db_types: [snowflake]`), not ANSI (`all`)."""
     dbt = getattr(pattern, "db_types", "all")
@@ -302,29 +321,6 @@ def is_db_specific(pattern) -> bool:
     return list(dbt) != ["all"]
 
 
-ScreenFn = Callable[[Candidate, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
-
-
-@dataclass
-class _Selection:
-    """What picking one proposal needs besides the candidate (shared by a select() call)."""
-
-    scope: Scope
-    screen: ScreenFn | None
-    dropped: list
-    used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
-    order: int = 0  # tasks about data before the one being realised (see select)
-
-
-def _about_data(prop) -> bool:
-    """Whether a proposal's base report is about the table's data (so it may quote values)."""
-    pset = getattr(prop, "prompt_set", None)
-    return pset is not None and pset.about_data
-
-
-def prompt_key(text: str) -> str:
-    """Prompts are "the same" when they differ only in case, spacing or punctuation."""
-    return prompts.norm(text)
 
 
 def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
@@ -354,8 +350,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     taken = list(taken or [])
     survey, discovery = scope.survey, scope.discovery
     chosen: list[Proposal] = []
-    state = _Selection(scope, screen, [], _used_prompts(survey, taken),
-                       sum(_about_data(p) for p in taken) if scope.order is None else scope.order)
+    state = Selection(scope, screen, [], _used_prompts(survey, taken),
+                       sum(about_data(p) for p in taken) if scope.order is None else scope.order)
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
@@ -374,6 +370,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     tried: set[int] = set()
     total = len(taken) + count
     want_specific = (total + 1) // 2 if scope.prefer_db_specific else 0
+    want_deep = (DEEP_SHARE_NUM * total) // DEEP_SHARE_DEN if total >= 3 else 0
     while len(chosen) < count:
         only_specific = False
         if want_specific:
@@ -400,10 +397,18 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
             break
         tried.add(best)
         c = remaining[best]
-        prop = _realise(c, state)
+        if is_config_only(c.pattern) and any(is_config_only(p.candidate.pattern) for p in taken + chosen
+                                              if p.candidate is not None):
+            continue  # one config-only task per run: the data bugs are the ones worth benchmarking
+        prop = realise_candidate(c, state)
         if prop is None:
             continue
-        state.order += _about_data(prop)  # a materialization or build report quotes no values
+        if not prop.upstream and prop.observation is not None and _deep_quota_at_risk(taken + chosen, count - len(chosen), want_deep,
+                                                     [remaining[i] for i in range(len(remaining)) if i not in tried]):
+            state.dropped.append((c.name, c.pattern.id, "kept back: the run needs tasks whose symptom shows "
+                                                        "downstream of the change"))
+            continue
+        state.order += about_data(prop)  # a materialization or build report quotes no values
         prop.number = len(taken) + len(chosen) + 1
         chosen.append(prop)
         for lv in prop.prompt_levels():
@@ -415,87 +420,3 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     return ProposalSet(chosen, [], state.dropped, len(cands))
 
 
-def _realise(c: Candidate, st: _Selection) -> Proposal | None:
-    """The first site of a candidate that compiles, screens observable and gets a safe prompt no
-    other task of the run or of the survey already has."""
-    survey, discovery, project_name = st.scope.survey, st.scope.discovery, st.scope.project_name
-    screen, dropped = st.screen, st.dropped
-    for si, site in enumerate(c.sites):
-        r = c.compile_results.get(si)
-        if r is not None and r.ok is False:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: mutant does not compile/parse ({r.reason})"))
-            continue
-        try:
-            mutant_text = apply_site(c.raw, site)
-        except Exception as exc:  # noqa: BLE001
-            dropped.append((c.name, c.pattern.id, f"rewrite failed: {exc}"))
-            continue
-        if mutant_text == c.raw:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing"))
-            continue
-        measured = c.preconditions.get(si)
-        if measured is not None and measured.drop_reason():
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: {measured.drop_reason()}"))
-            continue
-        obs = None
-        if screen is not None:
-            obs = screen(c, site, mutant_text)
-            if obs is not None and not obs.observable:
-                dropped.append((c.name, c.pattern.id, f"line {site.line}: {obs.reason}"))
-                continue
-        compared = compared_table_for(c.model, discovery, obs)
-        if compared is None:
-            dropped.append((c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)"))
-            continue
-        column = pick_column(c, site, obs)
-        try:
-            pset = prompts.write_prompts(prompts.PromptRequest(
-                seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
-                pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
-                column=column, avoid=frozenset(st.used_prompts), order=st.order,
-                **prompts.model_facts(c.model, discovery)))
-        except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
-            if os.environ.get("ADEGEN_DEBUG"):
-                raise
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
-                                                  f"{type(exc).__name__}: {exc})"))
-            continue
-        if pset.base is None:
-            why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
-            dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))
-            continue
-        repeated = next((t for t in pset.prompts.values() if prompt_key(t) in st.used_prompts), None)
-        if repeated is not None:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
-                                                  f"{st.used_prompts[prompt_key(repeated)]}"))
-            continue
-        between = models_between(discovery, c.model["unique_id"], compared)
-        distance = 0
-        if obs is not None and getattr(obs, "changed_tables", None):
-            distance = int(obs.changed_tables.get(compared, 0) or 0)
-        elif compared != c.name:
-            distance = max(len(between) - 1, 1)
-        diff = difficulty_for(c.pattern, c.model, obs, distance)
-        novelty, closest = novelty_text(c, survey, project_name)
-        ctx = assertion_context(c.model, column, project_name)
-        for k, v in (getattr(site, "placeholders", None) or {}).items():
-            ctx.setdefault(k, v)
-        tests = []
-        for entry in getattr(c.pattern, "assertion_tests", None) or []:
-            e = dict(entry) if isinstance(entry, dict) else {"type": getattr(entry, "type"), "args": getattr(entry, "args")}
-            tests.append({"type": e.get("type"), "args": e.get("args") or {}, "context": ctx})
-        realistic = " ".join(c.pattern.realistic.split())  # how an engineer ships this bug (never guidance)
-        return Proposal(
-            number=0, model=c.name, model_unique_id=c.model["unique_id"], model_path=c.model["path"],
-            layer=c.model.get("layer", "other"), pattern_id=c.pattern.id,
-            pattern_name=str(getattr(c.pattern, "name", c.pattern.id)), family=c.family, difficulty=diff,
-            why_model=why_model(c.model, c.covered_by), realistic=realistic or str(getattr(c.pattern, "mutation", "")),
-            prompt=pset.base, prompt_source=pset.sources["base"], levels=levels_of(pset, compared), prompt_set=pset,
-            description=prompts.description_for(c.pattern, c.name, site),
-            assertion_tests=tests, novelty=novelty, closest_task=closest, site=site, original=c.raw_bytes,
-            mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
-            solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
-            build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
-            candidate=c, precondition=measured.to_json() if measured is not None else None,
-        )
-    return None

@@ -106,6 +106,23 @@ def leaks(prompt: str, *, site=None, pattern=None, model_path: str | None = None
     return reasons
 
 
+# how a model is built: a report of a configuration change that names it states the fix ("X is a
+# view now, it used to be a table" tells the agent exactly what to change back)
+_BUILD_WORDS = re.compile(r"\b(views?|tables?|materiali[sz]\w*|incremental\w*|config\w*|ephemeral)\b", re.I)
+
+
+def states_fix(prompt: str, site=None, pattern=None) -> list[str]:
+    """Reasons the prompt states the fix instead of a symptom (empty list = it reports a symptom).
+    A configuration change is reported by what users notice (slow dashboards), never by the object
+    kind; every other leak of the change is `leaks`'."""
+    config = (str(getattr(pattern, "family", "")) == "config-materialization"
+              or "wrong_materialization" in (getattr(site, "placeholders", None) or {}))
+    if not config:
+        return []
+    hits = sorted({m.group(1).lower() for m in _BUILD_WORDS.finditer(prompt)})
+    return [f"states the fix: names how the model is built ({', '.join(hits)})"] if hits else []
+
+
 def tool_words(prompt: str) -> list[str]:
     """Reasons the prompt reads like program output (empty list = reads like a person)."""
     return [f"tool words: {why}" for rx, why in TOOL_WORDS if re.search(rx, prompt)]

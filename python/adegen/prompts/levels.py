@@ -45,6 +45,8 @@ class PromptRequest:
     avoid: frozenset = frozenset()             # texts already used (this run, surveyed tasks)
     unstable: frozenset = frozenset()          # tables that differ between two intact builds
     order: int | None = None                   # the task's place in its run (spreads the detail)
+    start: str | None = None                   # the table the base report names (a mart downstream of
+                                               # the change), None: the nearest table that shows it
 
 
 def _voice(req: PromptRequest) -> render.Voice:
@@ -134,6 +136,11 @@ def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
     # the voice fixes the frame of the report (a statement, a rule, a question, a story) and how
     # concrete it is (nothing, an entity's name, its values); medium and hard say less
     voice = _voice(req)
+    start = next((f for f in by_table if req.start and f.table == req.start), None)
+    if start is not None and start.distance > 0:
+        # reported where people look: the base names a table downstream, later levels go further
+        root = start
+        by_table = [root] + [f for f in by_table if f.distance > root.distance]
     plans = [_Plan("base", root, voice.levels("base"))]
     down = [f for f in by_table[1:] if f.distance > 0] if root.kind not in (
         "relation_kind", "build_failed", "column_added") else []
@@ -218,15 +225,14 @@ def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
         allowed |= set(f.detail.get("columns") or [])
         if f.kind == "build_failed":  # dbt's own words are the symptom a user pastes
             allowed |= set(re.findall(r"[a-z_][a-z0-9_]*", str(f.detail.get("message", "")).lower()))
-        if f.kind == "relation_kind":
-            allowed |= {"table", "view", "materialized", "incremental", str(f.detail.get("intact")),
-                        str(f.detail.get("broken"))}
     return {a for a in allowed if a}
 
 
 def reasons_against(text: str, req: PromptRequest, changed_tables, allowed) -> list[str]:
-    """Why a text cannot be used: leaks, tool words, or a named table that did not change."""
+    """Why a text cannot be used: leaks, a stated fix, tool words, or a named table that did not
+    change. Runs on every prompt key of every task (adegen's own and --prompt-command's)."""
     why = checks.leaks(text, site=req.site, pattern=req.pattern, model_path=req.model_path, allowed=allowed)
+    why += checks.states_fix(text, req.site, req.pattern)
     why += checks.tool_words(text)
     why += checks.unchanged_tables_named(text, changed_tables, req.project_models)
     return why

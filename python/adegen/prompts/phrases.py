@@ -454,24 +454,18 @@ BODIES: dict[str, dict[str, list[str]]] = {
         "business": [],
     },
     "relation_kind": {
+        # what readers notice when a table they query becomes a view: slowness, never the object
+        # kind (naming "view" or "table" would state the fix; checks.states_fix rejects it)
         "specific": [
-            "{t} shows up as a {kind_b} in the warehouse now. We build it as a {kind_i}, like the other {layer} models, so please put it back.",
-            "{t} isn't a {kind_i} anymore, it's deployed as a {kind_b}. That breaks our convention for {layer} models.",
-            "{t} is a {kind_b} now, but it has to stay a {kind_i}.",
-            "Why is {t} a {kind_b} now? It's supposed to be a {kind_i}.",
-            "{t} got built as a {kind_b} in the last run. It should be a {kind_i}.",
-            "All our {layer} models are {kind_i}s except {t}, which is a {kind_b} now.",
-            "{t} should be a {kind_i}, not a {kind_b}. Can you switch it back?",
-            "Looks like {t} is materialized as a {kind_b} these days. It needs to be a {kind_i} again.",
+            "Anything that reads {t} got a lot slower after the last deploy. Queries that came back in seconds take minutes.",
+            "{t} has become really slow to query since the last run, and the dashboards on top of it time out.",
+            "The models built on {t} take much longer since the last deploy, and the data didn't grow.",
+            "Every query against {t} crawls since the last run. Same rows as last week, just way slower.",
         ],
         "general": [
-            "{t} isn't materialized the way our project conventions say it should be.",
-            "The way {t} is deployed doesn't follow our conventions anymore.",
-            "Something's off with how {t} gets built.",
-            "{t} doesn't get built the way it used to.",
-            "The last run changed how {t} is stored in the warehouse.",
-            "{t} looks different in the warehouse since the last run, and not in a good way.",
-            "Can someone check how {t} is being built? It's not what we agreed on.",
+            "Something about {t} changed in the last deploy and everything reading it is slow.",
+            "Reading from {t} got slow after the last run.",
+            "{t} isn't performing like it did before the last deploy.",
         ],
         "business": [],
     },

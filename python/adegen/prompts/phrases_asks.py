@@ -56,8 +56,8 @@ ASKS: dict[str, list[str]] = {
     "table_empty": ["Can you get the rows back?",
                     "Can you find out why it's empty and fix it?"],
     "column_gone": ["Can you bring the column back?", "It needs to be back in the table.", "Can you put {c} back?"],
-    "relation_kind": ["Please switch it back.", "Can you change it back to a {kind_i}?",
-                      "Please set it back to a {kind_i}."],
+    "relation_kind": ["Can you find out what made it slow and fix it?", "Can you get it back to how fast it was?",
+                      "Can you track down what changed?"],
     "date_grain": ["It should be {gi} again.", "Can you make it {gi} again?"],
 }
 ASKS_BUILD = [

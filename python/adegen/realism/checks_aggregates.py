@@ -20,6 +20,10 @@ _NON_ADDITIVE = re.compile(r"(cumulative|running|lifetime|balance|to_date|ytd|mt
                            r"days_since|_at$|_date$|_count$|^num_|^n_)", re.I)
 
 
+def _error(inp: CheckInput) -> str:
+    return (inp.probe.errors[-1] if inp.probe.errors else "no detail")[:200]
+
+
 def _aggregate(inp: CheckInput) -> exp.AggFunc | None:
     node = inp.scope.before
     if isinstance(node, exp.AggFunc):
@@ -46,7 +50,7 @@ def non_additive(inp: CheckInput) -> Verdict:
     got = _group_stats(inp, arg, ["count(*) filter (where g0 > 1)",
                                   "count(*) filter (where g0 > 1 and g2 = 1 and g1 = g0)"])
     if got is None:
-        return Verdict.unmeasured("the groups could not be measured")
+        return Verdict.unmeasured("the groups could not be measured: " + _error(inp))
     multi, constant = int(got[0] or 0), int(got[1] or 0)
     names = f"{column_name(arg)} {projection_alias(agg) or ''}"
     named = bool(_NON_ADDITIVE.search(column_name(arg))) or bool(_NON_ADDITIVE.search(projection_alias(agg) or ""))
@@ -77,7 +81,7 @@ def copied_aggregate(inp: CheckInput) -> Verdict:
         return Verdict(False, f"no {type(mutant).__name__.upper()} in the same select to copy from", {})
     got = _group_stats(inp, agg.this, ["count(*) filter (where g2 > 1)", "count(*)"])
     if got is None:
-        return Verdict.unmeasured("the groups could not be measured")
+        return Verdict.unmeasured("the groups could not be measured: " + _error(inp))
     varying, groups = int(got[0] or 0), int(got[1] or 0)
     model = sql(models[0])
     ok = varying > 0
@@ -94,7 +98,7 @@ def repeats_in_group(inp: CheckInput) -> Verdict:
     arg = agg.this.expressions[0] if isinstance(agg.this, exp.Distinct) and agg.this.expressions else agg.this
     got = _group_stats(inp, arg, ["count(*) filter (where g1 > g2)", "count(*)"])
     if got is None:
-        return Verdict.unmeasured("the groups could not be measured")
+        return Verdict.unmeasured("the groups could not be measured: " + _error(inp))
     repeated, groups = int(got[0] or 0), int(got[1] or 0)
     ok = repeated >= inp.params["min_groups"]
     return Verdict(ok, f"{column_name(arg)} repeats within {share(repeated, groups)} groups",

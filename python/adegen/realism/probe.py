@@ -81,12 +81,35 @@ def groups_query(select: exp.Select, per_group: list, measures: list) -> str:
     for key in _DROPPED + (WITH,):
         probe.set(key, None)
     inner = [exp.alias_(_as_expr(e), f"g{i}") for i, e in enumerate(per_group)]
+    keys = group_keys(select)
     probe.set("expressions", inner or [exp.alias_(exp.Count(this=exp.Star()), "g0")])
-    if group is not None and group.expressions:
-        probe.set("group", group.copy())
+    if keys:
+        probe.set("group", exp.Group(expressions=keys))
     outer = exp.select(*[_as_expr(m) for m in measures]).from_(exp.Subquery(this=probe, alias=exp.TableAlias(
         this=exp.to_identifier("adegen_groups"))))
     return _with(outer, visible_ctes(select)).sql(dialect="duckdb")
+
+
+def group_keys(select: exp.Select) -> list[exp.Expression]:
+    """The GROUP BY keys of `select` as expressions over its FROM: positions (`group by 1, 2`),
+    select-list aliases and GROUP BY ALL are resolved to the select items they stand for, since a
+    probe replaces the select list."""
+    group = select.args.get("group")
+    items = list(select.expressions)
+    by_alias = {i.alias.lower(): i.this for i in items if isinstance(i, exp.Alias)}
+    if group is None:
+        return []
+    if group.args.get("all"):
+        return [i.unalias().copy() for i in items if i.unalias().find(exp.AggFunc) is None]
+    out = []
+    for g in group.expressions:
+        if isinstance(g, exp.Literal) and g.is_int and 0 < int(g.this) <= len(items):
+            out.append(items[int(g.this) - 1].unalias().copy())
+        elif isinstance(g, exp.Column) and not g.table and g.name.lower() in by_alias:
+            out.append(by_alias[g.name.lower()].copy())
+        else:
+            out.append(g.copy())
+    return out
 
 
 class ProbeDB:

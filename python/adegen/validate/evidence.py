@@ -64,9 +64,28 @@ def _one(con, sql: str):
     return con.execute(sql).fetchone()
 
 
-def find_key_columns(con, rel: str, types: dict[str, str]) -> list[str]:
+MAX_KEYS = 4  # candidate keys compared on a changed table
+
+
+def find_key_columns(con, rel: str, types: dict[str, str], mutant: str | None = None) -> list[str]:
     """Columns that identify a row of `rel`: an id-like unique non-null column, else the first
-    column when it is unique, else a unique pair among the first four non-float columns."""
+    column when it is unique, else a unique pair among the leading columns.
+
+    With the broken relation `mutant`, the key the bug does not change is preferred among the
+    unique candidates: the one on which the fewest rows differ. A surrogate key the mutated model
+    computes (a row_number() whose ordering the bug flipped) is reassigned by the bug, so joined
+    on it every affected row looks changed in every column; joined on the natural key only the
+    surrogate column changes (issue 28: symptoms are described on a natural key)."""
+    keys = candidate_keys(con, rel, types)
+    if mutant is None or len(keys) < 2:
+        return keys[0] if keys else []
+    scored = [(_rows_differing_on(con, rel, mutant, k, list(types)), i) for i, k in enumerate(keys)]
+    return keys[min(scored)[1]]
+
+
+def candidate_keys(con, rel: str, types: dict[str, str]) -> list[list[str]]:
+    """Up to MAX_KEYS unique non-null keys of `rel`, in order of preference: id-like columns, the
+    first column, then a grain pair (an id with a period) and pairs of leading columns."""
     total = _one(con, f"select count(*) from {rel}")[0]
     if not total:
         return []
@@ -74,10 +93,15 @@ def find_key_columns(con, rel: str, types: dict[str, str]) -> list[str]:
     idlike = [c for c in cols if c.lower() == "id" or c.lower().endswith(_KEY_SUFFIXES)]
     usable = [c for c in cols if value_kind(types[c]) in ("text", "number", "date", "timestamp", "bool")
               and not re.match(r"(float|double|real)", types[c], re.I)]
-    for c in idlike + usable[:1]:
+    keys: list[list[str]] = []
+    for c in dict.fromkeys(idlike + usable[:1]):
         n, nn = _one(con, f"select count(distinct {q(c)}), count({q(c)}) from {rel}")
         if n == total and nn == total:
-            return [c]
+            keys.append([c])
+            if len(keys) >= MAX_KEYS:
+                return keys
+    if keys:
+        return keys
     # a grain table: an id with a period (account_id + invoice_month), then pairs of leading columns
     periods = [c for c in usable if value_kind(types[c]) in ("date", "timestamp")
                or re.search(r"(^|_)(date|day|week|month|quarter|year|period|season)$", c, re.I)]
@@ -91,8 +115,20 @@ def find_key_columns(con, rel: str, types: dict[str, str]) -> list[str]:
         seen.add((a, b))
         n = _one(con, f"select count(*) from (select distinct {q(a)}, {q(b)} from {rel})")[0]
         if n == total:
-            return [a, b]
+            return [[a, b]]
     return []
+
+
+def _rows_differing_on(con, base: str, mutant: str, key: list[str], cols: list[str]) -> int:
+    """Rows of `base` that find no row of `mutant` with the same key, or find one that differs in
+    another column (columns compared as text; names matched case-insensitively)."""
+    mcols = {c.lower() for c in column_types(con, mutant)}
+    others = [c for c in cols if c not in key and c.lower() in mcols]
+    on = " and ".join(f"b.{q(c)} is not distinct from m.{q(c)}" for c in key)
+    row_b = ", ".join(f"cast(b.{q(c)} as varchar)" for c in others) or "1"
+    row_m = ", ".join(f"cast(m.{q(c)} as varchar)" for c in others) or "1"
+    return int(_one(con, f"select count(*) from {base} b left join {mutant} m on {on} "
+                         f"where m.{q(key[0])} is null or row({row_b}) is distinct from row({row_m})")[0])
 
 
 def find_label(con, rel: str, types: dict[str, str], key: list[str]) -> str | None:
@@ -145,7 +181,7 @@ def table_facts(con, diff, base_rel: str, mut_rel: str, *, distance: int = 0) ->
     btypes = column_types(con, base_rel)
     mtypes_l = {c.lower(): (c, t) for c, t in column_types(con, mut_rel).items()}
     mnames = {c: mtypes_l[c.lower()][0] for c in btypes}
-    key = find_key_columns(con, base_rel, btypes)
+    key = find_key_columns(con, base_rel, btypes, mut_rel)
     label = find_label(con, base_rel, btypes, key)
     f["key"], f["label"] = key, label
     ctx = _Tables(con, base_rel, mut_rel, btypes, {c: mtypes_l[c.lower()][1] for c in btypes}, mnames)
