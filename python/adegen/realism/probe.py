@@ -81,9 +81,14 @@ def groups_query(select: exp.Select, per_group: list, measures: list) -> str:
     for key in _DROPPED + (WITH,):
         probe.set(key, None)
     inner = [exp.alias_(_as_expr(e), f"g{i}") for i, e in enumerate(per_group)]
-    probe.set("expressions", inner or [exp.alias_(exp.Count(this=exp.Star()), "g0")])
-    if group is not None and group.expressions:
+    inner = inner or [exp.alias_(exp.Count(this=exp.Star()), "g0")]
+    if group is not None:
+        # the select's own items stay first: GROUP BY 1, GROUP BY <alias> and GROUP BY ALL mean
+        # what they mean in the model
+        probe.set("expressions", [e.copy() for e in select.expressions] + inner)
         probe.set("group", group.copy())
+    else:
+        probe.set("expressions", inner)
     outer = exp.select(*[_as_expr(m) for m in measures]).from_(exp.Subquery(this=probe, alias=exp.TableAlias(
         this=exp.to_identifier("adegen_groups"))))
     return _with(outer, visible_ctes(select)).sql(dialect="duckdb")
