@@ -2,11 +2,10 @@
 mapped codes and boundaries meet real rows; values are messy the way the mistake needs."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sqlglot import exp
 
-from .measure_sql import column_name, count_rows, in_join, scope_change, scope_columns_differ, share, sql
+from .measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change, scope_columns_differ,
+                          share, sql)
 from .registry import CheckInput, Verdict, check
 
 
@@ -131,34 +130,26 @@ def _dropped_when(inp: CheckInput) -> exp.If | None:
     return None
 
 
-_COMPARISONS = (exp.GTE, exp.GT, exp.LTE, exp.LT)
+_BOUNDS = (exp.GTE, exp.GT, exp.LTE, exp.LT, exp.Between)
 
 
 @check("rows_on_boundary", min_rows=1)
 def rows_on_boundary(inp: CheckInput) -> Verdict:
-    """Rows sit exactly on the boundary the comparison moves (so inclusive vs exclusive matters)."""
-    node = inp.scope.before
-    if isinstance(node, _COMPARISONS):
-        conds = [f"{sql(node.this)} = {sql(node.expression)}"]
-    elif isinstance(node, exp.Between):
-        conds = [f"{sql(node.this)} = {sql(node.args['low'])} or {sql(node.this)} = {sql(node.args['high'])}"]
-    else:
-        node = node.find_ancestor(*_COMPARISONS, exp.Between) if node is not None else None
-        if node is None:
-            return Verdict.unmeasured("the change is not a comparison")
-        return rows_on_boundary(_with_before(inp, node))
-    select = inp.scope.select
-    got = count_rows(inp.probe, select, conds, where=False) if select is not None else None
+    """Rows sit exactly on the boundary the comparison moves (so inclusive vs exclusive matters):
+    rows the intact and the edited comparison decide differently, among the rows either side's
+    WHERE keeps (for a join condition, the rows either side's join makes)."""
+    node, moved = nearest(inp.scope.before, _BOUNDS), nearest(inp.scope.after, _BOUNDS)
+    if node is None or moved is None:
+        return Verdict.unmeasured("the change is not a comparison")
+    cond = f"({sql(node)}) is distinct from ({sql(moved)})"
+    selects = [inp.scope.select] + ([inp.scope.mutant_select] if in_join(node) is not None else [])
+    counts = [count_rows(inp.probe, s, [cond], where=either_where(inp.scope)) for s in selects if s is not None]
+    got = max((c for c in counts if c is not None), key=lambda c: c[1], default=None)
     if got is None:
         return Verdict.unmeasured("the boundary could not be measured: " + _last_error(inp))
     total, on = got
     ok = on >= inp.params["min_rows"]
     return Verdict(ok, f"{share(on, total)} rows sit exactly on the boundary {sql(node)}", {"rows": total, "on": on})
-
-
-def _with_before(inp: CheckInput, node: exp.Expression) -> CheckInput:
-    return CheckInput(replace(inp.scope, before=node), inp.probe, inp.params, inp.model, inp.discovery,
-                      inp.site, inp.extra)
 
 
 @check("nulls_present", min_rows=1)
