@@ -111,9 +111,11 @@ def value_occurs(inp: CheckInput) -> Verdict:
         when = _dropped_when(inp)
         if when is None:
             return Verdict.unmeasured("no dropped list item or CASE branch")
-        cond, what = sql(when.this), sql(when.this)
+        subject = inp.scope.before.this  # CASE x WHEN 'a' ...: the branch tests x = 'a'
+        test = exp.EQ(this=subject.copy(), expression=when.this.copy()) if subject is not None else when.this
+        cond, what = sql(test), sql(test)
     select = inp.scope.select
-    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    got = count_rows(inp.probe, select, [cond], where=either_where(inp.scope)) if select is not None else None
     if got is None:
         return Verdict.unmeasured("the code could not be counted: " + _last_error(inp))
     total, hits = got
