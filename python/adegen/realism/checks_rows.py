@@ -195,7 +195,8 @@ def uncastable_values(inp: CheckInput) -> Verdict:
 
 @check("messy_text", min_rows=1)
 def messy_text(inp: CheckInput) -> Verdict:
-    """The raw text really has mixed case or padding, the thing LOWER/TRIM cleaned up."""
+    """The raw text really has mixed case or padding, the thing LOWER/TRIM cleaned up (among the
+    rows either side's WHERE keeps)."""
     node = inp.scope.before
     call = node if isinstance(node, (exp.Lower, exp.Upper, exp.Trim)) else None
     if call is None:
@@ -203,7 +204,7 @@ def messy_text(inp: CheckInput) -> Verdict:
     arg = sql(call.this)
     cond = f"{arg} is distinct from {sql(call)}"
     select = inp.scope.select
-    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    got = count_rows(inp.probe, select, [cond], where=either_where(inp.scope)) if select is not None else None
     if got is None:
         return Verdict.unmeasured("the values could not be read: " + _last_error(inp))
     total, messy = got
