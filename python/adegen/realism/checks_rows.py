@@ -158,8 +158,8 @@ def rows_on_boundary(inp: CheckInput) -> Verdict:
 def nulls_present(inp: CheckInput) -> Verdict:
     """The value a COALESCE guards really is missing on some rows (for NULLIF: really holds the
     placeholder it blanks out, such as a zero divisor)."""
-    call = inp.scope.before
-    if not isinstance(call, (exp.Coalesce, exp.Nullif)):
+    call = nearest(inp.scope.before, (exp.Coalesce, exp.Nullif))  # the call, or its default made null
+    if call is None:
         return Verdict.unmeasured("the change is not a COALESCE or NULLIF")
     arg = call.this
     if isinstance(call, exp.Nullif):
