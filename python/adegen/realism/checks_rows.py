@@ -20,7 +20,8 @@ def rows_change(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the changed SELECT could not be run: " + _last_error(inp))
     total, differing = got
     ok = differing >= inp.params["min_rows"]
-    fact = (f"the edited SELECT returns {differing:,} different row(s) out of {total:,}" if ok
+    # `differing` counts rows gone and rows added (a changed row twice), so it can exceed `total`
+    fact = (f"{differing:,} row(s) gone or added in the edited SELECT (the intact one returns {total:,})" if ok
             else f"the edited SELECT returns the same {total:,} rows (nothing in the data meets the change)")
     return Verdict(ok, fact, {"rows": total, "differing": differing})
 
