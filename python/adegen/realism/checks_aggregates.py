@@ -43,8 +43,10 @@ def non_additive(inp: CheckInput) -> Verdict:
     if agg is None or agg.this is None:
         return Verdict.unmeasured("the change is not an aggregate")
     arg = agg.this
-    got = _group_stats(inp, arg, ["count(*) filter (where g0 > 1)",
-                                  "count(*) filter (where g0 > 1 and g2 = 1 and g1 = g0)"])
+    # groups with several values (where SUM and MAX can differ); constant: all of them one value,
+    # also where some rows have none (a value per entity, null on the rows a left join missed)
+    got = _group_stats(inp, arg, ["count(*) filter (where g1 > 1)",
+                                  "count(*) filter (where g1 > 1 and g2 = 1)"])
     if got is None:
         return Verdict.unmeasured("the groups could not be measured")
     multi, constant = int(got[0] or 0), int(got[1] or 0)
