@@ -69,7 +69,8 @@ _COUNTERPART = {exp.Max: (exp.Min, exp.Max), exp.Min: (exp.Max,), exp.Sum: (exp.
 @check("copied_aggregate")
 def copied_aggregate(inp: CheckInput) -> Verdict:
     """The select already uses the aggregate the mistake writes (the line someone copied), and the
-    column varies within groups so the two give different values."""
+    two aggregates give different values in some groups (MIN/MAX where the column varies, SUM/MAX
+    where a group has several values)."""
     agg, mutant = _aggregate(inp), inp.scope.after
     if agg is None or not isinstance(mutant, exp.AggFunc):
         return Verdict.unmeasured("the change is not an aggregate swap")
@@ -77,13 +78,14 @@ def copied_aggregate(inp: CheckInput) -> Verdict:
     models = [a for a in select.find_all(type(mutant)) if a is not agg] if select is not None else []
     if not models:
         return Verdict(False, f"no {type(mutant).__name__.upper()} in the same select to copy from", {})
-    got = _group_stats(inp, agg.this, ["count(*) filter (where g2 > 1)", "count(*)"])
+    differ = f"({sql(agg)}) is distinct from ({sql(mutant)})"
+    got = inp.probe.one(groups_query(select, [differ], ["count(*) filter (where g0)", "count(*)"]))
     if got is None:
         return Verdict.unmeasured("the groups could not be measured")
     varying, groups = int(got[0] or 0), int(got[1] or 0)
-    model = sql(models[0])
+    model, names = sql(models[0]), f"{type(agg).__name__.upper()} and {type(mutant).__name__.upper()}"
     ok = varying > 0
-    return Verdict(ok, f"copied from {model} nearby; {column_name(agg.this)} varies within {share(varying, groups)} groups",
+    return Verdict(ok, f"copied from {model} nearby; {names} differ in {share(varying, groups)} groups",
                    {"groups": groups, "varying": varying})
 
 
