@@ -118,5 +118,6 @@ def amounts_not_flags(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the values could not be read")
     total, amounts = got
     ok = amounts >= inp.params["min_rows"]
-    return Verdict(ok, f"{share(amounts, total)} {column_name(agg.this)} values are amounts other than 0/1",
+    what = column_name(agg.this) if isinstance(agg.this, exp.Column) else "summed"  # sum(case when ...): not its column's values
+    return Verdict(ok, f"{share(amounts, total)} {what} values are amounts other than 0/1",
                    {"rows": total, "amounts": amounts})
