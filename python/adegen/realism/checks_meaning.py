@@ -80,7 +80,12 @@ def label_case(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the change is not a CASE")
     if case.find_ancestor(exp.AggFunc) is not None:
         return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
-    conds = " or ".join(f"coalesce({sql(w.this)}, false)" for w in case.args.get("ifs") or [])
+    if isinstance(case.args.get("default"), exp.Null):
+        return Verdict(False, "the ELSE is already NULL: without it the CASE gives the same", {})
+    subject = case.this  # CASE x WHEN 'a' ...: each branch tests x = 'a'
+    tests = [exp.EQ(this=subject.copy(), expression=w.this.copy()) if subject is not None else w.this
+             for w in case.args.get("ifs") or []]
+    conds = " or ".join(f"coalesce({sql(t)}, false)" for t in tests)
     select = inp.scope.select
     got = count_rows(inp.probe, select, [f"not ({conds})"]) if conds and select is not None else None
     if got is None:
