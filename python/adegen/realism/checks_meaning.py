@@ -7,7 +7,7 @@ import re
 
 from sqlglot import exp
 
-from .measure_sql import column_name, count_rows, nearest, share, sql
+from .measure_sql import column_name, count_rows, nearest, share, sql, when_test
 from .probe import rows_query
 from .registry import CheckInput, Verdict, check
 
@@ -82,10 +82,7 @@ def label_case(inp: CheckInput) -> Verdict:
         return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
     if isinstance(case.args.get("default"), exp.Null):
         return Verdict(False, "the ELSE is already NULL: without it the CASE gives the same", {})
-    subject = case.this  # CASE x WHEN 'a' ...: each branch tests x = 'a'
-    tests = [exp.EQ(this=subject.copy(), expression=w.this.copy()) if subject is not None else w.this
-             for w in case.args.get("ifs") or []]
-    conds = " or ".join(f"coalesce({sql(t)}, false)" for t in tests)
+    conds = " or ".join(f"coalesce({sql(when_test(case, w))}, false)" for w in case.args.get("ifs") or [])
     select = inp.scope.select
     got = count_rows(inp.probe, select, [f"not ({conds})"]) if conds and select is not None else None
     if got is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change, scope_columns_differ,
-                          share, sql)
+                          share, sql, when_test)
 from .registry import CheckInput, Verdict, check
 
 
@@ -112,9 +112,7 @@ def value_occurs(inp: CheckInput) -> Verdict:
         when = _dropped_when(inp)
         if when is None:
             return Verdict.unmeasured("no dropped list item or CASE branch")
-        subject = inp.scope.before.this  # CASE x WHEN 'a' ...: the branch tests x = 'a'
-        test = exp.EQ(this=subject.copy(), expression=when.this.copy()) if subject is not None else when.this
-        cond, what = sql(test), sql(test)
+        cond = what = sql(when_test(inp.scope.before, when))
     select = inp.scope.select
     got = count_rows(inp.probe, select, [cond], where=either_where(inp.scope)) if select is not None else None
     if got is None:

@@ -87,6 +87,12 @@ def nearest(node: exp.Expression | None, types: tuple) -> exp.Expression | None:
     return node.find_ancestor(*types)
 
 
+def when_test(case: exp.Case, when: exp.If) -> exp.Expression:
+    """What one WHEN of `case` tests: its condition, or `x = 'a'` in a simple CASE x WHEN 'a'."""
+    subject = case.this
+    return exp.EQ(this=subject.copy(), expression=when.this.copy()) if subject is not None else when.this
+
+
 def in_where(node: exp.Expression) -> bool:
     return node.find_ancestor(exp.Where) is not None
 
