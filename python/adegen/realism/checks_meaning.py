@@ -109,7 +109,8 @@ def related_names(a: str, b: str) -> bool:
 @check("related_column", min_rows=1)
 def related_column(inp: CheckInput) -> Verdict:
     """The swapped-in column has the same type and a related name, and holds other values."""
-    b, a = inp.scope.before, inp.scope.after
+    # a renamed column is located at its name (an Identifier): take the column around it
+    b, a = nearest(inp.scope.before, (exp.Column,)), nearest(inp.scope.after, (exp.Column,))
     if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)):
         return Verdict.unmeasured("the change is not a column swap")
     if not related_names(b.name, a.name):
