@@ -55,11 +55,13 @@ def non_additive(inp: CheckInput) -> Verdict:
     repeated = multi and constant / multi >= inp.params["min_share"]
     ok = multi >= inp.params["min_groups"] and bool(repeated or named)
     if repeated:
-        fact = f"{column_name(arg)} repeats unchanged within {share(constant, multi)} multi-row groups (a value per group, not an amount)"
+        fact = (f"{column_name(arg)} repeats unchanged within {share(constant, multi)} groups with several values "
+                "(a value per group, not an amount)")
     elif named:
-        fact = f"{names.strip()} names a level, not an amount ({multi:,} groups have several rows)"
+        fact = f"{names.strip()} names a level, not an amount ({multi:,} groups have several values)"
     else:
-        fact = f"{column_name(arg)} varies within its groups like an amount ({share(constant, multi)} multi-row groups repeat it)"
+        fact = (f"{column_name(arg)} varies within its groups like an amount ({share(constant, multi)} groups "
+                "with several values repeat it)")
     return Verdict(ok, fact, {"multi_row_groups": multi, "constant_groups": constant})
 
 
@@ -118,6 +120,7 @@ def amounts_not_flags(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the values could not be read")
     total, amounts = got
     ok = amounts >= inp.params["min_rows"]
-    what = column_name(agg.this) if isinstance(agg.this, exp.Column) else "summed"  # sum(case when ...): not its column's values
+    # sum(case when x = 'a' then 1 else 0 end) sums the CASE's values, not x's
+    what = column_name(agg.this) if isinstance(agg.this, exp.Column) else "summed"
     return Verdict(ok, f"{share(amounts, total)} {what} values are amounts other than 0/1",
                    {"rows": total, "amounts": amounts})
