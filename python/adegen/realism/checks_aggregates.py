@@ -14,10 +14,11 @@ from .measure_sql import column_name, count_rows, projection_alias, share, sql
 from .probe import groups_query
 from .registry import CheckInput, Verdict, check
 
-# names of columns that hold a level, not an amount: adding them up inside a group is wrong
-_NON_ADDITIVE = re.compile(r"(cumulative|running|lifetime|balance|to_date|ytd|mtd|qtd|snapshot|latest|current|"
-                           r"^total_|_total$|price|rate|pct|percent|ratio|score|age|tier|level|rank|"
-                           r"days_since|_at$|_date$|_count$|^num_|^n_)", re.I)
+# names of columns that hold a level, not an amount: adding them up inside a group is wrong. Whole
+# words of a snake_case name (page_views holds no "age", session_duration no "ratio")
+_NON_ADDITIVE = re.compile(r"(?:^|_)(?:cumulative|running|lifetime|balance|to_date|ytd|mtd|qtd|snapshot|latest|current|"
+                           r"prices?|rates?|pct|percent|percentage|ratio|scores?|age|tiers?|levels?|rank|"
+                           r"days_since)(?:_|$)|^total_|_total$|_at$|_date$|_count$|^num_|^n_", re.I)
 
 
 def _aggregate(inp: CheckInput) -> exp.AggFunc | None:
