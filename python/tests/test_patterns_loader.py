@@ -22,6 +22,7 @@ GOOD = {
     "symptom_template": '"Rows are missing from {table}."',
     "guidance": "none",
     "realistic": "Someone copies the join from a model where every row matches.",
+    "precondition": "[{check: unmatched_rows, min_rows: 2}]",
 }
 
 
@@ -55,6 +56,7 @@ def test_good_custom_dir_is_loaded(tmp_path):
     p = cat.by_id["my_pattern"]
     assert cat.patterns[-1] is p and p.source_file.name == "custom.yaml"
     assert p.applies_when == (("left", "join"),)
+    assert p.precondition == ({"check": "unmatched_rows", "min_rows": 2},)
 
 
 def test_template_is_valid_and_skipped():
@@ -66,7 +68,7 @@ def test_template_is_valid_and_skipped():
 
 @pytest.mark.parametrize("field", ["id", "name", "family", "difficulty", "db_types", "applies_when",
                                    "mutation", "rewrite", "symptom", "symptom_template", "guidance",
-                                   "realistic"])
+                                   "realistic", "precondition"])
 def test_missing_field(tmp_path, field):
     fields = dict(GOOD)
     del fields[field]
@@ -102,6 +104,11 @@ def test_missing_field(tmp_path, field):
     ("realistic", '""', ["realistic", "missing required field"]),
     ("realistic", "[a, b]", ["realistic", "must be a string"]),
     ("realistic", '"A refactor breaks {model}."', ["realistic", "braces"]),
+    ("precondition", "[]", ["precondition", "non-empty list of checks"]),
+    ("precondition", "[unmatched_rows]", ["precondition[0]", "a mapping with a `check:` name"]),
+    ("precondition", "[{check: rows_change}, {check: joins_miss}]", ["precondition[1]", "unknown check 'joins_miss'", "unmatched_rows"]),
+    ("precondition", "[{check: unmatched_rows, max_rows: 3}]", ["precondition[0]", "takes no parameter 'max_rows'", "max_share, min_rows"]),
+    ("precondition", "[{check: unmatched_rows, min_rows: few}]", ["precondition[0]", "'min_rows' must be a number"]),
 ])
 def test_bad_field(tmp_path, field, value, words):
     msg = err(tmp_path, render({**GOOD, field: value}))

@@ -14,10 +14,11 @@ from .measure_sql import column_name, count_rows, projection_alias, share, sql
 from .probe import groups_query
 from .registry import CheckInput, Verdict, check
 
-# names of columns that hold a level, not an amount: adding them up inside a group is wrong
-_NON_ADDITIVE = re.compile(r"(cumulative|running|lifetime|balance|to_date|ytd|mtd|qtd|snapshot|latest|current|"
-                           r"^total_|_total$|price|rate|pct|percent|ratio|score|age|tier|level|rank|"
-                           r"days_since|_at$|_date$|_count$|^num_|^n_)", re.I)
+# names of columns that hold a level, not an amount: adding them up inside a group is wrong. Whole
+# words of a snake_case name (page_views holds no "age", session_duration no "ratio")
+_NON_ADDITIVE = re.compile(r"(?:^|_)(?:cumulative|running|lifetime|balance|to_date|ytd|mtd|qtd|snapshot|latest|current|"
+                           r"prices?|rates?|pct|percent|percentage|ratio|scores?|age|tiers?|levels?|rank|"
+                           r"days_since)(?:_|$)|^total_|_total$|_at$|_date$|_count$|^num_|^n_", re.I)
 
 
 def _error(inp: CheckInput) -> str:
@@ -47,8 +48,10 @@ def non_additive(inp: CheckInput) -> Verdict:
     if agg is None or agg.this is None:
         return Verdict.unmeasured("the change is not an aggregate")
     arg = agg.this
-    got = _group_stats(inp, arg, ["count(*) filter (where g0 > 1)",
-                                  "count(*) filter (where g0 > 1 and g2 = 1 and g1 = g0)"])
+    # groups with several values (where SUM and MAX can differ); constant: all of them one value,
+    # also where some rows have none (a value per entity, null on the rows a left join missed)
+    got = _group_stats(inp, arg, ["count(*) filter (where g1 > 1)",
+                                  "count(*) filter (where g1 > 1 and g2 = 1)"])
     if got is None:
         return Verdict.unmeasured("the groups could not be measured: " + _error(inp))
     multi, constant = int(got[0] or 0), int(got[1] or 0)
@@ -57,11 +60,13 @@ def non_additive(inp: CheckInput) -> Verdict:
     repeated = multi and constant / multi >= inp.params["min_share"]
     ok = multi >= inp.params["min_groups"] and bool(repeated or named)
     if repeated:
-        fact = f"{column_name(arg)} repeats unchanged within {share(constant, multi)} multi-row groups (a value per group, not an amount)"
+        fact = (f"{column_name(arg)} repeats unchanged within {share(constant, multi)} groups with several values "
+                "(a value per group, not an amount)")
     elif named:
-        fact = f"{names.strip()} names a level, not an amount ({multi:,} groups have several rows)"
+        fact = f"{names.strip()} names a level, not an amount ({multi:,} groups have several values)"
     else:
-        fact = f"{column_name(arg)} varies within its groups like an amount ({share(constant, multi)} multi-row groups repeat it)"
+        fact = (f"{column_name(arg)} varies within its groups like an amount ({share(constant, multi)} groups "
+                "with several values repeat it)")
     return Verdict(ok, fact, {"multi_row_groups": multi, "constant_groups": constant})
 
 
@@ -71,7 +76,8 @@ _COUNTERPART = {exp.Max: (exp.Min, exp.Max), exp.Min: (exp.Max,), exp.Sum: (exp.
 @check("copied_aggregate")
 def copied_aggregate(inp: CheckInput) -> Verdict:
     """The select already uses the aggregate the mistake writes (the line someone copied), and the
-    column varies within groups so the two give different values."""
+    two aggregates give different values in some groups (MIN/MAX where the column varies, SUM/MAX
+    where a group has several values)."""
     agg, mutant = _aggregate(inp), inp.scope.after
     if agg is None or not isinstance(mutant, exp.AggFunc):
         return Verdict.unmeasured("the change is not an aggregate swap")
@@ -79,13 +85,14 @@ def copied_aggregate(inp: CheckInput) -> Verdict:
     models = [a for a in select.find_all(type(mutant)) if a is not agg] if select is not None else []
     if not models:
         return Verdict(False, f"no {type(mutant).__name__.upper()} in the same select to copy from", {})
-    got = _group_stats(inp, agg.this, ["count(*) filter (where g2 > 1)", "count(*)"])
+    differ = f"({sql(agg)}) is distinct from ({sql(mutant)})"
+    got = inp.probe.one(groups_query(select, [differ], ["count(*) filter (where g0)", "count(*)"]))
     if got is None:
         return Verdict.unmeasured("the groups could not be measured: " + _error(inp))
     varying, groups = int(got[0] or 0), int(got[1] or 0)
-    model = sql(models[0])
+    model, names = sql(models[0]), f"{type(agg).__name__.upper()} and {type(mutant).__name__.upper()}"
     ok = varying > 0
-    return Verdict(ok, f"copied from {model} nearby; {column_name(agg.this)} varies within {share(varying, groups)} groups",
+    return Verdict(ok, f"copied from {model} nearby; {names} differ in {share(varying, groups)} groups",
                    {"groups": groups, "varying": varying})
 
 
@@ -118,5 +125,7 @@ def amounts_not_flags(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the values could not be read")
     total, amounts = got
     ok = amounts >= inp.params["min_rows"]
-    return Verdict(ok, f"{share(amounts, total)} {column_name(agg.this)} values are amounts other than 0/1",
+    # sum(case when x = 'a' then 1 else 0 end) sums the CASE's values, not x's
+    what = column_name(agg.this) if isinstance(agg.this, exp.Column) else "summed"
+    return Verdict(ok, f"{share(amounts, total)} {what} values are amounts other than 0/1",
                    {"rows": total, "amounts": amounts})

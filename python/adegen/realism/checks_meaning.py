@@ -7,7 +7,7 @@ import re
 
 from sqlglot import exp
 
-from .measure_sql import column_name, count_rows, nearest, share, sql
+from .measure_sql import column_name, count_rows, nearest, share, sql, when_test
 from .probe import rows_query
 from .registry import CheckInput, Verdict, check
 
@@ -80,7 +80,9 @@ def label_case(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the change is not a CASE")
     if case.find_ancestor(exp.AggFunc) is not None:
         return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
-    conds = " or ".join(f"coalesce({sql(w.this)}, false)" for w in case.args.get("ifs") or [])
+    if isinstance(case.args.get("default"), exp.Null):
+        return Verdict(False, "the ELSE is already NULL: without it the CASE gives the same", {})
+    conds = " or ".join(f"coalesce({sql(when_test(case, w))}, false)" for w in case.args.get("ifs") or [])
     select = inp.scope.select
     got = count_rows(inp.probe, select, [f"not ({conds})"]) if conds and select is not None else None
     if got is None:
@@ -107,7 +109,8 @@ def related_names(a: str, b: str) -> bool:
 @check("related_column", min_rows=1)
 def related_column(inp: CheckInput) -> Verdict:
     """The swapped-in column has the same type and a related name, and holds other values."""
-    b, a = inp.scope.before, inp.scope.after
+    # a renamed column is located at its name (an Identifier): take the column around it
+    b, a = nearest(inp.scope.before, (exp.Column,)), nearest(inp.scope.after, (exp.Column,))
     if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)):
         return Verdict.unmeasured("the change is not a column swap")
     if not related_names(b.name, a.name):

@@ -2,11 +2,10 @@
 mapped codes and boundaries meet real rows; values are messy the way the mistake needs."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sqlglot import exp
 
-from .measure_sql import column_name, count_rows, in_join, scope_change, scope_columns_differ, share, sql
+from .measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change, scope_columns_differ,
+                          share, sql, when_test)
 from .registry import CheckInput, Verdict, check
 
 
@@ -21,7 +20,8 @@ def rows_change(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the changed SELECT could not be run: " + _last_error(inp))
     total, differing = got
     ok = differing >= inp.params["min_rows"]
-    fact = (f"the edited SELECT returns {differing:,} different row(s) out of {total:,}" if ok
+    # `differing` counts rows gone and rows added (a changed row twice), so it can exceed `total`
+    fact = (f"{differing:,} row(s) gone or added in the edited SELECT (the intact one returns {total:,})" if ok
             else f"the edited SELECT returns the same {total:,} rows (nothing in the data meets the change)")
     return Verdict(ok, fact, {"rows": total, "differing": differing})
 
@@ -112,9 +112,9 @@ def value_occurs(inp: CheckInput) -> Verdict:
         when = _dropped_when(inp)
         if when is None:
             return Verdict.unmeasured("no dropped list item or CASE branch")
-        cond, what = sql(when.this), sql(when.this)
+        cond = what = sql(when_test(inp.scope.before, when))
     select = inp.scope.select
-    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    got = count_rows(inp.probe, select, [cond], where=either_where(inp.scope)) if select is not None else None
     if got is None:
         return Verdict.unmeasured("the code could not be counted: " + _last_error(inp))
     total, hits = got
@@ -131,24 +131,21 @@ def _dropped_when(inp: CheckInput) -> exp.If | None:
     return None
 
 
-_COMPARISONS = (exp.GTE, exp.GT, exp.LTE, exp.LT)
+_BOUNDS = (exp.GTE, exp.GT, exp.LTE, exp.LT, exp.Between)
 
 
 @check("rows_on_boundary", min_rows=1)
 def rows_on_boundary(inp: CheckInput) -> Verdict:
-    """Rows sit exactly on the boundary the comparison moves (so inclusive vs exclusive matters)."""
-    node = inp.scope.before
-    if isinstance(node, _COMPARISONS):
-        conds = [f"{sql(node.this)} = {sql(node.expression)}"]
-    elif isinstance(node, exp.Between):
-        conds = [f"{sql(node.this)} = {sql(node.args['low'])} or {sql(node.this)} = {sql(node.args['high'])}"]
-    else:
-        node = node.find_ancestor(*_COMPARISONS, exp.Between) if node is not None else None
-        if node is None:
-            return Verdict.unmeasured("the change is not a comparison")
-        return rows_on_boundary(_with_before(inp, node))
-    select = inp.scope.select
-    got = count_rows(inp.probe, select, conds, where=False) if select is not None else None
+    """Rows sit exactly on the boundary the comparison moves (so inclusive vs exclusive matters):
+    rows the intact and the edited comparison decide differently, among the rows either side's
+    WHERE keeps (for a join condition, the rows either side's join makes)."""
+    node, moved = nearest(inp.scope.before, _BOUNDS), nearest(inp.scope.after, _BOUNDS)
+    if node is None or moved is None:
+        return Verdict.unmeasured("the change is not a comparison")
+    cond = f"({sql(node)}) is distinct from ({sql(moved)})"
+    selects = [inp.scope.select] + ([inp.scope.mutant_select] if in_join(node) is not None else [])
+    counts = [count_rows(inp.probe, s, [cond], where=either_where(inp.scope)) for s in selects if s is not None]
+    got = max((c for c in counts if c is not None), key=lambda c: c[1], default=None)
     if got is None:
         return Verdict.unmeasured("the boundary could not be measured: " + _last_error(inp))
     total, on = got
@@ -156,17 +153,12 @@ def rows_on_boundary(inp: CheckInput) -> Verdict:
     return Verdict(ok, f"{share(on, total)} rows sit exactly on the boundary {sql(node)}", {"rows": total, "on": on})
 
 
-def _with_before(inp: CheckInput, node: exp.Expression) -> CheckInput:
-    return CheckInput(replace(inp.scope, before=node), inp.probe, inp.params, inp.model, inp.discovery,
-                      inp.site, inp.extra)
-
-
 @check("nulls_present", min_rows=1)
 def nulls_present(inp: CheckInput) -> Verdict:
     """The value a COALESCE guards really is missing on some rows (for NULLIF: really holds the
     placeholder it blanks out, such as a zero divisor)."""
-    call = inp.scope.before
-    if not isinstance(call, (exp.Coalesce, exp.Nullif)):
+    call = nearest(inp.scope.before, (exp.Coalesce, exp.Nullif))  # the call, or its default made null
+    if call is None:
         return Verdict.unmeasured("the change is not a COALESCE or NULLIF")
     arg = call.this
     if isinstance(call, exp.Nullif):
@@ -202,7 +194,8 @@ def uncastable_values(inp: CheckInput) -> Verdict:
 
 @check("messy_text", min_rows=1)
 def messy_text(inp: CheckInput) -> Verdict:
-    """The raw text really has mixed case or padding, the thing LOWER/TRIM cleaned up."""
+    """The raw text really has mixed case or padding, the thing LOWER/TRIM cleaned up (among the
+    rows either side's WHERE keeps)."""
     node = inp.scope.before
     call = node if isinstance(node, (exp.Lower, exp.Upper, exp.Trim)) else None
     if call is None:
@@ -210,7 +203,7 @@ def messy_text(inp: CheckInput) -> Verdict:
     arg = sql(call.this)
     cond = f"{arg} is distinct from {sql(call)}"
     select = inp.scope.select
-    got = count_rows(inp.probe, select, [cond], where=False) if select is not None else None
+    got = count_rows(inp.probe, select, [cond], where=either_where(inp.scope)) if select is not None else None
     if got is None:
         return Verdict.unmeasured("the values could not be read: " + _last_error(inp))
     total, messy = got

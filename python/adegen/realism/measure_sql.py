@@ -44,8 +44,22 @@ def scope_columns_differ(probe: ProbeDB, s: SiteScope) -> str | None:
     return f"{len(b)} columns instead of {len(a)}" if len(a) != len(b) else "columns of other names or types"
 
 
-def count_rows(probe: ProbeDB, select: exp.Select, conditions: list, *, where: bool = True) -> list[int] | None:
-    """[rows of the scope, then rows meeting each condition] over `select`'s FROM/JOINs (+ WHERE).
+def either_where(s: SiteScope) -> bool | exp.Expression:
+    """The `where` for count_rows that keeps the rows the intact or the edited SELECT keeps: the
+    rows an edit of the filter itself can gain or lose, and none that both sides filter out. True:
+    the two WHEREs are the same; False: one side has none."""
+    wa = s.select.args.get("where") if s.select is not None else None
+    wb = s.mutant_select.args.get("where") if s.mutant_select is not None else wa
+    if wa is None or wb is None:
+        return False
+    if sql(wa) == sql(wb):
+        return True
+    return exp.or_(exp.paren(wa.this.copy()), exp.paren(wb.this.copy()))
+
+
+def count_rows(probe: ProbeDB, select: exp.Select, conditions: list, *, where=True) -> list[int] | None:
+    """[rows of the scope, then rows meeting each condition] over `select`'s FROM/JOINs and WHERE
+    (`where` as rows_query takes it).
 
     The conditions are evaluated as columns of an inner select and counted outside it, so they
     may hold window functions; a condition over aggregates is evaluated per group of the select's
@@ -71,6 +85,12 @@ def nearest(node: exp.Expression | None, types: tuple) -> exp.Expression | None:
     if node is None or isinstance(node, types):
         return node
     return node.find_ancestor(*types)
+
+
+def when_test(case: exp.Case, when: exp.If) -> exp.Expression:
+    """What one WHEN of `case` tests: its condition, or `x = 'a'` in a simple CASE x WHEN 'a'."""
+    subject = case.this
+    return exp.EQ(this=subject.copy(), expression=when.this.copy()) if subject is not None else when.this
 
 
 def in_where(node: exp.Expression) -> bool:

@@ -57,14 +57,16 @@ def _with(select: exp.Select, ctes: list[exp.CTE]) -> exp.Select:
     return select
 
 
-def rows_query(select: exp.Select, measures: list, *, where: bool = True, extra=None) -> str:
-    """SELECT <measures> over the rows of `select`'s FROM/JOINs (and WHERE unless `where` is
-    False; `extra` is one more condition ANDed to it)."""
+def rows_query(select: exp.Select, measures: list, *, where=True, extra=None) -> str:
+    """SELECT <measures> over the rows of `select`'s FROM/JOINs and WHERE (`where`: False drops the
+    WHERE, a condition replaces it; `extra` is one more condition ANDed to it)."""
     probe = select.copy()
     for key in _DROPPED + (WITH,):
         probe.set(key, None)
-    if not where:
+    if where is False:
         probe.set("where", None)
+    elif isinstance(where, exp.Expression):
+        probe.set("where", exp.Where(this=where.copy()))
     if extra is not None:
         cond = _as_expr(extra)
         old = probe.args.get("where")
@@ -77,7 +79,6 @@ def groups_query(select: exp.Select, per_group: list, measures: list) -> str:
     """SELECT <measures> FROM (one row per group of `select`'s GROUP BY with <per_group>): the
     inner columns are named g0, g1, ... in the order given."""
     probe = select.copy()
-    group = probe.args.get("group")
     for key in _DROPPED + (WITH,):
         probe.set(key, None)
     inner = [exp.alias_(_as_expr(e), f"g{i}") for i, e in enumerate(per_group)]
