@@ -34,21 +34,39 @@ def test_base_first_and_unique(catalog):
 
 def test_every_sqlmutation_category_and_dbt_level(catalog):
     ids = set(catalog.by_id)
-    # SC clauses, OR operators, NL nulls, IR identifier replacement, dbt-level
+    # SC clauses, OR operators, NL nulls, IR identifier replacement, dbt-level (the operator flips
+    # nobody writes by mistake - and/or, is [not] null, = / <> - are retired: issue 28)
     for needed in ["wrong_join_type", "max_to_sum", "distinct_removed", "union_to_union_all",  # SC
-                   "gte_to_gt", "and_to_or", "or_to_and", "between_bound_shift", "like_pattern_changed",  # OR
-                   "is_null_to_is_not_null", "coalesce_dropped", "nullif_dropped",  # NL
+                   "gte_to_gt", "between_bound_shift", "like_pattern_changed",  # OR
+                   "coalesce_dropped", "nullif_dropped",  # NL
                    "wrong_ref", "wrong_source", "wrong_join_key", "date_trunc_grain",  # IR
                    "materialization_changed", "output_column_dropped", "incremental_gt_to_gte"]:
         assert needed in ids
+
+
+def test_retired_forms_stay_out(catalog):
+    """Edits nobody makes by mistake are not in the shipped catalog (issue 28)."""
+    for gone in ["where_predicate_negated", "eq_to_neq", "not_in_to_in", "and_to_or", "or_to_and",
+                 "is_null_to_is_not_null", "is_not_null_to_is_null", "case_then_else_swap", "sign_flip",
+                 "plus_to_minus", "divide_to_multiply", "integer_division", "window_frame_shrunk", "avg_to_sum",
+                 "coalesce_wrong_default", "iff_branch_swap", "nvl2_branch_swap", "dateadd_sign_flipped"]:
+        assert gone not in catalog.by_id
+
+
+def test_every_pattern_states_its_precondition(catalog):
+    from adegen.realism import CHECKS
+
+    for p in catalog.patterns:
+        assert p.precondition, p.id
+        assert all(e["check"] in CHECKS for e in p.precondition), p.id
 
 
 def test_to_macro_dict(catalog):
     d = catalog.by_id["wrong_join_type"].to_macro_dict()
     assert d == {"id": "wrong_join_type", "family": "join", "difficulty": "medium", "db_types": "all",
                  "applies_when": [["left", "join"]], "requires": {}}
-    d = catalog.by_id["iff_branch_swap"].to_macro_dict()
-    assert d["db_types"] == ["snowflake"] and d["applies_when"] == [["iff", "("]]
+    d = catalog.by_id["zeroifnull_dropped"].to_macro_dict()
+    assert d["db_types"] == ["snowflake"] and d["applies_when"] == [["zeroifnull", "("]]
     d = catalog.by_id["in_list_item_dropped"].to_macro_dict()
     assert d["applies_when"] == [["in", "(", "''", ",", "''"]]
     assert catalog.by_id["wrong_ref"].to_macro_dict()["applies_when"] == [["{{"]]

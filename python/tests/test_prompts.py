@@ -199,7 +199,7 @@ def test_column_gone_is_reported_like_a_dashboard_owner():
     assert "hard" not in ps.prompts
 
 
-def test_materialization_change_is_a_convention_breach_on_the_model():
+def test_materialization_change_is_reported_by_what_readers_notice():
     t = {"table": "dim_accounts", "distance": 0, "relation_kind": {"intact": "table", "broken": "view"},
          "rows_intact": 9, "rows_broken": 9, "rows_differing": 0}
     req = request(obs(t), model="dim_accounts", site=Site("'table'", "'view'", line=1),
@@ -208,7 +208,10 @@ def test_materialization_change_is_a_convention_breach_on_the_model():
                   layer="marts", convention=True)
     ps = prompts.write_prompts(req)
     base = ps.prompts["base"]
-    assert "dim_accounts" in base and "view" in base and "table" in base
+    # the symptom (slow reads), never the fix ("it's a view now, it should be a table"): issue 28
+    assert "dim_accounts" in base and re.search(r"slow|crawl|forever|ages|minutes|timing out|time out", base)
+    for text in ps.prompts.values():
+        assert not re.search(r"\b(views?|tables?|materiali[sz]\w*)\b", text, re.I), text
     assert ps.tables == ["dim_accounts"] and "hard" not in ps.prompts
 
 

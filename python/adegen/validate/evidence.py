@@ -120,15 +120,18 @@ def candidate_keys(con, rel: str, types: dict[str, str]) -> list[list[str]]:
 
 
 def _rows_differing_on(con, base: str, mutant: str, key: list[str], cols: list[str]) -> int:
-    """Rows of `base` that find no row of `mutant` with the same key, or find one that differs in
-    another column (columns compared as text; names matched case-insensitively)."""
+    """How much of `base` looks changed when joined to `mutant` on `key`: the values that differ
+    (columns compared as text, names matched case-insensitively) plus, for a row that finds no
+    match, every one of its values. A reassigned surrogate key makes every column of a moved row
+    differ; the natural key shows only the surrogate column changed."""
     mcols = {c.lower() for c in column_types(con, mutant)}
     others = [c for c in cols if c not in key and c.lower() in mcols]
     on = " and ".join(f"b.{q(c)} is not distinct from m.{q(c)}" for c in key)
-    row_b = ", ".join(f"cast(b.{q(c)} as varchar)" for c in others) or "1"
-    row_m = ", ".join(f"cast(m.{q(c)} as varchar)" for c in others) or "1"
-    return int(_one(con, f"select count(*) from {base} b left join {mutant} m on {on} "
-                         f"where m.{q(key[0])} is null or row({row_b}) is distinct from row({row_m})")[0])
+    lost = f"(m.{q(key[0])} is null and b.{q(key[0])} is not null)"
+    cells = " + ".join(f"(cast(b.{q(c)} as varchar) is distinct from cast(m.{q(c)} as varchar))::int"
+                       for c in others) or "0"
+    return int(_one(con, f"select coalesce(sum(case when {lost} then {max(len(others), 1)} else {cells} end), 0) "
+                         f"from {base} b left join {mutant} m on {on}")[0])
 
 
 def find_label(con, rel: str, types: dict[str, str], key: list[str]) -> str | None:
