@@ -1,7 +1,9 @@
 """Properties over every example-project model and the awkward fixtures (Jinja-heavy, CRLF, no
 trailing newline, tabs, non-ASCII):
 
-* find_sites is non-empty exactly when the dbt macro would match (applies_when + requires);
+* find_sites is non-empty only when the dbt macro would match (applies_when + requires): the macro
+  is the prefilter, an operator that reads meaning (a condition on the joined side only, related
+  column names) finds sites in fewer of the models it lets through;
 * every site's mutant differs, touches at most 2 lines, keeps line endings and the trailing
   newline state, and the inverse replacement restores the file byte for byte;
 * mutants of a model whose (crudely rendered) SQL parses still parse.
@@ -52,7 +54,7 @@ def _check_text(raw: str, ctx, *, parse: bool, dialect: str = "duckdb"):
     n = 0
     for p in CATALOG.patterns:
         sites = find_sites(raw, p, ctx)
-        assert bool(sites) == macro_matches(raw, p.to_macro_dict(), ctx), (ctx.name, p.id)
+        assert not sites or macro_matches(raw, p.to_macro_dict(), ctx), (ctx.name, p.id)
         for s in sites:
             check_site(raw, s)
             n += 1
@@ -114,7 +116,7 @@ def test_non_ascii_untouched():
 
 
 def test_invariant_against_real_discovery(acme_discovery, example_project):
-    """find_sites is non-empty exactly for the patterns the dbt macro matched (real dbt run)."""
+    """find_sites is non-empty only for patterns the dbt macro matched (real dbt run)."""
     from adegen.rewrite import ModelContext
 
     db = acme_discovery["project"].get("adapter_type", "duckdb")
@@ -126,7 +128,7 @@ def test_invariant_against_real_discovery(acme_discovery, example_project):
         raw = _read(path)
         ctx = ModelContext.from_discovery(m, acme_discovery)
         engine = {p.id for p in CATALOG.for_db(db) if find_sites(raw, p, ctx)}
-        if engine != set(m["matched_patterns"]):
+        if not engine <= set(m["matched_patterns"]):
             mismatches.append((m["name"], sorted(engine - set(m["matched_patterns"])),
                                sorted(set(m["matched_patterns"]) - engine)))
     assert not mismatches
