@@ -46,12 +46,11 @@ def test_check_parses():
 
 
 def test_sites_for_model_filters_db_types():
-    sql = "select iff(a > 0, 'x', 'y') as k, coalesce(b, 0) as b from t\n"
+    sql = "select nvl(a, 'x') as k, coalesce(b, 0) as b from t\n"
     duck = sites_for_model(sql, CAT, CTX, "duckdb")
     snow = sites_for_model(sql, CAT, CTX, "snowflake")
-    assert "iff_branch_swap" not in duck and "iff_branch_swap" in snow
+    assert "nvl_dropped" not in duck and "nvl_dropped" in snow
     assert "coalesce_dropped" in duck and "coalesce_dropped" in snow
-    assert "integer_division" not in sites_for_model("select a / b as r from t\n", CAT, CTX, "snowflake")
 
 
 def test_multiline_coalesce_falls_back_to_null_default():
@@ -60,10 +59,10 @@ def test_multiline_coalesce_falls_back_to_null_default():
     assert apply_site(sql, s) == sql.replace("        0\n", "        null\n")
 
 
-def test_multiline_predicate_negated_instead_of_dropped():
+def test_multiline_predicate_gives_no_site():
+    # dropping it touches more than two lines; negating it instead is an edit nobody makes by mistake
     sql = "select *\nfrom t\nwhere status in (\n    'a',\n    'b'\n)\n"
-    (s,) = sites("where_predicate_dropped", sql)
-    assert apply_site(sql, s) == "select *\nfrom t\nwhere not (status in (\n    'a',\n    'b'\n))\n"
+    assert sites("where_predicate_dropped", sql) == []
 
 
 def test_materialization_insert_and_edit():
@@ -97,15 +96,8 @@ def test_between_variants():
     sql = "select * from t where n between 1 and 10\n"
     (s,) = sites("between_bound_shift", sql)
     assert apply_site(sql, s) == "select * from t where n between 1 and 9\n"
-    sql = "select * from t join p on t.d between p.valid_from and p.valid_to\n"
-    (s,) = sites("between_bound_shift", sql)
-    assert apply_site(sql, s) == "select * from t join p on t.d between p.valid_to and p.valid_from\n"
-
-
-def test_sign_flip_binary_and_unary():
-    sql = "select a - b as x, -c as y from t\n"
-    got = [apply_site(sql, s) for s in sites("sign_flip", sql)]
-    assert got == ["select a + b as x, -c as y from t\n", "select a - b as x, c as y from t\n"]
+    # bounds that are columns are never swapped by mistake: no site
+    assert sites("between_bound_shift", "select * from t join p on t.d between p.valid_from and p.valid_to\n") == []
 
 
 def test_incremental_requires_materialization():
