@@ -244,3 +244,29 @@ def test_the_new_family_is_known_where_families_are_listed():
         "column-confusion"
     assert survey.classify_change("    o.created_at as ordered_at,\n", "", CAT) == "projection-column"
     assert "column-confusion" in tags_for(CAT.by_id["similar_column_swapped"], "acme")
+
+
+@pytest.mark.parametrize("operator, applies_when", [("move_join_filter", '["on", "and"]'),
+                                                    ("drop_or_parens", '["and"]'), ("drop_when", '["when"]')])
+def test_a_pattern_must_list_the_operators_anchor(tmp_path, operator, applies_when):
+    from adegen.errors import InputError
+    from adegen.patterns import load_file
+
+    f = tmp_path / "mine.yaml"
+    f.write_text(f"""patterns:
+  - id: mine
+    name: Mine
+    family: join
+    difficulty: hard
+    db_types: all
+    applies_when: {applies_when}
+    mutation: x
+    rewrite: {{operator: {operator}}}
+    precondition: [{{check: rows_change}}]
+    symptom: rows_missing
+    symptom_template: "Rows are missing from {{table}}."
+    guidance: x
+    realistic: x
+""")
+    with pytest.raises(InputError, match="list it in applies_when"):
+        load_file(f)

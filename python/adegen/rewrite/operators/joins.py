@@ -118,7 +118,7 @@ def _where_edit(S, j: int, on: int, moved: tuple) -> Edit | None:
     return edit
 
 
-@operator("move_join_filter")
+@operator("move_join_filter", fixed_anchor="join")
 def move_join_filter(S, args, ctx):
     """In `left join t as x on a.k = x.k and x.status = 'active'`, an ON condition that reads only
     the joined relation moves to the same SELECT's WHERE (`and ...` at its end, or a new `where`

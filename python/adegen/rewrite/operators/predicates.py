@@ -208,7 +208,7 @@ def _drop_paren(S, k):
     return e
 
 
-@operator("drop_or_parens")
+@operator("drop_or_parens", fixed_anchor="or")
 def drop_or_parens(S, args, ctx):
     """`a and (b or c)` -> `a and b or c` in a WHERE / ON / HAVING / QUALIFY / CASE WHEN condition:
     the parentheses around an OR beside an AND are dropped, so the AND binds first. A group on its
