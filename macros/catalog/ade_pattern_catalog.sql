@@ -37,6 +37,14 @@
       'requires': {}
     },
     {
+      'id': 'join_filter_moved_to_where',
+      'family': 'join',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [['join'], ['on'], ['and']],
+      'requires': {}
+    },
+    {
       'id': 'max_to_sum',
       'family': 'aggregation',
       'difficulty': 'medium',
@@ -117,6 +125,14 @@
       'requires': {}
     },
     {
+      'id': 'or_parentheses_dropped',
+      'family': 'filter',
+      'difficulty': 'medium',
+      'db_types': 'all',
+      'applies_when': [['and'], ['or']],
+      'requires': {}
+    },
+    {
       'id': 'gte_to_gt',
       'family': 'comparison',
       'difficulty': 'hard',
@@ -173,6 +189,14 @@
       'requires': {}
     },
     {
+      'id': 'case_branch_dropped',
+      'family': 'case-logic',
+      'difficulty': 'medium',
+      'db_types': 'all',
+      'applies_when': [['case'], ['when']],
+      'requires': {}
+    },
+    {
       'id': 'distinct_removed',
       'family': 'dedup-set-ops',
       'difficulty': 'medium',
@@ -226,6 +250,14 @@
       'difficulty': 'medium',
       'db_types': 'all',
       'applies_when': [['lag', '(']],
+      'requires': {}
+    },
+    {
+      'id': 'unit_conversion_dropped',
+      'family': 'arithmetic',
+      'difficulty': 'medium',
+      'db_types': 'all',
+      'applies_when': [],
       'requires': {}
     },
     {
@@ -354,6 +386,14 @@
       'difficulty': 'easy',
       'db_types': 'all',
       'applies_when': [['select'], [',']],
+      'requires': {}
+    },
+    {
+      'id': 'similar_column_swapped',
+      'family': 'column-confusion',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [],
       'requires': {}
     },
     {

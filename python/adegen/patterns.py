@@ -18,7 +18,7 @@ from adegen.errors import InputError
 FAMILIES = (
     "join", "aggregation", "filter", "comparison", "null-handling", "case-logic", "dedup-set-ops",
     "window", "arithmetic", "date-time", "string", "casting", "dag-ref", "config-materialization",
-    "projection-column", "incremental", "snowflake-specific",
+    "projection-column", "column-confusion", "incremental", "snowflake-specific",
 )
 SYMPTOMS = symptoms.IDS  # the one symptom vocabulary (adegen/symptoms.py)
 DIFFICULTIES = ("easy", "medium", "hard")

@@ -114,7 +114,7 @@ def pick_column(c, site, obs=None) -> str | None:
 
 FAMILY_TAGS = {"aggregat": "aggregation", "join": "join-logic", "filter": "filtering", "null": "data-hygiene",
                "dedup": "data-hygiene", "date": "dates", "window": "window-functions", "ref": "model-refactor",
-               "cast": "data-types", "materializ": "dbt-materialization"}
+               "cast": "data-types", "materializ": "dbt-materialization", "confusion": "column-confusion"}
 
 
 def tags_for(pattern, project_name: str) -> list[str]:

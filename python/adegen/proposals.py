@@ -53,7 +53,7 @@ class _LazySites:
     ranking over every model), so computing them for every model of a 5,000-model project is
     quadratic. Ranking needs no sites, and only the candidates a selection actually reaches are
     realised, so sites are computed for those models only. By the rewrite contract (find_sites is
-    non-empty exactly when the macro matched the pattern) this gives the same candidates."""
+    non-empty only when the macro matched the pattern) no site is missed; a pair without one is skipped."""
 
     __slots__ = ("raw", "model", "patterns", "scope", "warn", "_sites")
 

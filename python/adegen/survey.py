@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from . import lexer
+from .rewrite.names import related_names
 
 # ---------------------------------------------------------------------------------------------
 # ade-bench detection
@@ -269,7 +270,8 @@ _HINT_ALIASES = {
     "case": ("case", "condition", "logic"), "window": ("window",), "grouping": ("group", "grain"),
     "date": ("date", "time"), "cast": ("cast", "type", "precision", "round"),
     "arithmetic": ("arithmetic", "calculation", "math"), "union": ("union", "set"),
-    "ref": ("ref", "lineage", "source"), "column": ("column", "missing", "removed"),
+    "ref": ("ref", "lineage", "source"), "column": ("projection", "column", "missing", "removed"),
+    "confusion": ("confusion",),
 }
 
 
@@ -319,6 +321,8 @@ def classify_change(before: str, after: str, catalog=None) -> str | None:
         return _map_hint("ref", families)
     if scores:
         return scores.most_common(1)[0][0]
+    if len(removed) == 1 and len(added) == 1 and related_names(*removed, *added):
+        return _map_hint("confusion", families)  # one column read for a similar one (created_at/updated_at)
     for hint, words in FAMILY_HINTS:
         if changed & words:
             return _map_hint(hint, families)

@@ -34,13 +34,15 @@ def test_base_first_and_unique(catalog):
 
 def test_every_sqlmutation_category_and_dbt_level(catalog):
     ids = set(catalog.by_id)
-    # SC clauses, OR operators, NL nulls, IR identifier replacement, dbt-level (the operator flips
-    # nobody writes by mistake - and/or, is [not] null, = / <> - are retired: issue 28)
+    # SC clauses, OR operators, NL nulls, IR identifier replacement, dbt-level, then the semantic
+    # families of issue 28 (the operator flips nobody writes were retired for them)
     for needed in ["wrong_join_type", "max_to_sum", "distinct_removed", "union_to_union_all",  # SC
-                   "gte_to_gt", "between_bound_shift", "like_pattern_changed",  # OR
+                   "gte_to_gt", "or_parentheses_dropped", "between_bound_shift", "like_pattern_changed",  # OR
                    "coalesce_dropped", "nullif_dropped",  # NL
                    "wrong_ref", "wrong_source", "wrong_join_key", "date_trunc_grain",  # IR
-                   "materialization_changed", "output_column_dropped", "incremental_gt_to_gte"]:
+                   "materialization_changed", "output_column_dropped", "incremental_gt_to_gte",
+                   "join_filter_moved_to_where", "case_branch_dropped", "unit_conversion_dropped",
+                   "similar_column_swapped"]:
         assert needed in ids
 
 
@@ -65,8 +67,8 @@ def test_to_macro_dict(catalog):
     d = catalog.by_id["wrong_join_type"].to_macro_dict()
     assert d == {"id": "wrong_join_type", "family": "join", "difficulty": "medium", "db_types": "all",
                  "applies_when": [["left", "join"]], "requires": {}}
-    d = catalog.by_id["zeroifnull_dropped"].to_macro_dict()
-    assert d["db_types"] == ["snowflake"] and d["applies_when"] == [["zeroifnull", "("]]
+    d = catalog.by_id["nvl_dropped"].to_macro_dict()
+    assert d["db_types"] == ["snowflake"] and d["applies_when"] == [["nvl", "("]]
     d = catalog.by_id["in_list_item_dropped"].to_macro_dict()
     assert d["applies_when"] == [["in", "(", "''", ",", "''"]]
     assert catalog.by_id["wrong_ref"].to_macro_dict()["applies_when"] == [["{{"]]

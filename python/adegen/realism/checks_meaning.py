@@ -7,6 +7,9 @@ import re
 
 from sqlglot import exp
 
+from ..rewrite.names import related_names, units_in, words
+from ..rewrite.operators.select_lists import item_text
+from ..rewrite.text import Struct
 from .measure_sql import column_name, count_rows, nearest, share, sql, when_test
 from .probe import rows_query
 from .registry import CheckInput, Verdict, check
@@ -91,34 +94,35 @@ def label_case(inp: CheckInput) -> Verdict:
     return Verdict(fall > 0, f"{share(fall, total)} rows fall through to the ELSE", {"rows": total, "else_rows": fall})
 
 
-_SUFFIX = re.compile(r"(_at|_ts|_date|_time|_day|_month|_id|_key|_amount|_cents|_usd|_count|_total|_price|_name|_code|_status|_type)$")
-
-
-def related_names(a: str, b: str) -> bool:
-    """Two column names an engineer could confuse: the same kind of value (created_at/updated_at,
-    gross_amount/net_amount, customer_id/account_id) or the same stem (price/unit_price)."""
-    a, b = a.lower(), b.lower()
-    if a == b:
-        return False
-    sa, sb = _SUFFIX.search(a), _SUFFIX.search(b)
-    if sa and sb and sa.group(1) == sb.group(1):
-        return True
-    return a in b or b in a
+def _type_family(sql_type: str) -> str:
+    """The kind of value a DuckDB type holds (INTEGER and BIGINT alike, DECIMAL(18,2) and DOUBLE alike)."""
+    t = sql_type.upper()
+    for family, stems in (("integer", ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                                       "USMALLINT", "UINTEGER", "UBIGINT", "INT")),
+                          ("fraction", ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")),
+                          ("timestamp", ("TIMESTAMP",)), ("text", ("VARCHAR", "TEXT", "STRING"))):
+        if t.startswith(stems):
+            return family
+    return t
 
 
 @check("related_column", min_rows=1)
 def related_column(inp: CheckInput) -> Verdict:
     """The swapped-in column has the same type and a related name, and holds other values."""
-    # a renamed column is located at its name (an Identifier): take the column around it
+    # a swap changes only the column's name: the located difference is its identifier
     b, a = nearest(inp.scope.before, (exp.Column,)), nearest(inp.scope.after, (exp.Column,))
-    if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)):
+    if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)) or b.name == a.name:
         return Verdict.unmeasured("the change is not a column swap")
     if not related_names(b.name, a.name):
         return Verdict(False, f"{b.name} and {a.name} are not names anyone would mix up", {})
     select = inp.scope.select
+    if select is None:
+        return Verdict.unmeasured("the change is not inside a SELECT")
     types = inp.probe.columns("(" + rows_query(select, [exp.alias_(b.copy(), "a"), exp.alias_(a.copy(), "b")]) + ")")
-    if not types or len(set(types.values())) != 1:
-        return Verdict(False, f"{b.name} and {a.name} hold different types ({', '.join(sorted(set((types or {}).values())))})", {})
+    if not types:
+        return Verdict.unmeasured("the columns could not be described")
+    if len({_type_family(t) for t in types.values()}) != 1:
+        return Verdict(False, f"{b.name} and {a.name} hold different types ({', '.join(types.values())})", {})
     got = count_rows(inp.probe, select, [f"{sql(b)} is distinct from {sql(a)}"])
     if got is None:
         return Verdict.unmeasured("the columns could not be compared")
@@ -197,3 +201,20 @@ def incremental_model(inp: CheckInput) -> Verdict:
     """The model really is incremental, so its is_incremental() filter runs on every scheduled run."""
     ok = str(inp.model.get("materialized", "")) == "incremental"
     return Verdict(ok, "an incremental model" if ok else "not an incremental model", {})
+
+
+@check("unit_named", needs_sql=False)
+def unit_named(inp: CheckInput) -> Verdict:
+    """A name of the edited select item (a column, its alias, the conversion macro) says the unit,
+    so leaving the conversion out leaves the values in another unit than the name promises."""
+    site, raw_of = inp.site, inp.extra.get("raw_sql")
+    raw = raw_of(inp.model.get("unique_id", "")) if callable(raw_of) else None
+    if not raw or raw[site.start:site.end] != site.before:
+        return Verdict.unmeasured("the model's text is not the one the site was found in")
+    S = Struct(raw)
+    i = next((k for k, t in enumerate(S.toks) if t.end > site.start), S.n - 1)
+    found = units_in(dict.fromkeys(words(site.before) + words(item_text(S, i))))
+    if not found:
+        return Verdict(False, "no name of the edited expression says a unit", {})
+    said = ", ".join(f"{name} says {unit}" for name, unit in found[:3])
+    return Verdict(True, f"{said}: without the conversion the values are in another unit", {"units": found})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change, scope_columns_differ,
-                          share, sql, when_test)
+from .measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change,
+                          scope_columns_differ, share, sql)
 from .registry import CheckInput, Verdict, check
 
 
@@ -77,6 +77,39 @@ def unmatched_rows(inp: CheckInput) -> Verdict:
     return Verdict(ok, fact, {"rows": total, "unmatched": unmatched})
 
 
+def _conjuncts(cond: exp.Expression | None) -> list[exp.Expression]:
+    if cond is None:
+        return []
+    return list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
+
+
+@check("outer_rows_filtered", min_rows=1, max_share=0.95)
+def outer_rows_filtered(inp: CheckInput) -> Verdict:
+    """A condition moved from a LEFT JOIN's ON to the WHERE loses rows: some rows have no joined row
+    that meets it (none at all, or only rows that fail it); the left join kept them with empty
+    columns, the WHERE drops them."""
+    pair = _join_pair(inp)
+    if pair is None or (pair[0].side or "").upper() != "LEFT":
+        return Verdict.unmeasured("the change is not in a LEFT JOIN")
+    jb, ja = pair
+    kept = {sql(c) for c in _conjuncts(ja.args.get("on"))}
+    moved = [c for c in _conjuncts(jb.args.get("on")) if sql(c) not in kept]
+    si, sm = inp.scope.select, inp.scope.mutant_select
+    if not moved or si is None or sm is None:
+        return Verdict.unmeasured("no condition left the join's ON")
+    # the mutant keeps a subset of the intact rows (those with a joined row meeting the condition,
+    # and unmatched ones the condition lets through on NULLs): the difference is what vanishes
+    a, b = count_rows(inp.probe, si, []), count_rows(inp.probe, sm, [])
+    if a is None or b is None:
+        return Verdict.unmeasured("the join could not be measured: " + _last_error(inp))
+    total, lost = a[0], a[0] - b[0]
+    alias, pred = jb.this.alias_or_name, " and ".join(sql(c) for c in moved)
+    ok = lost >= inp.params["min_rows"] and (lost / total if total else 0.0) <= inp.params["max_share"]
+    fact = (f"{share(lost, total)} rows of the join have no {alias} row with {pred}: the left join keeps them "
+            f"with empty {alias} columns, the filter in WHERE drops them")
+    return Verdict(ok, fact, {"rows": total, "lost": lost})
+
+
 @check("fans_out", min_rows=1)
 def fans_out(inp: CheckInput) -> Verdict:
     """With the key part dropped, the join matches several rows per row (the grain breaks)."""
@@ -104,15 +137,16 @@ def _removed_values(inp: CheckInput) -> tuple[exp.Expression, list[exp.Expressio
 def value_occurs(inp: CheckInput) -> Verdict:
     """The code a mapping or list loses really occurs in the data (rows carry it)."""
     found = _removed_values(inp)
+    where = False  # an IN list filters: the rows it loses are the ones its WHERE no longer lets in
     if found is not None:
         lhs, gone = found
         cond = f"{sql(lhs)} in ({', '.join(sql(x) for x in gone)})"
         what = f"{column_name(lhs)} = {', '.join(sql(x) for x in gone)}"
     else:
-        when = _dropped_when(inp)
-        if when is None:
+        branch = _dropped_when(inp)
+        if branch is None:
             return Verdict.unmeasured("no dropped list item or CASE branch")
-        cond = what = sql(when_test(inp.scope.before, when))
+        cond, what = branch
     select = inp.scope.select
     got = count_rows(inp.probe, select, [cond], where=either_where(inp.scope)) if select is not None else None
     if got is None:
@@ -122,13 +156,25 @@ def value_occurs(inp: CheckInput) -> Verdict:
     return Verdict(ok, f"{share(hits, total)} rows have {what}", {"rows": total, "hits": hits})
 
 
-def _dropped_when(inp: CheckInput) -> exp.If | None:
+def _dropped_when(inp: CheckInput) -> tuple[str, str] | None:
+    """(condition, words) for the rows a dropped CASE branch labelled: they meet its WHEN and no
+    earlier one (a simple CASE compares its operand with each WHEN value)."""
     b, a = inp.scope.before, inp.scope.after
-    if isinstance(b, exp.Case) and isinstance(a, exp.Case):
-        kept = {sql(x) for x in a.args.get("ifs") or []}
-        gone = [x for x in b.args.get("ifs") or [] if sql(x) not in kept]
-        return gone[0] if gone else None
-    return None
+    if not (isinstance(b, exp.Case) and isinstance(a, exp.Case)):
+        return None
+    kept = {sql(x) for x in a.args.get("ifs") or []}
+    ifs = b.args.get("ifs") or []
+    gone = next((k for k, x in enumerate(ifs) if sql(x) not in kept), None)
+    if gone is None:
+        return None
+    operand = b.this
+
+    def test(branch: exp.If) -> str:
+        return f"({sql(operand)} = {sql(branch.this)})" if operand is not None else f"({sql(branch.this)})"
+
+    earlier = "".join(f" and not coalesce({test(x)}, false)" for x in ifs[:gone])
+    what = test(ifs[gone])[1:-1] + (" and no earlier branch" if earlier else "")
+    return f"coalesce({test(ifs[gone])}, false){earlier}", what
 
 
 _BOUNDS = (exp.GTE, exp.GT, exp.LTE, exp.LT, exp.Between)

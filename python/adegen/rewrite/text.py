@@ -15,6 +15,18 @@ CLAUSE_END = {
     "cross", "on", "natural", "lateral",
 }
 _MASK = re.compile(lexer.MASK_RE)
+_IDENT = re.compile(r"[a-z_][a-z0-9_$]*")
+# Bare words that are SQL, never a column: a token of these is no column reference.
+SQL_WORDS = frozenset("""
+    select from where and or not null is in as on join left right inner outer full cross natural
+    using group by order having limit offset qualify window over partition rows range groups
+    between unbounded preceding following current row case when then else end distinct all any
+    some union intersect except with recursive asc desc nulls first last true false like ilike glob
+    similar escape exists interval cast try_cast date timestamp time filter within lateral values
+    fetch next only extract epoch day days week weeks month months year years hour hours minute
+    minutes second seconds quarter current_date current_timestamp current_time localtimestamp
+    varchar char integer int bigint smallint decimal numeric double float real boolean text string
+""".split())
 
 
 def case_like(orig: str, new: str) -> str:
@@ -172,6 +184,19 @@ class Struct:
             if self.raw[self.toks[k].end : self.toks[k + 1].start].strip():
                 return False
         return True
+
+    def ident(self, i: int) -> bool:
+        """Token i is a bare (unquoted) name: a column, table, alias, function or keyword."""
+        return 0 <= i < self.n and self.toks[i].kind == "sql" and _IDENT.fullmatch(self.texts[i]) is not None
+
+    def line_of(self, pos: int) -> tuple[int, int]:
+        """(start, end) of the line holding offset `pos`; `end` is before its \\r\\n or \\n."""
+        start = self.raw.rfind("\n", 0, pos) + 1
+        end = self.raw.find("\n", pos)
+        end = len(self.raw) if end == -1 else end
+        if end > start and self.raw[end - 1] == "\r":
+            end -= 1
+        return start, end
 
     def has_jinja(self, i: int, j: int) -> bool:
         return any(self.toks[k].kind == "jinja" for k in range(i, j + 1))

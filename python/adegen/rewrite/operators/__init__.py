@@ -7,7 +7,9 @@ when no primary of its group survives the engine's checks (<= 2 lines, no Jinja/
 Operators live in modules by what they edit; importing them registers them in the one
 `OPERATORS` registry (`registry.operator`). A new operator goes in the module of its kind.
 """
-from adegen.rewrite.operators import dbt_level, expressions, literals, predicates, select_lists  # noqa: F401  (registers)
+from adegen.rewrite.operators import (  # noqa: F401  (registers)
+    columns, dbt_level, expressions, joins, literals, predicates, select_lists,
+)
 from adegen.rewrite.operators.literals import LITERAL_KINDS
 from adegen.rewrite.operators.registry import OPERATORS, operator
 

@@ -1,12 +1,15 @@
 """Operators on expressions: token replacement, function calls and their arguments, signs,
-division, casts and time zones."""
+division, unit conversions, casts and time zones."""
 from __future__ import annotations
 
 import difflib
+import math
 import re
 
-from adegen.rewrite.text import Candidate, Edit, case_like
+from adegen.rewrite.names import UNITS, parts, units_in, words
+from adegen.rewrite.text import SQL_WORDS, Candidate, Edit, case_like
 from adegen.rewrite.operators.registry import calls, operator, seq
+from adegen.rewrite.operators.select_lists import item_text
 
 
 @operator("replace_tokens", required=("match", "replace"), anchor_arg="match")
@@ -235,3 +238,80 @@ def swap_timezones(S, args, ctx):
             out.append(Candidate(i, [S.replace(a, a, new)], f"target time zone {S.text(a)} -> {new}",
                                  touches_literal=True))
     return out
+
+
+# Factors a unit conversion uses besides powers of ten: a minute, an hour, a day in seconds; a KiB.
+_OTHER_FACTORS = frozenset({60.0, 3600.0, 86400.0, 1024.0})
+# {{ macro('column expression', ...) }}: a conversion macro called on a quoted column expression
+_MACRO_CALL = re.compile(r"""(?s)^\{\{-?\s*([A-Za-z_][\w.]*)\s*\(\s*(['"])([^'"{}]+)\2"""
+                         r"""\s*(?:,[^{}]*)?\)\s*-?\}\}$""")
+_ARITHMETIC = frozenset({"*", "/", "+", "-", "%", "||", "^"})
+
+
+def conversion_factor(text: str) -> bool:
+    """A number a unit conversion multiplies or divides by: a power of ten from 100 up or 0.01
+    down (100, 1000.0, 0.01; not 10), or 60, 3600, 86400, 1024."""
+    try:
+        v = float(text)
+    except ValueError:
+        return False
+    if v <= 0 or not math.isfinite(v):
+        return False
+    e = math.log10(v)
+    return v in _OTHER_FACTORS or (abs(e - round(e)) < 1e-9 and abs(round(e)) >= 2)
+
+
+def _operand_end(S, k) -> bool:
+    """Token k can end the operand left of an operator (a column, a number, a call, a Jinja value)."""
+    t = S.toks[k]
+    return t.kind == "jinja" or S.texts[k] == ")" or re.fullmatch(r"[0-9.]+", S.texts[k]) is not None \
+        or (S.ident(k) and S.texts[k] not in SQL_WORDS)
+
+
+def _factor_edit(S, i) -> Edit | None:
+    """The edit dropping the conversion factor of operator token i (`x / 100`, `x // 60`,
+    `x * 0.01`, `100.0 * x`), or None when i is no such operator."""
+    pair = S.texts[i:i + 2] == ["/", "/"] and S.toks[i].end == S.toks[i + 1].start  # `//`
+    f = i + 2 if pair else i + 1
+    if f < S.n and conversion_factor(S.texts[f]) and _operand_end(S, i - 1) and S.gap_plain(i - 1, f) \
+            and S.texts[f + 1:f + 2] not in (["("], ["."], ["::"], ["^"]):
+        return Edit(S.toks[i - 1].end, S.toks[f].end, "")
+    if S.texts[i] == "*" and conversion_factor(S.texts[i - 1]) and i + 1 < S.n and S.gap_plain(i - 1, i + 1) \
+            and (S.ident(i + 1) or S.texts[i + 1] == "(" or S.toks[i + 1].kind == "jinja") \
+            and S.texts[i - 2:i - 1] not in (["/"], ["*"], ["%"], ["^"], ["::"], ["."]):
+        return Edit(S.toks[i - 1].start, S.toks[i + 1].start, "")
+    return None
+
+
+def _factor_sites(S) -> list:
+    out = []
+    for i in range(1, S.n - 1):
+        if S.texts[i] not in ("/", "*") or (S.texts[i - 1] == "/" and S.toks[i - 1].end == S.toks[i].start):
+            continue  # the second half of a `//` was seen with the first
+        edit = _factor_edit(S, i)
+        if edit is not None and units_in(words(item_text(S, i))):
+            out.append(Candidate(i, [edit], f"conversion {S.raw[edit.start:edit.end].strip()} dropped"))
+    return out
+
+
+def _macro_sites(S) -> list:
+    out = []
+    for k, tok in enumerate(S.toks):
+        m = _MACRO_CALL.match(S.raw[tok.start:tok.end]) if tok.kind == "jinja" else None
+        if m is None or not any(p in UNITS for p in parts(m.group(1).split(".")[-1])):
+            continue
+        arg = m.group(3).strip()
+        beside = {S.texts[x] for x in (k - 1, k + 1) if 0 <= x < S.n}
+        if beside & _ARITHMETIC and not re.fullmatch(r"[\w.]+", arg):
+            arg = f"({arg})"  # `a + b` stays one operand of the expression around it
+        out.append(Candidate(k, [Edit(tok.start, tok.end, arg)], f"{m.group(1)}() unwrapped", touches_jinja=True))
+    return out
+
+
+@operator("drop_conversion")
+def drop_conversion(S, args, ctx):
+    """A unit conversion left out: `x / 100`, `x // 100`, `x / 60`, `x * 0.01`, `100.0 * x` -> `x`
+    where a name of the select item (a column, its alias) says a unit (cents, dollars, usd, ms,
+    seconds, minutes, pct, ...); and `{{ cents_to_dollars('amount') }}` -> `amount`, a macro
+    whose name says a unit called on a quoted column expression."""
+    return _factor_sites(S) + _macro_sites(S)

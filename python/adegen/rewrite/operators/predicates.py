@@ -2,6 +2,8 @@
 window PARTITION BY / ORDER BY keys."""
 from __future__ import annotations
 
+import re
+
 from adegen.rewrite.text import Candidate, Edit, case_like
 from adegen.rewrite.operators.registry import operator, seq
 
@@ -16,7 +18,8 @@ def _negate(S, a, b, group, note):
                              Edit(S.toks[b].end, S.toks[b].end, ")")], note, fallback=True)
 
 
-def _drop_operand_edits(S, ops, k):
+def drop_operand_edit(S, ops, k):
+    """The edit that removes boolean operand k of `ops` (S.operands) with its connective."""
     a, b, conn = ops[k]
     if conn is not None:
         return S.delete(conn, b)
@@ -43,7 +46,7 @@ def drop_predicate(S, args, ctx):
                 if not (i >= 2 and S.texts[i - 1] == "(" and S.texts[i - 2] == "filter"):
                     out.append(Candidate(g, [S.delete(i, end)], f"{args['clause']} clause removed"))
             else:
-                out.append(Candidate(g, [_drop_operand_edits(S, ops, k)], f"{args['clause']} operand {k + 1} removed"))
+                out.append(Candidate(g, [drop_operand_edit(S, ops, k)], f"{args['clause']} operand {k + 1} removed"))
     return out
 
 
@@ -73,7 +76,7 @@ def join_key(S, args, ctx):
         if len(ops) < 2:
             continue
         for k, (a, b, _c) in enumerate(ops):
-            out.append(Candidate((i, k), [_drop_operand_edits(S, ops, k)], f"join condition {k + 1} dropped"))
+            out.append(Candidate((i, k), [drop_operand_edit(S, ops, k)], f"join condition {k + 1} dropped"))
     return out
 
 
@@ -172,4 +175,75 @@ def flip_order(S, args, ctx):
             # the earliest. Adding DESC or turning ASC around is not an edit people make by mistake.
             if S.texts[last] == "desc":
                 out.append(Candidate((i, n), [S.delete(last, last)], "DESC removed"))
+    return out
+
+
+# Clauses whose condition is a boolean expression an OR can sit in.
+_BOOLEAN_CLAUSES = ("where", "having", "qualify", "on", "when")
+
+
+def _or_groups(S, a, b):
+    """(open, close) of every parenthesised OR that sits beside an AND among the boolean operands
+    of tokens a..b, nested groups included (`x and (y or z)`, `(y or z) and x`)."""
+    ops = S.operands(a, b)
+    found = []
+    for k, (x, y, conn) in enumerate(ops):
+        if S.texts[x] != "(" or S.close.get(x) != y or y - x < 2 or S.texts[x + 1] in ("select", "with"):
+            continue
+        inner = S.operands(x + 1, y - 1)
+        beside = [c for c in (conn, ops[k + 1][2] if k + 1 < len(ops) else None) if c is not None]
+        has_or = any(S.texts[c] == "or" for _p, _q, c in inner if c is not None)
+        if has_or and any(S.texts[c] == "and" for c in beside):
+            found.append((x, y))
+        found.extend(_or_groups(S, x + 1, y - 1))
+    return found
+
+
+def _drop_paren(S, k):
+    """Delete the parenthesis token k; a space stays where two words would otherwise meet."""
+    e = S.delete(k, k)
+    glue = re.compile(r"[\w'\"]")
+    if 0 < e.start and e.end < len(S.raw) and glue.match(S.raw[e.start - 1]) and glue.match(S.raw[e.end]):
+        return Edit(e.start, e.end, " ")
+    return e
+
+
+@operator("drop_or_parens", fixed_anchor="or")
+def drop_or_parens(S, args, ctx):
+    """`a and (b or c)` -> `a and b or c` in a WHERE / ON / HAVING / QUALIFY / CASE WHEN condition:
+    the parentheses around an OR beside an AND are dropped, so the AND binds first. A group on its
+    own (`where (a or b)`), beside another OR or negated gives no site."""
+    out = []
+    for kw in _BOOLEAN_CLAUSES:
+        for i in S.find([kw]):
+            if kw == "on" and i > 0 and S.texts[i - 1] == "distinct":
+                continue
+            for x, y in _or_groups(S, i + 1, S.clause_end(i, extra_stop=("then",))):
+                out.append(Candidate(x, [_drop_paren(S, x), _drop_paren(S, y)], "parentheses around an OR dropped"))
+    return out
+
+
+def _when_branches(S, i_case, i_end):
+    """(first, last) token of every WHEN ... THEN ... branch of the CASE at i_case..i_end."""
+    d = S.depth[i_case] + 1
+    marks = [k for k in range(i_case + 1, i_end) if S.depth[k] == d and S.texts[k] in ("when", "else")]
+    marks.append(i_end)
+    return [(a, nxt - 1) for a, nxt in zip(marks, marks[1:]) if S.texts[a] == "when"]
+
+
+@operator("drop_when", fixed_anchor="case")
+def drop_when(S, args, ctx):
+    """Drop one WHEN ... THEN ... branch of a CASE that has two or more (a code mapping loses a
+    branch: its rows fall through to a later WHEN or the ELSE). A CASE that Jinja statements build
+    (a loop over codes) gives no site."""
+    out = []
+    for i in S.find(["case"]):
+        end = S.close.get(i)
+        if end is None or S.texts[end] != "end" or "{%" in S.raw[S.toks[i].start:S.toks[end].end]:
+            continue
+        branches = _when_branches(S, i, end)
+        if len(branches) < 2:
+            continue
+        for k, (a, b) in enumerate(branches):
+            out.append(Candidate((i, k), [S.delete(a, b)], f"CASE branch {k + 1} of {len(branches)} dropped"))
     return out

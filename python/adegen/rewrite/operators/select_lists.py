@@ -108,3 +108,25 @@ def drop_select_item(S, args, ctx):
         if not setop:
             add([(sel, items, _f)], True)
     return cands
+
+
+def item_spans(S) -> list[tuple[int, int]]:
+    """(first, last) token of every item of every select list."""
+    return [(a, b) for _sel, items, _f in _select_lists(S) for a, b in items if a <= b]
+
+
+def item_span(S, i) -> tuple[int, int]:
+    """(first, last) token of the innermost select-list item holding token i, or of i's line when
+    no select list holds it (a WHERE, a JOIN condition)."""
+    spans = [(a, b) for a, b in item_spans(S) if a <= i <= b]
+    if spans:
+        return min(spans, key=lambda ab: ab[1] - ab[0])
+    start, end = S.line_of(S.toks[i].start)
+    on_line = [k for k, t in enumerate(S.toks) if start <= t.start < end]
+    return on_line[0], on_line[-1]
+
+
+def item_text(S, i) -> str:
+    """The raw text of `item_span` (a select item with its alias, or the line)."""
+    a, b = item_span(S, i)
+    return S.raw[S.toks[a].start:S.toks[b].end]

@@ -1,0 +1,144 @@
+"""Operators on outer joins: a condition moved out of a LEFT JOIN's ON into the WHERE (the refactor
+slip that silently turns the left join into an inner one)."""
+from __future__ import annotations
+
+from adegen.rewrite.text import SQL_WORDS, Candidate, Edit, case_like
+from adegen.rewrite.operators.predicates import drop_operand_edit
+from adegen.rewrite.operators.registry import operator
+
+# Clause keywords that end a SELECT's FROM/JOIN chain (a new WHERE goes right before them).
+_AFTER_JOINS = frozenset({"where", "group", "having", "qualify", "window", "order", "limit", "offset",
+                          "fetch", "union", "intersect", "except", ";"})
+
+
+def _left_joins(S) -> list[int]:
+    """The JOIN token of every LEFT [OUTER] JOIN."""
+    return [i + 1 for i in S.find(["left", "join"])] + [i + 2 for i in S.find(["left", "outer", "join"])]
+
+
+def _joined_alias(S, j: int) -> tuple[str, int] | None:
+    """(the name the joined relation goes by, index of its ON) for the JOIN token j, or None (no ON,
+    a relation without a name to qualify columns with)."""
+    k, name = j + 1, None
+    if k < S.n and S.texts[k] == "(" and k in S.close:
+        k = S.close[k] + 1
+    elif k < S.n and S.toks[k].kind == "jinja":
+        k += 1
+    elif S.ident(k):
+        while S.texts[k + 1:k + 2] == ["."] and S.ident(k + 2):
+            k += 2
+        name, k = S.texts[k], k + 1
+    else:
+        return None
+    if S.texts[k:k + 1] == ["as"]:
+        k += 1
+    if S.ident(k) and S.texts[k] not in ("on", "using"):
+        name, k = S.texts[k], k + 1
+    if name is None or S.texts[k:k + 1] != ["on"]:
+        return None
+    return name, k
+
+
+def _reads_only(S, a: int, b: int, alias: str) -> bool:
+    """Tokens a..b read columns of `alias` and of nothing else (x.status = 'active', x.deleted_at is
+    null): not a key equality between the two sides, no unqualified column of unknown side."""
+    qualifiers = set()
+    for k in range(a, b + 1):
+        if not S.ident(k) or (k > a and S.texts[k - 1] in (".", "::", "as")):
+            continue
+        nxt = S.texts[k + 1] if k < b else ""
+        if nxt == ".":
+            qualifiers.add(S.texts[k])
+        elif (nxt != "(" and S.texts[k] not in SQL_WORDS) or S.texts[k] == "select":
+            return False  # an unqualified column (its side is unknown) or a subquery
+    return qualifiers == {alias}
+
+
+def _from_indent(S, j: int) -> str:
+    """The indentation of the FROM line of the SELECT that holds JOIN token j (else of the JOIN's)."""
+    k = next((k for k in range(j - 1, -1, -1) if S.texts[k] == "from" and S.depth[k] == S.depth[j]), j)
+    start, _end = S.line_of(S.toks[k].start)
+    line = S.raw[start:]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _chain_end(S, on: int) -> int:
+    """The first token after the FROM/JOIN chain that holds ON token `on`: a clause keyword at its
+    depth, the parenthesis closing its SELECT, or S.n."""
+    d = S.depth[on]
+    for k in range(on + 1, S.n):
+        if S.depth[k] < d or (S.depth[k] == d and S.texts[k] in _AFTER_JOINS):
+            return k
+    return S.n
+
+
+def _append_to_where(S, w: int, pred: str) -> Edit | None:
+    """` and <pred>` at the end of the WHERE clause at token w (none when it has a top-level OR,
+    which the new condition would bind to one side of)."""
+    end = S.clause_end(w)
+    if any(S.texts[c] == "or" for _a, _b, c in S.operands(w + 1, end) if c is not None):
+        return None
+    pos = S.toks[end].end
+    return Edit(pos, pos, f" {case_like(S.text(w), 'and')} {pred}")
+
+
+def _new_where(S, j: int, last: int, stop: int, moved: tuple) -> Edit | None:
+    """A `where <condition>` after token `last` (the end of the FROM/JOIN chain once the condition
+    `moved` (first, last token) has left it): on a line of its own with the FROM line's
+    indentation, or inline when the next clause follows on the same line."""
+    kw, pred = case_like(S.text(j), "where"), S.span(moved[0], moved[1])
+    pos = S.toks[last].end
+    _start, line_end = S.line_of(pos)
+    if stop < S.n and "\n" not in S.raw[pos:S.toks[stop].start]:
+        return Edit(pos, pos, f" {kw} {pred}")
+    gone = S.toks[moved[1]].end  # the moved condition may end the line: it is not in the way
+    rest = S.raw[gone if pos <= gone <= line_end else pos:line_end]
+    if rest.strip() and not rest.strip().startswith("--"):
+        return None  # a block comment or Jinja after the chain: no clean place for the line
+    nl = "\r\n" if "\r\n" in S.raw else "\n"
+    return Edit(line_end, line_end, f"{nl}{_from_indent(S, j)}{kw} {pred}")
+
+
+def _where_edit(S, j: int, on: int, moved: tuple) -> Edit | None:
+    """Where the ON condition `moved` (first, last, connective before it) of the JOIN at token j
+    goes: the SELECT's WHERE, or a new one. None when a Jinja statement sits between (the WHERE
+    might not render with the join)."""
+    a, b, conn = moved
+    pred = S.span(a, b)
+    stop = _chain_end(S, on)
+    if stop < S.n and S.texts[stop] == "where":
+        edit = _append_to_where(S, stop, pred)
+    else:
+        last = stop - 1
+        if a <= last <= b:  # the condition ended the chain: it now ends before its AND
+            last = conn - 1
+        edit = _new_where(S, j, last, stop, (a, b))
+    if edit is None or "{%" in S.raw[S.toks[j].start:edit.start]:
+        return None
+    return edit
+
+
+@operator("move_join_filter", fixed_anchor="join")
+def move_join_filter(S, args, ctx):
+    """In `left join t as x on a.k = x.k and x.status = 'active'`, an ON condition that reads only
+    the joined relation moves to the same SELECT's WHERE (`and ...` at its end, or a new `where`
+    line before GROUP BY / ORDER BY / the end of the select). ON clauses with an OR, conditions on
+    both sides or unqualified columns, and a WHERE that would have to cross a Jinja statement give
+    no site."""
+    out = []
+    for j in _left_joins(S):
+        found = _joined_alias(S, j)
+        if found is None:
+            continue
+        alias, on = found
+        ops = S.operands(on + 1, S.clause_end(on))
+        if len(ops) < 2 or any(S.texts[c] != "and" for _a, _b, c in ops if c is not None):
+            continue
+        for k, (a, b, conn) in enumerate(ops):
+            if not _reads_only(S, a, b, alias):
+                continue
+            moved = _where_edit(S, j, on, (a, b, conn))
+            if moved is not None:
+                out.append(Candidate((on, k), [drop_operand_edit(S, ops, k), moved],
+                                     f"join condition {S.span(a, b)} moved to WHERE"))
+    return out
