@@ -382,6 +382,10 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
                 only_specific = any(is_db_specific(c.pattern) for i, c in enumerate(remaining) if i not in tried)
         open_ = [i for i, c in enumerate(remaining)
                  if i not in tried and (not only_specific or is_db_specific(c.pattern))]
+        # a configuration change is the cheapest bug to make and the least worth benchmarking: taken
+        # only when no data bug is left to try
+        data = [i for i in open_ if not is_config_only(remaining[i].pattern)]
+        open_ = data or open_
         fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
         best, best_s = None, None
         for i in fresh or open_:

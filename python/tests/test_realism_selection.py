@@ -81,3 +81,21 @@ def test_a_surrogate_key_the_bug_reassigns_is_not_the_key_of_the_diff():
     assert f["key"] == ["customer_id"]
     assert [c["name"] for c in f["columns"]] == ["customer_key"]
     assert f["missing"]["count"] == 0 and f["extra"]["count"] == 0
+
+
+def _unit(family):
+    return SimpleNamespace(candidate=SimpleNamespace(family=family))
+
+
+def test_bulk_passes_over_a_family_holding_a_fifth_while_others_are_left():
+    from adegen.pipeline.bulk_loop import family_cap_reason
+
+    # 10 tasks wanted: a family may hold 2
+    assert family_cap_reason(_unit("config-materialization"), ["config-materialization"], [_unit("join")], 10) is None
+    why = family_cap_reason(_unit("config-materialization"), ["config-materialization"] * 2, [_unit("join")], 10)
+    assert why and why.startswith("family cap: config-materialization")
+    # nothing else left to try: the family may go on
+    assert family_cap_reason(_unit("config-materialization"), ["config-materialization"] * 2,
+                             [_unit("config-materialization")], 10) is None
+    # every later family is itself at the cap
+    assert family_cap_reason(_unit("join"), ["join", "join", "window", "window"], [_unit("window")], 10) is None

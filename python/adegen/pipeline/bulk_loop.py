@@ -18,6 +18,7 @@ loop."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,6 +36,7 @@ SCREEN_AHEAD_MIN = 8  # candidates screened ahead of the cursor, at least
 DROP_REASONS = (
     ("does not compile", "mutant does not compile"),
     ("precondition", "data precondition not met"),
+    ("family cap", "family over a fifth of the dataset"),
     ("rewrite", "rewrite failed"),
     ("no materialized table", "no table to compare"),
     ("prompt", "no distinct, safe prompt"),
@@ -46,6 +48,20 @@ DROP_REASONS = (
     ("equivalent on this data", "equivalent on this data"),
     ("screening failed", "screening failed"),
 )
+
+
+def family_cap_reason(unit, families: list, later: list, want: int) -> str | None:
+    """Why a candidate is passed over: its family already has a fifth of the dataset (issue 28: the
+    cheapest kind of bug must not fill it) while a later candidate of a family under the cap is
+    left. None: it may be proposed."""
+    cap = max(1, -(-want // 5))
+    counts = Counter(families)
+    fam = unit.candidate.family
+    if counts[fam] < cap:
+        return None
+    if any(counts[u.candidate.family] < cap for u in later):
+        return f"family cap: {fam} already has {counts[fam]} of the {want} tasks wanted (a fifth at most)"
+    return None
 
 
 def drop_reason(text: str) -> str:
@@ -139,7 +155,10 @@ class BulkLoop:
         while (index < min(len(self.units), led.cursor + span) and len(started) < setup.jobs
                and len(led.tasks) + len(started) < setup.want):
             unit = self.units[index]
-            prop, why = self.propose(unit, index, taken)
+            families = [t.get("family") for t in led.tasks] + [j.proposal.family for j in started]
+            prop, why = None, family_cap_reason(unit, families, self.units[index + 1:], setup.want)
+            if why is None:
+                prop, why = self.propose(unit, index, taken)
             if prop is not None:
                 task_id = out.format_task_id(self.ctx.project.name, led.next_number() + len(started))
                 started.append(TaskJob(prop, task_id, []))

@@ -288,7 +288,7 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
     another task of the run already said word for word (the same table, the same sentence, only
     the closing request differs) is kept only when nothing else is left."""
     bad_bodies: set[str] = set()
-    fallback = None
+    fallback = vague = None
     for level, body, text, tpl in _texts(p, req, pick.templates, tuple(out.prompts.values())):
         if body in bad_bodies:
             continue
@@ -301,13 +301,18 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             continue
         if text != body and reasons_against(text, req, pick.changed, pick.allowed):
             continue  # the request's own words (a column, an entity) may give something away
+        if p.key == "base" and p.finding.column and p.finding.column.lower() not in body.lower():
+            # "the data in X doesn't look right" as the whole first report gives the agent nothing
+            # to start from: the base names the column it is about (kept only as a last resort)
+            vague = vague or (level, text, tpl)
+            continue
         gist = _gist(body)
         if any(gist in t for t in pick.said):
             fallback = fallback or (level, text, tpl)
             bad_bodies.add(body)
             continue
         return level, text, tpl
-    return fallback
+    return fallback or vague
 
 
 def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = ()):

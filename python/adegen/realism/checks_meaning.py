@@ -187,7 +187,12 @@ def noticed_by_readers(inp: CheckInput) -> Verdict:
 @check("read_by_dashboards", needs_sql=False)
 def read_by_dashboards(inp: CheckInput) -> Verdict:
     """The model is an end product people query (a mart, or nothing downstream in dbt reads it), so
-    a column gone from it breaks someone's dashboard rather than a dbt model."""
+    a column gone from it breaks someone's dashboard rather than a dbt model; and the column is not
+    the table's key."""
+    column = str((getattr(inp.site, "placeholders", None) or {}).get("column") or "")
+    if re.fullmatch(r"(id|.+_(id|key|pk|sk))", column, re.I):
+        # nobody drops a table's key as unused: every join and dashboard filter uses it
+        return Verdict(False, f"{column} is a key of the table, not a column anyone would think unused", {})
     is_mart = inp.model.get("layer") == "marts"
     readers = len(inp.model.get("downstream_models", []) or [])
     ok = is_mart or readers == 0
