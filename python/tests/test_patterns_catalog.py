@@ -94,3 +94,17 @@ def test_families_and_symptoms_known(catalog):
     fam = Counter(p.family for p in catalog.patterns)
     assert set(fam) <= set(P.FAMILIES)
     assert {p.symptom for p in catalog.patterns} <= set(P.SYMPTOMS)
+
+
+def test_readme_lists_every_shipped_pattern_with_its_precondition(catalog):
+    """README's catalog table is the user's view of the stories and preconditions: it must name
+    every shipped pattern and the checks it measures."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = {line.split("|")[2].strip().split(" ")[0].strip("`"): line for line in readme.splitlines()
+            if line.startswith("| ") and line.count("|") >= 5 and "`" in line.split("|")[2]}
+    for p in catalog.patterns:
+        assert p.id in rows, p.id
+        for e in p.precondition:
+            assert f"`{e['check']}`" in rows[p.id], (p.id, e["check"])
