@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -407,3 +408,28 @@ def test_ctrl_c_leaves_nothing_half_written(example_project, clean_env, tmp_path
             assert (d / f).is_file()
     projects = out / "projects"
     assert not any(x.name.startswith(".adegen-tmp-") for x in (projects.iterdir() if projects.is_dir() else []))
+
+
+def test_a_five_task_build_traces_symptoms_upstream_and_never_states_a_fix(acme_tasks_built):
+    """Issue 28: at least two of the five tasks change a model upstream of the table their base
+    prompt names (the base names that table, not the changed model); every proposal met its data
+    precondition; no prompt key states its fix; at most one config-only task."""
+    from adegen.patterns import load_catalog
+    from adegen.prompts import checks
+
+    _out, doc = acme_tasks_built
+    props = doc["proposals"]
+    assert len(props) == 5
+    deep = [p for p in props if p["upstream_of_prompt"]]
+    assert len(deep) >= 2, [(p["model"], p["compared_table"]) for p in props]
+    for p in deep:
+        assert p["compared_table"] != p["model"]
+        assert p["compared_table"] in p["prompt"] and p["model"] not in p["prompt"]
+    catalog = load_catalog()
+    for p in props:
+        assert p["precondition"] and all(v["holds"] for v in p["precondition"]), p
+        pattern = catalog.by_id[p["pattern_id"]]
+        site = SimpleNamespace(placeholders={})
+        for level in p["prompt_levels"]:
+            assert checks.states_fix(level["prompt"], site, pattern) == [], level
+    assert sum(catalog.by_id[p["pattern_id"]].family == "config-materialization" for p in props) <= 1

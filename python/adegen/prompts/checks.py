@@ -83,7 +83,9 @@ def leaks(prompt: str, *, site=None, pattern=None, model_path: str | None = None
     if site is not None:
         for side in (getattr(site, "before", ""), getattr(site, "after", "")):
             frag = " ".join(str(side).split()).lower()
-            if len(frag) >= 6 and frag in " ".join(low.split()):
+            # a whole fragment, not a piece of a longer name: "created_at" swapped in the code is
+            # not quoted by a report about the conversation_created_at column
+            if len(frag) >= 6 and re.search(rf"(?<![a-z0-9_]){re.escape(frag)}(?![a-z0-9_])", " ".join(low.split())):
                 reasons.append("quotes the changed code")
         line = getattr(site, "line", None)
         if line and re.search(rf"\b(line|l)\s*{int(line)}\b", low):

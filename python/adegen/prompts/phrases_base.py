@@ -282,7 +282,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Since the last deploy every dashboard that hits {t} is painfully slow."],
         "rule": ["{t} is meant to be quick to query, the dashboards hit it all day. Since the last run it takes ages.",
                  "The dashboards on {t} have to load in seconds. Since the last deploy they take minutes.",
-                 "Nothing that reads {t} should take more than a few seconds, and since the last run it all does."],
+                 "Nothing that reads {t} should take more than a few seconds, but since the last run every query on it is slow."],
         "question": ["Why did queries against {t} get so slow after the last deploy? The data is the same size.",
                      "Did something change with {t}? Everything that reads it has been slow since the last run.",
                      "What happened to {t} in the last deploy? Reading from it takes forever."],
