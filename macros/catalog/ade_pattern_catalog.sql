@@ -261,14 +261,6 @@
       'requires': {}
     },
     {
-      'id': 'date_trunc_grain',
-      'family': 'date-time',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['date_trunc', '(', '\'\'']],
-      'requires': {}
-    },
-    {
       'id': 'interval_off_by_one',
       'family': 'date-time',
       'difficulty': 'hard',
@@ -371,22 +363,6 @@
       'db_types': 'all',
       'applies_when': [['\x7b{']],
       'requires': {'min_sources': 1}
-    },
-    {
-      'id': 'materialization_changed',
-      'family': 'config-materialization',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [],
-      'requires': {'materialized': ['table', 'view', 'incremental']}
-    },
-    {
-      'id': 'output_column_dropped',
-      'family': 'projection-column',
-      'difficulty': 'easy',
-      'db_types': 'all',
-      'applies_when': [['select'], [',']],
-      'requires': {}
     },
     {
       'id': 'similar_column_swapped',

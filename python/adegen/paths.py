@@ -20,6 +20,12 @@ def patterns_dir() -> Path:
     return package_root() / "patterns"
 
 
+def optional_patterns_dir() -> Path:
+    """Patterns not in the shipped catalog (`--patterns-dir` loads them); the survey still knows
+    their families, so an existing task that drops a column is recognised as one."""
+    return patterns_dir() / "optional"
+
+
 def schemas_dir() -> Path:
     return Path(__file__).resolve().parent / "schemas"
 

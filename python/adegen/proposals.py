@@ -295,8 +295,9 @@ def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
 
 
 # At least this share of a run's tasks changes a model upstream of the table its base prompt names
-# (issue 28: "no task made the agent trace a symptom upstream"): 2 of 5.
-DEEP_SHARE_NUM, DEEP_SHARE_DEN = 2, 5
+# (issue 28: "no task made the agent trace a symptom upstream"; the issue asks for 2 of 5, and the
+# blind reviews rated the traced tasks harder and more worth keeping): 3 of 5.
+DEEP_SHARE_NUM, DEEP_SHARE_DEN = 3, 5
 
 
 def is_config_only(pattern) -> bool:

@@ -39,11 +39,21 @@ def test_every_sqlmutation_category_and_dbt_level(catalog):
     for needed in ["wrong_join_type", "max_to_sum", "distinct_removed", "union_to_union_all",  # SC
                    "gte_to_gt", "or_parentheses_dropped", "between_bound_shift", "like_pattern_changed",  # OR
                    "coalesce_dropped", "nullif_dropped",  # NL
-                   "wrong_ref", "wrong_source", "wrong_join_key", "date_trunc_grain",  # IR
-                   "materialization_changed", "output_column_dropped", "incremental_gt_to_gte",
+                   "wrong_ref", "wrong_source", "wrong_join_key",  # IR
+                   "incremental_gt_to_gte",
                    "join_filter_moved_to_where", "case_branch_dropped", "unit_conversion_dropped",
                    "similar_column_swapped"]:
         assert needed in ids
+
+
+def test_optional_patterns_are_not_shipped_but_load_with_patterns_dir(catalog):
+    """Patterns whose symptom is their fix (a column gone, a grain, a view) rated low in the blind
+    task reviews: out of the shipped catalog, available with --patterns-dir patterns/optional."""
+    from adegen.paths import optional_patterns_dir
+
+    optional = {"materialization_changed", "output_column_dropped", "date_trunc_grain"}
+    assert not optional & set(catalog.by_id)
+    assert optional <= set(P.load_catalog([optional_patterns_dir()]).by_id)
 
 
 def test_retired_forms_stay_out(catalog):

@@ -183,8 +183,16 @@ def test_related_column_compares_kinds_of_value(tmp_path, other_type, holds):
     assert v.holds is holds, v
 
 
-def test_related_column_integer_ids_of_two_widths(tmp_path):
+def test_related_column_integer_counts_of_two_widths(tmp_path):
+    sql = "select o.order_count + 0 as n, o.item_count as items from orders as o\n"
+    db = database(tmp_path, "create table orders as select 7::integer as order_count, 9::bigint as item_count")
+    v = measure("related_column", db, sql, only_mutant("similar_column_swapped", sql))
+    assert v.holds is True and v.fact == "order_count and item_count differ on 1 of 1 rows", v
+
+
+def test_related_column_fails_for_ids_of_two_entities(tmp_path):
+    # reviewers rated id swaps (customer_id for account_id) a made-up slip
     sql = "select o.customer_id + 0 as who, o.account_id as acct from orders as o\n"
     db = database(tmp_path, "create table orders as select 7::integer as customer_id, 9::bigint as account_id")
     v = measure("related_column", db, sql, only_mutant("similar_column_swapped", sql))
-    assert v.holds is True and v.fact == "customer_id and account_id differ on 1 of 1 rows", v
+    assert v.holds is False and "ids of different things" in v.fact, v

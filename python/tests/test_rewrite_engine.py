@@ -5,13 +5,16 @@ import dataclasses
 
 import pytest
 
+from adegen.paths import optional_patterns_dir
 from adegen.patterns import load_catalog
 from adegen.rewrite import (ModelContext, apply_site, changed_tokens, check_parses, find_sites,
                             revert_site, sites_for_model)
 
 from test_rewrite_support import check_site
 
-CAT = load_catalog()
+# the shipped catalog plus the optional patterns (patterns/optional: --patterns-dir), whose
+# operators these tests keep exercised
+CAT = load_catalog([optional_patterns_dir()])
 CTX = ModelContext(name="m", refs=("a",), sources=(("s", "t1"),), materialized="table", columns=("x",),
                    sibling_models=("b",), project_name="acme", source_tables=(("s", "t1"), ("s", "t2")))
 

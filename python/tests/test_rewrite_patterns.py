@@ -7,12 +7,15 @@ import dataclasses
 import pytest
 import yaml
 
+from adegen.paths import optional_patterns_dir
 from adegen.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, changed_tokens, find_sites
 
 from test_rewrite_support import SQL_FIXTURES, check_site, macro_matches
 
-CATALOG = load_catalog()
+# the shipped catalog plus the optional patterns (patterns/optional: --patterns-dir), whose
+# operators these tests keep exercised
+CATALOG = load_catalog([optional_patterns_dir()])
 CASES = {c["pattern"]: c for c in yaml.safe_load((SQL_FIXTURES / "pattern_cases.yaml").read_text())["cases"]}
 CTX = ModelContext(
     name="m", refs=("stg_orders",), sources=(("shop", "orders"),), materialized="table", columns=("a", "b"),

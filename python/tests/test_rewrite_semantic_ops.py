@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from adegen.paths import optional_patterns_dir
 from adegen.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, find_sites
 from adegen.rewrite.names import related_names, units_in
 
 from test_rewrite_support import check_site
 
-CAT = load_catalog()
+# the shipped catalog plus the optional patterns (patterns/optional: --patterns-dir), whose
+# operators these tests keep exercised
+CAT = load_catalog([optional_patterns_dir()])
 CTX = ModelContext(name="m")
 
 

@@ -51,11 +51,14 @@ def discovery_summary(d: dict) -> str:
 def survey(ctx: RunContext) -> None:
     """ctx.catalog and ctx.survey (existing tasks in ade-bench's tasks/ and the output's tasks/)."""
     from .. import survey as sv
+    from ..paths import optional_patterns_dir
     from ..patterns import load_catalog
 
     ui = ctx.ui
     ctx.catalog = load_catalog(ctx.opts.patterns_dirs)
-    found = sv.survey(sv.task_locations(ctx.ade, ctx.opts.output_dir), ctx.project.name, ctx.catalog)
+    # existing tasks are classified against every family adegen knows, the optional ones included
+    known = load_catalog([*ctx.opts.patterns_dirs, optional_patterns_dir()])
+    found = sv.survey(sv.task_locations(ctx.ade, ctx.opts.output_dir), ctx.project.name, known)
     for w in found.warnings:
         ui.warn(w)
     ctx.report.warnings.extend(found.warnings)

@@ -62,13 +62,13 @@ _DETAIL_POOL = tuple(d for d, w in zip(DETAILS, DETAIL_WEIGHTS) for _ in range(w
 # own): drawn independently, five tasks of one run came out with no example at all (every report
 # vague, rated useful 3) or with one on every report (every report read generated); any five
 # tasks in a row of the cycle have two or three examples.
-# Four in seven quote one entity's values: split per prompt, the labels of 32 single-source reviews
-# (2026-12-02) show no cost in how generated a report reads (with values 57% and 46% labelled
-# program, without 58% and 56%, in two sets of 144 and 52 labels) and a gain in usefulness (4.2-4.5
-# against 3.3-3.4); the reports without one are where the vague "wrong for most of the
-# conversations" sits (81% program, useful 3.3). (A panel-level comparison of eight reviewers
-# earlier that day, 52% -> 63%, was within the spread of panels of one wording, 41-61%.)
-DETAIL_CYCLE = ("exact", "none", "exact", "handle", "exact", "none", "exact")
+# Two in seven quote one entity's values (were four: 2026-12-02's prompt reviews found no cost in
+# how generated a report reads and a gain in usefulness), three name one entity without values and
+# two say neither. Issue 28's blind task reviews (2026-12-03, three reviewers, 60 labels) judged
+# the task, not the sentence: a report that quotes the value a row should have ("Customer 22
+# should be 2018-03-01") gives the fix away (difficulty 1-2, value 2-3) and is the cue they named
+# for a program; ade-bench's own reports name the entity and the symptom, rarely the answer.
+DETAIL_CYCLE = ("handle", "exact", "handle", "none", "handle", "exact", "none")
 # when a task's detail cannot be said (no short name, values nobody would type), less detail
 # comes first, more only when nothing else fits
 FALLBACK = {"none": ("none", "handle", "exact"), "handle": ("handle", "none", "exact"),

@@ -106,6 +106,9 @@ def _type_family(sql_type: str) -> str:
     return t
 
 
+_ID = re.compile(r"(id|.+_(id|key|pk|sk))", re.I)
+
+
 @check("related_column", min_rows=1)
 def related_column(inp: CheckInput) -> Verdict:
     """The swapped-in column has the same type and a related name, and holds other values."""
@@ -113,6 +116,10 @@ def related_column(inp: CheckInput) -> Verdict:
     b, a = nearest(inp.scope.before, (exp.Column,)), nearest(inp.scope.after, (exp.Column,))
     if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)) or b.name == a.name:
         return Verdict.unmeasured("the change is not a column swap")
+    if _ID.fullmatch(b.name) and _ID.fullmatch(a.name):
+        # blind reviews rated id swaps (order_id for customer_id in a join) a made-up slip; the
+        # confusions people make are between values of one kind: created/updated, gross/net
+        return Verdict(False, f"{b.name} and {a.name} are ids of different things, not values of one kind", {})
     if not related_names(b.name, a.name):
         return Verdict(False, f"{b.name} and {a.name} are not names anyone would mix up", {})
     select = inp.scope.select

@@ -126,7 +126,8 @@ def drop_else(S, args, ctx):
 
 @operator("drop_partition_key", fixed_anchor="partition by")
 def drop_partition_key(S, args, ctx):
-    """OVER (PARTITION BY a, b ...) -> drops the last key, or the whole PARTITION BY when it has one."""
+    """OVER (PARTITION BY a, b ...) -> drops the last key (dedupe or ranking on too few keys); a
+    window with one partition key gives no site."""
     out = []
     for i in S.find(["partition", "by"]):
         end = S.clause_end(i + 1, extra_stop=("rows", "range", "groups"))
@@ -134,10 +135,9 @@ def drop_partition_key(S, args, ctx):
         if not keys or keys[-1][0] > keys[-1][1]:
             continue
         if len(keys) == 1:
-            out.append(Candidate(i, [S.delete(i, end)], "PARTITION BY removed"))
-        else:
-            a, b = keys[-1]
-            out.append(Candidate(i, [S.delete(a - 1, b)], f"partition key {S.span(a, b)} removed"))
+            continue  # a window with no PARTITION BY at all is not a slip anyone makes; a key too few is
+        a, b = keys[-1]
+        out.append(Candidate(i, [S.delete(a - 1, b)], f"partition key {S.span(a, b)} removed"))
     return out
 
 
