@@ -8,7 +8,8 @@ import pytest
 
 from adegen.validate import screening, snowflake, verdict
 from adegen.validate.oracle import Evidence, TableDiff
-from adegen.validate.verdict import ProofInput, ScreenFacts, TrialSummary, finish_proof, judge
+from adegen.validate.proof import ProofInput, TrialSummary, finish_proof
+from adegen.validate.verdict import ScreenFacts, judge
 
 MODELS = {
     "model.p.stg": {"name": "stg", "alias": "stg", "materialized": "view"},

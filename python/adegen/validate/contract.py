@@ -4,8 +4,10 @@ it returns (`Observation`, `Proof`) and the run-level facts it reports (`RunFact
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, runtime_checkable
+
 
 
 @dataclass
@@ -26,6 +28,23 @@ class Observation:
         return cls(False, reason, False, None, 0, 0, [], {}, None, dict(details or {}))
 
 
+class ProofOutcome(Enum):
+    """How a proof ended: the code (`id`, in --json) and its message. A new outcome is one line."""
+
+    PROVEN = "proven", "proven"
+    BROKEN_PASSES = "broken_passes", "the broken state passes the tests"
+    SOLVED_FAILS = "solved_fails", "the solved state fails the tests"
+    SOLVED_DIFFERS = "solved_differs", "the solved state differs from the intact build the seeds come from"
+    TRIAL_FAILED = "trial_failed", "a trial could not run"
+    EMULATOR_GAP = "emulator_gap", "the emulator cannot run"
+    TIMED_OUT = "timed_out", "dbt timed out"
+    SEEDS_REFUSED = "seeds_refused", "the solved state's tables cannot be seeds"
+    NO_BASELINE = "no_baseline", "the intact build failed"
+
+    def __init__(self, code_id: str, message: str):
+        self.id, self.message = code_id, message
+
+
 @dataclass
 class Proof:
     ok: bool
@@ -37,6 +56,7 @@ class Proof:
     exclude_columns: dict[str, list[str]] = field(default_factory=dict)
     max_test_timeout_sec: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    outcome: ProofOutcome | None = None     # None: a proof made before it ran (e.g. by a test)
 
 
 @dataclass

@@ -1,9 +1,9 @@
-"""The screening verdict and the proof finishing, written once for every backend.
+"""The screening verdict, written once for every backend (the proof's is validate.proof).
 
 Pure functions over typed observations: a backend (DuckDB worker, Snowflake emulator) only builds,
-exports and loads; what it saw goes into `ScreenFacts` / `ProofInput`, and `judge` / `finish_proof`
-decide. `judge` asks the backend for the measured facts of the changed tables through an
-`Inspector` (they need queries); everything else is decided here.
+exports and loads; what it saw goes into `ScreenFacts`, and `judge` decides. `judge` asks the
+backend for the measured facts of the changed tables through an `Inspector` (they need queries);
+everything else is decided here.
 
 Screening oracle (ade-bench's equality test): lower-cased column sets, then EXCEPT both ways over
 columns cast to varchar, against the intact build; row counts are compared too, so equal sets with
@@ -13,15 +13,11 @@ builds differ (nondeterministic) are never evidence.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .contract import Observation, Proof
+from .contract import Observation
 from .oracle import Evidence, TableDiff
-
-DEFAULT_TEST_TIMEOUT = 30.0  # ade-bench's DEFAULT_TEST_TIMEOUT_SEC
-
 
 @dataclass
 class ScreenFacts:
@@ -142,91 +138,3 @@ def _kind_changed(facts: ScreenFacts, kind: dict, details: dict) -> Observation:
                           "rows_intact": rows[0], "rows_broken": rows[1], "rows_differing": 0}]
     reason = f"{table}: built as a {kind['broken']} instead of a {kind['intact']}"
     return Observation(True, reason, False, table, 0, rows[0], [], {table: 0}, None, details)
-
-
-# --------------------------------------------------------------------------- proofs
-
-@dataclass
-class TrialSummary:
-    """One graded trial (agent none or sage) as the harness emulation reports it."""
-
-    agent: str
-    resolved: bool = False
-    reason: str = ""
-    expected: int | None = None
-    summary: str = ""
-    tail: str = ""
-    seconds: dict = field(default_factory=dict)
-    test_dbt_calls: int = 0
-    unsupported: list[str] = field(default_factory=list)   # emulator gaps met
-    timeouts: list[str] = field(default_factory=list)      # steps that timed out
-    error: str | None = None                               # the trial could not run
-
-
-@dataclass
-class ProofInput:
-    none: TrialSummary
-    sage: TrialSummary
-    seeds: list[str]
-    excludes: dict[str, list[str]]
-    current_timeout: float | None = None     # the task's max_test_timeout_sec
-    extra_test_seconds: float = 0.0          # what the harness's CLI calls cost on top of ours
-    notes: list[str] = field(default_factory=list)
-    label: str | None = None                 # backend wording for a proven task (None: "proven")
-    body_extra: str | None = None            # a backend's fixed remark (e.g. where seeds came from)
-    solved_differs: str | None = None        # the solved state differs from the seeds' source
-    fallback_note: str | None = None         # why the fast path was not taken
-
-
-def test_timeout(sage: TrialSummary, extra: float, current: float | None) -> int | None:
-    """~3x the test phase as the harness runs it, min 60, when the current timeout is too tight."""
-    secs = float(sage.seconds.get("tests", 0.0)) + extra
-    if 3 * secs > (current or DEFAULT_TEST_TIMEOUT):
-        return max(60, int(math.ceil(3 * secs)))
-    return None
-
-
-test_timeout.__test__ = False  # not a pytest test
-
-
-def finish_proof(inp: ProofInput, seconds: dict) -> Proof:
-    """The Proof of one task from its two graded trials. The caller writes
-    `proof.max_test_timeout_sec` into task.yaml when it is set."""
-    trials = (inp.none, inp.sage)
-    broken_fails, solved_passes = not inp.none.resolved, inp.sage.resolved
-    expected = int(inp.sage.expected or 0)
-    for t in trials:
-        if t.error:
-            return Proof(False, False, False, inp.seeds, 0, f"unproven: {t.agent} trial could not run: {t.error}",
-                         inp.excludes, None, seconds)
-    blockers = []
-    unsupported = list(dict.fromkeys(u for t in trials for u in t.unsupported))
-    timeouts = [f"{t.agent}: {x}" for t in trials for x in t.timeouts]
-    if unsupported:
-        blockers.append("the emulator cannot run: " + "; ".join(unsupported))
-    if timeouts:
-        blockers.append("dbt timed out (" + "; ".join(timeouts) + ")")
-    if blockers:
-        return Proof(False, broken_fails, solved_passes, inp.seeds, expected, "unproven: " + " and ".join(blockers),
-                     inp.excludes, None, seconds)
-    notes = list(inp.notes)
-    if inp.solved_differs:
-        notes.append(inp.solved_differs)
-        solved_passes = False
-    timeout = test_timeout(inp.sage, inp.extra_test_seconds, inp.current_timeout)
-    body = " | ".join(x for x in (
-        inp.none.summary, inp.sage.summary, inp.body_extra,
-        f"excluded {inp.excludes}" if inp.excludes else None,
-        f"max_test_timeout_sec={timeout}" if timeout else None,
-        ("note: " + "; ".join(notes)) if notes else None, inp.fallback_note) if x)
-    ok = broken_fails and solved_passes
-    if ok:
-        detail = f"{inp.label}: {body}" if inp.label else body
-    else:
-        bad = inp.none if not broken_fails else inp.sage
-        what = ("the broken state passes the tests" if not broken_fails
-                else "the solved state fails the tests" if not inp.sage.resolved
-                else "the solved state differs from the intact build the seeds come from")
-        detail = f"unproven: {what}: {body}\n--- {bad.agent} test output (tail) ---\n{bad.tail}"
-    seconds["total"] = seconds.get("total", 0.0)
-    return Proof(ok, broken_fails, solved_passes, inp.seeds, expected, detail, inp.excludes, timeout, seconds)
