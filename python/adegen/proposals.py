@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import prompts, ranking
+from .drops import Drop, DropCode
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
@@ -292,7 +293,7 @@ class _Selection:
 
     scope: Scope
     screen: ScreenFn | None
-    dropped: list
+    dropped: list[Drop]
     used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
     order: int = 0  # tasks about data before the one being realised (see select)
 
@@ -404,25 +405,28 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
     for si, site in enumerate(c.sites):
         r = c.compile_results.get(si)
         if r is not None and r.ok is False:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: mutant does not compile/parse ({r.reason})"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: mutant does not compile/parse ({r.reason})",
+                                DropCode.NOT_COMPILE))
             continue
         try:
             mutant_text = apply_site(c.raw, site)
         except Exception as exc:  # noqa: BLE001
-            dropped.append((c.name, c.pattern.id, f"rewrite failed: {exc}"))
+            dropped.append(Drop(c.name, c.pattern.id, f"rewrite failed: {exc}", DropCode.REWRITE_FAILED))
             continue
         if mutant_text == c.raw:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing",
+                                DropCode.REWRITE_NO_CHANGE))
             continue
         obs = None
         if screen is not None:
             obs = screen(c, site, mutant_text)
             if obs is not None and not obs.observable:
-                dropped.append((c.name, c.pattern.id, f"line {site.line}: {obs.reason}"))
+                dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {obs.reason}", obs.code))
                 continue
         compared = compared_table_for(c.model, discovery, obs)
         if compared is None:
-            dropped.append((c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)"))
+            dropped.append(Drop(c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)",
+                                DropCode.NO_TABLE))
             continue
         column = pick_column(c, site, obs)
         try:
@@ -434,17 +438,19 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
             if os.environ.get("ADEGEN_DEBUG"):
                 raise
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
-                                                  f"{type(exc).__name__}: {exc})"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
+                                                      f"{type(exc).__name__}: {exc})", DropCode.PROMPT_ERROR))
             continue
         if pset.base is None:
             why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
-            dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))
+            why = why or "the diff shows no change a user would report"
+            dropped.append(Drop(c.name, c.pattern.id, f"no prompt: {why}", DropCode.NO_PROMPT))
             continue
         repeated = next((t for t in pset.prompts.values() if prompt_key(t) in st.used_prompts), None)
         if repeated is not None:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
-                                                  f"{st.used_prompts[prompt_key(repeated)]}"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
+                                                      f"{st.used_prompts[prompt_key(repeated)]}",
+                                DropCode.PROMPT_REPEATS))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
         distance = 0

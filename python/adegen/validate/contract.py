@@ -8,6 +8,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
+from ..drops import DropCode
 
 
 @dataclass
@@ -22,10 +23,11 @@ class Observation:
     changed_tables: dict[str, int]  # table -> DAG distance from the mutated model
     example: str | None            # a concrete observed symptom for the prompt (entity + value), no fix
     details: dict = field(default_factory=dict)  # extra evidence (key, observed/expected, timings)
+    code: DropCode | None = None   # not observable: which kind of drop (`reason` is its message)
 
     @classmethod
-    def dropped(cls, reason: str, details: dict | None = None) -> "Observation":
-        return cls(False, reason, False, None, 0, 0, [], {}, None, dict(details or {}))
+    def dropped(cls, code: DropCode, reason: str, details: dict | None = None) -> "Observation":
+        return cls(False, reason, False, None, 0, 0, [], {}, None, dict(details or {}), code)
 
 
 class ProofOutcome(Enum):

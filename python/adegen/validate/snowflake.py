@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 
+from ..drops import DropCode
 from ..errors import AdegenError, InputError
 from . import oracle
 from .contract import Observation, Proof, ProofOutcome, RunFacts
@@ -260,8 +261,8 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         try:
             return self._screen(slot, model_unique_id, model_path, mutated_text, pattern)
         except Exception as exc:  # noqa: BLE001 - a screening failure is an unobservable result
-            return Observation(False, f"screening failed on the emulator: {type(exc).__name__}: {exc}",
-                               False, None, 0, 0, [], {}, None, {})
+            return Observation.dropped(DropCode.SCREENING_FAILED,
+                                       f"screening failed on the emulator: {type(exc).__name__}: {exc}")
         finally:
             self._give_slot(slot)
 
@@ -288,7 +289,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         base, srv = self._base, self._base_srv
         models = base["models"]
         if uid not in models:
-            return Observation.dropped(f"unknown model {uid}")
+            return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model {uid}")
         m = models[uid]
         work = self.root / "screen" / f"s{slot}"
         app = work / "app"
@@ -315,7 +316,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                             details={"dbt_seconds": r.duration, "selected": len(sel)})
         if r.status in ("unsupported", "timeout"):
             facts.details["unsupported"] = [u.render() for u in r.unsupported]
-            facts.stopped = f"not screenable on the emulator: {self._why(r)}"
+            facts.stopped = DropCode.NOT_SCREENABLE, f"not screenable on the emulator: {self._why(r)}"
             return judge(facts, None)
         if not r.ok:
             facts.build_ok, facts.error_message, facts.build_output = False, self._why(r), r.tail(30)

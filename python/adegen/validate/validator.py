@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..drops import DropCode
 from ..errors import InputError
 from ..harness import dbfiles
 from . import fastprove, intact, proof, screening
@@ -218,11 +219,12 @@ class Validator:
         try:
             obs = fut.result()
         except BudgetExceeded as exc:
-            obs = Observation.dropped(f"runaway: stopped after {exc.seconds:.0f} s (budget {job.budget.seconds:.0f} s: "
-                                      "10x the intact build of the rebuilt models, at least 30 s)")
+            obs = Observation.dropped(DropCode.RUNAWAY, (
+                f"runaway: stopped after {exc.seconds:.0f} s (budget {job.budget.seconds:.0f} s: "
+                "10x the intact build of the rebuilt models, at least 30 s)"))
         except WorkerLost as exc:
-            obs = Observation.dropped(f"screening failed: {exc}")
-        if obs.reason.startswith("runaway"):
+            obs = Observation.dropped(DropCode.SCREENING_FAILED, f"screening failed: {exc}")
+        if obs.code is DropCode.RUNAWAY:
             self._facts.runaway.append(f"{job.uid}: {obs.reason}")
         return obs
 

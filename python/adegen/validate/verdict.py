@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..drops import DropCode
 from .contract import Observation
 from .oracle import Evidence, TableDiff
+
 
 @dataclass
 class ScreenFacts:
@@ -34,7 +36,7 @@ class ScreenFacts:
     build_output: str = ""
     diffs: dict[str, TableDiff] = field(default_factory=dict)  # rebuilt uid -> comparison with intact
     unstable: set[str] = field(default_factory=set)  # uids whose two intact builds differ
-    stopped: str | None = None                 # the build was stopped: "runaway: ..." / "not screenable: ..."
+    stopped: tuple[DropCode, str] | None = None  # the build was stopped: (code, "runaway: ...")
     relation_kind: dict | None = None          # {"table", "intact", "broken"}: the mutated model's object kinds
     details: dict = field(default_factory=dict)
 
@@ -68,11 +70,11 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     changed tables a prompt may name (`details["tables"]`)."""
     details = dict(facts.details)
     if facts.stopped:
-        details["stopped"] = facts.stopped
-        return Observation.dropped(facts.stopped, details)
+        code, details["stopped"] = facts.stopped
+        return Observation.dropped(code, details["stopped"], details)
     models, uid, symptom = facts.models, facts.uid, facts.symptom
     if uid not in models:
-        return Observation.dropped(f"unknown model {uid}", details)
+        return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model {uid}", details)
     m = models[uid]
     if not facts.build_ok or facts.errored:
         msg = " ".join(str(facts.error_message or "dbt failed").split())[:400]
@@ -82,7 +84,8 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
         reason = (f"build error as intended: {msg[:160]}" if intended else
                   f"build error, but the pattern's symptom is {symptom}: {msg[:160]}")
         return Observation(intended, reason, True, m["alias"] if m["materialized"] != "ephemeral" else None,
-                           0, 0, [], {_alias(models, u): facts.dist[u] for u in failing}, msg, details)
+                           0, 0, [], {_alias(models, u): facts.dist[u] for u in failing}, msg, details,
+                           None if intended else DropCode.UNEXPECTED_BUILD_ERROR)
     evidence_diffs = {u: d for u, d in facts.diffs.items() if u not in facts.unstable}
     visible = {u: d for u, d in evidence_diffs.items() if d.visible}
     ignored = sorted(_alias(models, u) for u, d in facts.diffs.items() if u in facts.unstable and d.visible)
@@ -98,17 +101,22 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
         dups = {u: d for u, d in evidence_diffs.items() if d.duplicates_only}
         if dups:
             u, d = min(dups.items(), key=lambda kv: facts.dist[kv[0]])
-            reason = (f"visible only as duplicate rows, which the set-based equality test ignores: "
-                      f"{d.table} has {d.rows_mut} rows vs {d.rows_base}")
+            code, reason = DropCode.DUPLICATES_ONLY, (
+                f"visible only as duplicate rows, which the set-based equality test ignores: "
+                f"{d.table} has {d.rows_mut} rows vs {d.rows_base}")
             details["duplicates_only"] = {_alias(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
         elif ignored:
-            reason = (f"differs only in nondeterministic table(s) {', '.join(ignored)} (two builds of the "
-                      "intact project differ there), which are never evidence")
+            code, reason = DropCode.NONDETERMINISTIC_ONLY, (
+                f"differs only in nondeterministic table(s) {', '.join(ignored)} (two builds of the "
+                "intact project differ there), which are never evidence")
         else:
-            reason = "equivalent on this data: every rebuilt table equals the intact build (set oracle and row counts)"
+            code, reason = DropCode.EQUIVALENT, ("equivalent on this data: every rebuilt table equals the intact "
+                                                 "build (set oracle and row counts)")
         if symptom == "build_error":
             reason = "the pattern expects a build error, but the mutant builds; " + reason
-        return Observation(False, reason, False, None, 0, 0, [], changed, None, details)
+            # duplicates stay duplicates: what a set-based test cannot see is why it was dropped
+            code = code if code is DropCode.DUPLICATES_ONLY else DropCode.NO_BUILD_ERROR
+        return Observation(False, reason, False, None, 0, 0, [], changed, None, details, code)
     target = choose_compared(uid, visible, facts.dist, models, facts.difficulty)
     d = visible[target]
     ev = inspect.evidence(target, d)
@@ -117,14 +125,16 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     nameable = {u: x for u, x in visible.items() if u == target or models[u].get("materialized") != "incremental"}
     details["tables"] = inspect.tables(nameable, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
+    code = None
     if symptom == "build_error":
-        reason, observable = "the pattern expects a build error, but the mutant builds", False
+        code, observable = DropCode.NO_BUILD_ERROR, False
+        reason = "the pattern expects a build error, but the mutant builds"
     else:
         observable = True
         reason = (f"{d.table}: column set differs" if d.column_set_differs
                   else f"{d.table}: {d.rows_differing} row(s) differ under the equality oracle")
     return Observation(observable, reason, False, _alias(models, target), d.rows_differing, d.rows_base,
-                       list(ev.columns_differ), changed, ev.example, details)
+                       list(ev.columns_differ), changed, ev.example, details, code)
 
 
 def _kind_changed(facts: ScreenFacts, kind: dict, details: dict) -> Observation:

@@ -1,0 +1,63 @@
+"""Why a candidate is dropped: a code for each kind of drop, with the label DATASET.md, the bulk
+progress line and the run record's `dropped_by_reason` count it under.
+
+Every drop carries its code beside its message (`Drop`, `Observation.code`): the message says what
+happened to this candidate, the code which kind of drop it is, so rewording a message never moves
+a count. Counts are kept by code and shown by label; codes that share a label are one row.
+
+A new kind of drop is one line below: `NAME = "id", "label"` (the id goes into the ledger and the
+run record and must never change; the label is a row of DATASET.md, an existing one or a new one).
+"""
+from __future__ import annotations
+
+from enum import Enum
+from typing import NamedTuple
+
+
+class DropCode(Enum):
+    NOT_COMPILE = "not_compile", "mutant does not compile"
+    REWRITE_FAILED = "rewrite_failed", "rewrite failed"
+    REWRITE_NO_CHANGE = "rewrite_no_change", "rewrite failed"
+    NO_TABLE = "no_table", "no table to compare"
+    NO_PROMPT = "no_prompt", "no distinct, safe prompt"
+    PROMPT_ERROR = "prompt_error", "no distinct, safe prompt"
+    PROMPT_REPEATS = "prompt_repeats", "no distinct, safe prompt"
+    RUNAWAY = "runaway", "runaway build"
+    DUPLICATES_ONLY = "duplicates_only", "duplicate rows only"
+    NO_BUILD_ERROR = "no_build_error", "no build error as the pattern expects"
+    UNEXPECTED_BUILD_ERROR = "unexpected_build_error", "unexpected build error"
+    NONDETERMINISTIC_ONLY = "nondeterministic_only", "nondeterministic tables only"
+    EQUIVALENT = "equivalent", "equivalent on this data"
+    SCREENING_FAILED = "screening_failed", "screening failed"
+    NOT_SCREENABLE = "not_screenable", "not observable"  # the emulator cannot run the mutant
+    UNKNOWN_MODEL = "unknown_model", "not observable"
+    NOT_PROPOSED = "not_proposed", "not observable"
+    ROUND_TRIP_FAILED = "round_trip_failed", "patch round trip failed"
+    UNPROVEN = "unproven", "unproven"
+
+    def __init__(self, code_id: str, label: str):
+        self.id, self.label = code_id, label
+
+    @classmethod
+    def of(cls, key: str) -> "DropCode":
+        """The code of an id; a label (the key of ledgers written before the codes) gives the
+        first code with that label."""
+        return next((c for c in cls if c.id == key), None) or next(c for c in cls if c.label == key)
+
+
+class Drop(NamedTuple):
+    """One dropped candidate: the model, the pattern, the message and the code."""
+
+    model: str
+    pattern_id: str
+    reason: str
+    code: DropCode
+
+
+def by_label(counts: dict[str, int]) -> dict[str, int]:
+    """{label: candidates} of counts kept by code id."""
+    out: dict[str, int] = {}
+    for key, n in counts.items():
+        label = DropCode.of(key).label
+        out[label] = out.get(label, 0) + n
+    return out
