@@ -8,6 +8,7 @@ import inspect
 import pytest
 
 from adegen.drops import DropCode
+from adegen.measured import RelationKind
 from adegen.validate import screening, snowflake, verdict
 from adegen.validate.oracle import Evidence, TableDiff
 from adegen.validate.proof import ProofInput, TrialSummary, finish_proof
@@ -58,7 +59,7 @@ SCENARIOS = {
     "build_error_expected_duplicates": facts(symptom="build_error", diffs={"model.p.stg": TableDiff("stg", 10, 12)}),
     "unknown_model": facts(uid="model.p.gone"),
     "materialization_only": facts(symptom="structure_wrong", diffs={"model.p.stg": TableDiff("stg", 10, 10)},
-                                  relation_kind={"table": "stg", "intact": "view", "broken": "table"}),
+                                  relation_kind=RelationKind("stg", "view", "table")),
 }
 
 

@@ -29,6 +29,7 @@ from ..dbt import NO_ARTIFACTS
 from ..drops import DropCode
 from ..harness import dbfiles
 from ..harness.dbfiles import _lit
+from ..measured import RelationKind
 from . import evidence, oracle
 from .contract import Observation
 from .intact import dbt_in, descendants, worker_app
@@ -237,9 +238,9 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     return obs
 
 
-def _relation_kind(con, db_name: str, m: dict) -> dict | None:
+def _relation_kind(con, db_name: str, m: dict) -> RelationKind | None:
     """The mutated model's configured object kind and the one the mutant built (None when either
     is unknown, e.g. ephemeral)."""
     intact = evidence.configured_kind(m["materialized"])
     broken = evidence.relation_kind(con, db_name, m["schema"], m["alias"])
-    return None if intact is None or broken is None else {"table": m["alias"], "intact": intact, "broken": broken}
+    return None if intact is None or broken is None else RelationKind(m["alias"], intact, broken)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..drops import DropCode
+from ..measured import RelationKind, kind_changed
 from .contract import Observation
 from .oracle import Evidence, TableDiff
 
@@ -37,7 +38,7 @@ class ScreenFacts:
     diffs: dict[str, TableDiff] = field(default_factory=dict)  # rebuilt uid -> comparison with intact
     unstable: set[str] = field(default_factory=set)  # uids whose two intact builds differ
     stopped: tuple[DropCode, str] | None = None  # the build was stopped: (code, "runaway: ...")
-    relation_kind: dict | None = None          # {"table", "intact", "broken"}: the mutated model's object kinds
+    relation_kind: RelationKind | None = None  # the mutated model's object kinds
     details: dict = field(default_factory=dict)
 
 
@@ -93,8 +94,8 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
         details["ignored_nondeterministic"] = ignored
     changed = {_alias(models, u): facts.dist[u] for u in visible}
     kind = facts.relation_kind
-    if kind and kind["intact"] != kind["broken"]:
-        details["relation_kind"] = dict(kind)
+    if kind and kind.intact != kind.broken:
+        details["relation_kind"] = kind.wire()
         if not visible and symptom == "structure_wrong":
             return _kind_changed(facts, kind, details)
     if not visible:
@@ -137,14 +138,12 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                        list(ev.columns_differ), changed, ev.example, details, code)
 
 
-def _kind_changed(facts: ScreenFacts, kind: dict, details: dict) -> Observation:
+def _kind_changed(facts: ScreenFacts, kind: RelationKind, details: dict) -> Observation:
     """Same data, another warehouse object (a materialization change): the pattern's own assertion
     test sees it, and the prompt reports the object kind of the model that changed."""
-    table = kind["table"]
+    table = kind.table
     d = facts.diffs.get(facts.uid)
     rows = (d.rows_base, d.rows_mut) if d is not None else (0, 0)
-    details["tables"] = [{"table": table, "distance": 0,
-                          "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]},
-                          "rows_intact": rows[0], "rows_broken": rows[1], "rows_differing": 0}]
-    reason = f"{table}: built as a {kind['broken']} instead of a {kind['intact']}"
+    details["tables"] = [kind_changed(kind, rows)]
+    reason = f"{table}: built as a {kind.broken} instead of a {kind.intact}"
     return Observation(True, reason, False, table, 0, rows[0], [], {table: 0}, None, details)
