@@ -10,7 +10,8 @@ import pytest
 from adegen.drops import DropCode
 from adegen.measured import RelationKind
 from adegen.validate import screening, snowflake, verdict
-from adegen.validate.oracle import Evidence, TableDiff
+from adegen.validate.inspector import Evidence
+from adegen.validate.oracle import TableDiff
 from adegen.validate.proof import ProofInput, TrialSummary, finish_proof
 from adegen.validate.verdict import ScreenFacts, judge
 

@@ -4,7 +4,8 @@ The prompt writer (adegen.prompts) chooses the symptom to report from these fact
 bug pattern. `table_facts` writes them as plain data (str, int, float, lists, dicts) so they cross
 process boundaries inside `Observation.details["tables"]` and can be handed to an external prompt
 command as JSON: the wire form of `adegen.measured.TableFacts`, whose docstring lists every key
-(one place; `measured.read_table` refuses a key no record has).
+(one place; `measured.read_table` refuses a key no record has). The verdict asks for them through
+validate.inspector.
 """
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ from ..harness.dbfiles import _lit
 from ..measured import RelationKind
 from . import evidence, oracle
 from .contract import Observation
+from .inspector import RelationInspector
 from .intact import dbt_in, descendants, worker_app
 from .jobs import Baseline, ScreenJob, WorkerConfig
 from .verdict import ScreenFacts, judge
@@ -231,7 +232,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
             facts.diffs[u] = oracle.compare_relations(con, mm["alias"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
         facts.relation_kind = _relation_kind(con, cfg.db_name, m)
-        obs = judge(facts, oracle.RelationInspector(con, rels, facts.dist, job.uid))
+        obs = judge(facts, RelationInspector(con, rels, facts.dist, job.uid))
     finally:
         con.close()
     obs.details["seconds"] = time.monotonic() - t0

@@ -37,6 +37,7 @@ from ..drops import DropCode
 from ..errors import AdegenError, InputError
 from . import oracle
 from .contract import Observation, Proof, ProofOutcome, RunFacts
+from .inspector import RelationInspector
 from .intact import descendants, manifest_facts
 from .proof import ProveRequest, prove
 from .snowflake_io import EmulatorIO
@@ -335,7 +336,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                 rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
                 relmap[u] = (f"adegen_base.{rel}", f"{oracle.q(mut.stem)}.{rel}")
                 facts.diffs[u] = oracle.compare_relations(con, mm["alias"], *relmap[u])
-            obs = judge(facts, oracle.RelationInspector(con, relmap, facts.dist, uid))
+            obs = judge(facts, RelationInspector(con, relmap, facts.dist, uid))
         finally:
             con.close()
         obs.details["seconds"] = time.monotonic() - t0

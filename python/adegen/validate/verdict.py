@@ -19,7 +19,8 @@ from typing import Protocol
 from ..drops import DropCode
 from ..measured import RelationKind, kind_changed
 from .contract import Observation
-from .oracle import Evidence, TableDiff
+from .inspector import Evidence
+from .oracle import TableDiff
 
 
 @dataclass
@@ -43,7 +44,7 @@ class ScreenFacts:
 
 
 class Inspector(Protocol):
-    """Where `judge` gets measured facts (oracle.RelationInspector on a connection that sees both builds)."""
+    """Where `judge` gets measured facts (inspector.RelationInspector on a connection that sees both builds)."""
 
     def evidence(self, uid: str, diff: TableDiff) -> Evidence: ...
 
