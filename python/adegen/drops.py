@@ -14,7 +14,21 @@ from enum import Enum
 from typing import NamedTuple
 
 
-class DropCode(Enum):
+class Coded(Enum):
+    """An enum whose members are `NAME = "id", "label"`: the id goes into files and never changes,
+    the label is what people read (validate.contract.ProofOutcome is one too)."""
+
+    def __init__(self, code_id: str, label: str):
+        self.id, self.label = code_id, label
+
+    @classmethod
+    def of(cls, key: str):
+        """The member of an id; a label gives the first member with that label (drop counts in
+        ledgers written before the codes are keyed by label)."""
+        return next((c for c in cls if c.id == key), None) or next(c for c in cls if c.label == key)
+
+
+class DropCode(Coded):
     NOT_COMPILE = "not_compile", "mutant does not compile"
     REWRITE_FAILED = "rewrite_failed", "rewrite failed"
     REWRITE_NO_CHANGE = "rewrite_no_change", "rewrite failed"
@@ -35,15 +49,6 @@ class DropCode(Enum):
     ROUND_TRIP_FAILED = "round_trip_failed", "patch round trip failed"
     UNPROVEN = "unproven", "unproven"
 
-    def __init__(self, code_id: str, label: str):
-        self.id, self.label = code_id, label
-
-    @classmethod
-    def of(cls, key: str) -> "DropCode":
-        """The code of an id; a label (the key of ledgers written before the codes) gives the
-        first code with that label."""
-        return next((c for c in cls if c.id == key), None) or next(c for c in cls if c.label == key)
-
 
 class Drop(NamedTuple):
     """One dropped candidate: the model, the pattern, the message and the code."""
@@ -54,10 +59,11 @@ class Drop(NamedTuple):
     code: DropCode
 
 
-def by_label(counts: dict[str, int]) -> dict[str, int]:
-    """{label: candidates} of counts kept by code id."""
+def regroup(counts: dict[str, int], by: str = "label") -> dict[str, int]:
+    """Drop counts kept by code id (or by label, in a ledger written before the codes) regrouped
+    by the codes' `by` ("label": as DATASET.md shows them; "id")."""
     out: dict[str, int] = {}
     for key, n in counts.items():
-        label = DropCode.of(key).label
-        out[label] = out.get(label, 0) + n
+        group = getattr(DropCode.of(key), by)
+        out[group] = out.get(group, 0) + n
     return out

@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..drops import DropCode, by_label
+from ..drops import DropCode, regroup
 from ..errors import InputError
 from ..output import TMP_PREFIX, write_text_atomic
 
@@ -53,7 +53,7 @@ class Ledger:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             led = cls(path, **data)
-            led.drops = _by_code(led.drops)
+            led.drops = regroup(led.drops, "id")  # a ledger written before the codes counts by label
         except (OSError, ValueError, TypeError) as exc:
             raise InputError(f"unreadable bulk state ({exc}); delete it to start over", file=path) from None
         if led.version != LEDGER_VERSION:
@@ -101,7 +101,7 @@ class Ledger:
 
     def drops_by_label(self) -> dict[str, int]:
         """The drop counts as DATASET.md and the progress line show them."""
-        return by_label(self.drops)
+        return regroup(self.drops)
 
     def begin_commit(self, row: dict) -> None:
         """Recorded before the rename: a kill between the two is settled by `recover`."""
@@ -113,15 +113,6 @@ class Ledger:
         self.cursor = self.pending["cursor"]
         self.pending = None
         self.save()
-
-
-def _by_code(drops: dict[str, int]) -> dict[str, int]:
-    """Drop counts keyed by code id; a ledger written before the codes kept them by label."""
-    out: dict[str, int] = {}
-    for key, n in drops.items():
-        code = DropCode.of(key).id
-        out[code] = out.get(code, 0) + n
-    return out
 
 
 def clean_stale(output_dir: Path) -> None:

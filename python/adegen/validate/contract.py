@@ -4,11 +4,10 @@ it returns (`Observation`, `Proof`) and the run-level facts it reports (`RunFact
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
-from ..drops import DropCode
+from ..drops import Coded, DropCode
 
 
 @dataclass
@@ -30,8 +29,9 @@ class Observation:
         return cls(False, reason, False, None, 0, 0, [], {}, None, dict(details or {}), code)
 
 
-class ProofOutcome(Enum):
-    """How a proof ended: the code (`id`, in --json) and its message. A new outcome is one line."""
+class ProofOutcome(Coded):
+    """How a proof ended: the code (`id`, in --json as proof.outcome) and its label. A new outcome is
+    one line."""
 
     PROVEN = "proven", "proven"
     BROKEN_PASSES = "broken_passes", "the broken state passes the tests"
@@ -42,9 +42,6 @@ class ProofOutcome(Enum):
     TIMED_OUT = "timed_out", "dbt timed out"
     SEEDS_REFUSED = "seeds_refused", "the solved state's tables cannot be seeds"
     NO_BASELINE = "no_baseline", "the intact build failed"
-
-    def __init__(self, code_id: str, message: str):
-        self.id, self.message = code_id, message
 
 
 @dataclass

@@ -234,6 +234,6 @@ def finish_proof(inp: ProofInput, seconds: dict) -> Proof:
         bad = inp.none if not broken_fails else inp.sage
         outcome = (ProofOutcome.BROKEN_PASSES if not broken_fails else ProofOutcome.SOLVED_FAILS
                    if not inp.sage.resolved else ProofOutcome.SOLVED_DIFFERS)
-        detail = f"unproven: {outcome.message}: {body}\n--- {bad.agent} test output (tail) ---\n{bad.tail}"
+        detail = f"unproven: {outcome.label}: {body}\n--- {bad.agent} test output (tail) ---\n{bad.tail}"
     seconds["total"] = seconds.get("total", 0.0)
     return Proof(ok, broken_fails, solved_passes, inp.seeds, expected, detail, inp.excludes, timeout, seconds, outcome)
