@@ -33,19 +33,13 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(REPO / "python"))
 
 from run import _meta, bench_env, measure  # noqa: E402
 
+from adegen.drops import DropCode  # noqa: E402
+
 COPY_IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", ".user.yml", "*.duckdb.wal")
-DROP_KINDS = (  # (kind, words in the reason), first match wins
-    ("runaway", ("runaway",)),
-    ("nondeterministic", ("nondeterministic",)),
-    ("equivalent", ("equivalent on this data",)),
-    ("compile", ("does not compile", "rewrite failed", "rewrite changes nothing")),
-    ("build error", ("build error", "failed to build", "screening failed")),
-    ("prompt", ("prompt",)),
-    ("duplicate rows only", ("duplicate rows",)),
-)
 TARGET_TASKS, TARGET_PROOF_S, TARGET_FACTOR, TARGET_EXTRA_S = 5, 5.0, 2.0, 60.0
 
 
@@ -109,11 +103,6 @@ def adegen_build(src: Path, work: Path, count: int, timeout: float) -> dict:
             "record": record, "project_copy": str(copy), "out": str(out), "summary": m["stderr"]}
 
 
-def drop_kind(reason: str) -> str:
-    low = reason.lower()
-    return next((kind for kind, words in DROP_KINDS if any(w in low for w in words)), "other")
-
-
 def script_checks(build: dict, timeout: float) -> list[dict]:
     """`python -m adegen.harness TASK --mode script` for every task written (none fails, sage passes)."""
     doc = build["doc"]
@@ -136,11 +125,12 @@ def summarise(name: str, dbt: dict, build: dict, checks: list[dict]) -> dict:
     doc, record = build.get("doc") or {}, build.get("record") or {}
     tasks = doc.get("tasks", [])
     drops: dict[str, int] = {}
-    for d in doc.get("dropped_candidates", []):
-        drops[drop_kind(d["reason"])] = drops.get(drop_kind(d["reason"]), 0) + 1
-    for t in tasks:  # written but unproven: the proof's reason
+    for d in doc.get("dropped_candidates", []):  # by the drop's code, shown by its label
+        label = DropCode.of(d["code"]).label
+        drops[label] = drops.get(label, 0) + 1
+    for t in tasks:  # written but unproven: the proof's outcome
         if not t.get("proven"):
-            key = "unproven: " + drop_kind(t.get("proof_detail") or "")
+            key = "unproven: " + ((t.get("proof") or {}).get("outcome") or "not proven")
             drops[key] = drops.get(key, 0) + 1
     proofs = [float((t.get("proof") or {}).get("seconds", {}).get("total", 0.0)) for t in tasks if t.get("proof")]
     # the record's graph: the project's own models (packages' models are not in it)

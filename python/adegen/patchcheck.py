@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .dbt import copy_tree
-
-PATCH_CMD = ["patch", "-p1", "--batch", "--no-backup-if-mismatch"]
+from .gnupatch import apply_patch
 
 
 @dataclass
@@ -35,17 +33,6 @@ class PatchCheck:
         if self.detail and not self.ok:
             text += f" ({self.detail})"
         return text
-
-
-def _apply(patch_file: Path, cwd: Path) -> tuple[bool, str]:
-    with patch_file.open("rb") as fh:
-        r = subprocess.run(PATCH_CMD, stdin=fh, cwd=cwd, capture_output=True, timeout=120)
-    out = (r.stdout + r.stderr).decode("utf-8", errors="replace").strip()
-    if r.returncode != 0:
-        return False, out.splitlines()[-1] if out else f"patch exited {r.returncode}"
-    if "Hunk" in out or "fuzz" in out or "offset" in out.lower():
-        return False, "patch applied only with fuzz/offset: " + out.replace("\n", " ")
-    return True, out
 
 
 @dataclass(frozen=True)
@@ -80,17 +67,17 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
         if target.read_bytes() != original:
             res.detail = f"{rel_path} in the project differs from the text the patch was made from"
             return res
-        ok, msg = _apply(task_dir / "setup" / "changes.patch", work)
-        if not ok:
-            res.detail = f"setup patch: {msg}"
+        applied = apply_patch(task_dir / "setup" / "changes.patch", work)
+        if not applied.ok:
+            res.detail = f"setup patch: {applied.why}"
             return res
         if target.read_bytes() != mutant:
             res.detail = "setup patch did not produce the buggy text"
             return res
         res.setup = True
-        ok, msg = _apply(task_dir / "solutions" / "changes.patch", work)
-        if not ok:
-            res.detail = f"solution patch: {msg}"
+        applied = apply_patch(task_dir / "solutions" / "changes.patch", work)
+        if not applied.ok:
+            res.detail = f"solution patch: {applied.why}"
             return res
         res.solution = True
         after = _tree(work)

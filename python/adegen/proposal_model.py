@@ -114,7 +114,7 @@ def levels_of(pset, compared: str) -> list[PromptLevel]:
 class ProposalSet:
     proposals: list[Proposal]
     excluded: list[tuple[str, str, str]]  # (model, pattern_id, existing task id)
-    dropped: list[tuple[str, str, str]]  # (model, pattern_id, reason) - compile/screen/prompt
+    dropped: list  # [drops.Drop(model, pattern_id, reason, code)] - compile/screen/prompt
     considered: int
 
     def excluded_line(self) -> str | None:

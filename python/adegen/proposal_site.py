@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import prompts
+from .drops import Drop, DropCode
 from .proposal_facts import (assertion_context, compared_table_for, difficulty_for, models_between,
                              novelty_text, pick_column, tags_for, why_model)
 from .proposal_model import Proposal, levels_of
@@ -26,7 +27,7 @@ class Selection:
 
     scope: Any  # proposals.Scope
     screen: ScreenFn | None
-    dropped: list
+    dropped: list[Drop]
     used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
     order: int = 0  # tasks about data before the one being realised (see proposals.select)
 
@@ -82,32 +83,36 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
     for si, site in enumerate(c.sites):
         r = c.compile_results.get(si)
         if r is not None and r.ok is False:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: mutant does not compile/parse ({r.reason})"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: mutant does not compile/parse ({r.reason})",
+                                DropCode.NOT_COMPILE))
             continue
         try:
             mutant_text = apply_site(c.raw, site)
         except Exception as exc:  # noqa: BLE001
-            dropped.append((c.name, c.pattern.id, f"rewrite failed: {exc}"))
+            dropped.append(Drop(c.name, c.pattern.id, f"rewrite failed: {exc}", DropCode.REWRITE_FAILED))
             continue
         if mutant_text == c.raw:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing",
+                                DropCode.REWRITE_NO_CHANGE))
             continue
         measured = c.preconditions.get(si)
         if measured is not None and measured.drop_reason():
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: {measured.drop_reason()}"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {measured.drop_reason()}",
+                                DropCode.PRECONDITION))
             continue
         obs = None
         if screen is not None:
             obs = screen(c, site, mutant_text)
             if obs is not None and not obs.observable:
-                dropped.append((c.name, c.pattern.id, f"line {site.line}: {obs.reason}"))
+                dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {obs.reason}", obs.code))
                 continue
         deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
             obs = retarget(obs, deep)
         compared = compared_table_for(c.model, discovery, obs)
         if compared is None:
-            dropped.append((c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)"))
+            dropped.append(Drop(c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)",
+                                DropCode.NO_TABLE))
             continue
         column = pick_column(c, site, obs)
         try:
@@ -119,17 +124,19 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
             if os.environ.get("ADEGEN_DEBUG"):
                 raise
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
-                                                  f"{type(exc).__name__}: {exc})"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
+                                                      f"{type(exc).__name__}: {exc})", DropCode.PROMPT_ERROR))
             continue
         if pset.base is None:
             why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
-            dropped.append((c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}"))
+            dropped.append(Drop(c.name, c.pattern.id, f"no prompt: {why or 'the diff shows no change a user would report'}",
+                                DropCode.NO_PROMPT))
             continue
         repeated = next((t for t in pset.prompts.values() if prompt_key(t) in st.used_prompts), None)
         if repeated is not None:
-            dropped.append((c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
-                                                  f"{st.used_prompts[prompt_key(repeated)]}"))
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: the prompt repeats the one of "
+                                                      f"{st.used_prompts[prompt_key(repeated)]}",
+                                DropCode.PROMPT_REPEATS))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
         distance = 0

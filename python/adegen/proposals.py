@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import prompts, ranking, realism
+from .drops import Drop, DropCode
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
@@ -410,8 +411,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
             continue
         if not prop.upstream and prop.observation is not None and _deep_quota_at_risk(taken + chosen, count - len(chosen), want_deep,
                                                      [remaining[i] for i in range(len(remaining)) if i not in tried]):
-            state.dropped.append((c.name, c.pattern.id, "kept back: the run needs tasks whose symptom shows "
-                                                        "downstream of the change"))
+            state.dropped.append(Drop(c.name, c.pattern.id, "kept back: the run needs tasks whose symptom shows "
+                                                            "downstream of the change", DropCode.KEPT_BACK))
             continue
         state.order += about_data(prop)  # a materialization or build report quotes no values
         prop.number = len(taken) + len(chosen) + 1

@@ -196,6 +196,7 @@ def test_candidate_order_depends_only_on_the_seed(example_project, acme_discover
 
 
 def test_ledger_settles_a_commit_a_kill_left_pending(tmp_path):
+    from adegen.drops import DropCode
     from adegen.pipeline.ledger import Ledger
 
     tasks = tmp_path / "tasks"
@@ -203,7 +204,7 @@ def test_ledger_settles_a_commit_a_kill_left_pending(tmp_path):
     for present in (True, False):
         led = Ledger.open(tmp_path, {"seed": int(present)})
         led.bind("units", 0)
-        led.drop("equivalent on this data")
+        led.drop(DropCode.EQUIVALENT)
         led.begin_commit({"id": "acme001" if present else "acme002", "prompt_texts": ["x"]})
         led = Ledger.open(tmp_path, {"seed": int(present)})  # what the rerun reads
         led.recover(tasks)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 from adegen import prompts
+from adegen.measured import read_table
 from adegen.prompts import checks, findings, words
 from adegen.prompts.levels import clean_dbt_message
 
@@ -168,24 +169,24 @@ def test_domain_words_from_names():
 
 def test_value_kinds_are_classified_from_the_numbers():
     scaled = value_table("t", 0, obs_v="450", exp_v="4.5", ratio={"median": 100.0, "min": 100.0, "max": 100.0})
-    assert findings.classify(scaled)[0].kind == "values_scaled"
+    assert findings.classify(read_table(scaled))[0].kind == "values_scaled"
     neg = value_table("t", 0, obs_v="-5", exp_v="5", negated=88, higher=0, lower=88)
-    assert findings.classify(neg)[0].kind == "sign_flipped"
+    assert findings.classify(read_table(neg))[0].kind == "sign_flipped"
     blank = value_table("t", 0, obs_v=None, exp_v="5", now_null=88)
-    assert findings.classify(blank)[0].kind == "values_blank"
+    assert findings.classify(read_table(blank))[0].kind == "values_blank"
     grain = value_table("t", 0, obs_v="2024-05-01", exp_v="2024-05-17", type="date",
                         grain={"intact": "day", "broken": "month"})
-    assert findings.classify(grain)[0].kind == "date_grain"
+    assert findings.classify(read_table(grain))[0].kind == "date_grain"
     swap = value_table("t", 0, obs_v="b2b", exp_v="b2c", type="text",
                        pairs=[["b2b", "b2c", 3], ["b2c", "b2b", 2]])
-    f = findings.classify(swap)[0]
-    assert f.kind == "labels_swapped" and f.detail["swap"] == ["b2b", "b2c"]
+    f = findings.classify(read_table(swap))[0]
+    assert f.kind == "labels_swapped" and f.detail.swap == ("b2b", "b2c")
 
 
 def test_helper_columns_are_not_the_reported_symptom():
     t = value_table("mart_account_360", 0, column="rn", changed=90)
     t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])
-    assert findings.classify(t)[0].column == "latest_mrr_usd"
+    assert findings.classify(read_table(t))[0].column == "latest_mrr_usd"
 
 
 def test_column_gone_is_reported_like_a_dashboard_owner():

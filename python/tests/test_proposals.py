@@ -7,6 +7,7 @@ import pytest
 
 from adegen import proposals as pp
 from adegen import survey as sv
+from adegen.drops import DropCode
 
 
 @pytest.fixture(scope="session")
@@ -141,8 +142,8 @@ def test_a_failure_writing_one_sites_prompt_drops_that_site_only(example_project
     monkeypatch.setattr(pp.prompts, "write_prompts", broken_for_first)
     res = pp.select(cands, _scope(example_project, acme_discovery, s), count=5)
     assert len(res.proposals) == 5 and first.model not in {p.model for p in res.proposals}
-    assert any(m == first.model and "internal error: ValueError: math domain error" in why
-               for m, _, why in res.dropped)
+    assert any(d.model == first.model and "internal error: ValueError: math domain error" in d.reason
+               and d.code is DropCode.PROMPT_ERROR for d in res.dropped)
     monkeypatch.setenv("ADEGEN_DEBUG", "1")  # a developer asking for the traceback gets the exception
     with pytest.raises(ValueError):
         pp.select(cands, _scope(example_project, acme_discovery, s), count=5)

@@ -186,7 +186,7 @@ def test_top_n_with_ties_is_nondeterministic_and_never_evidence(vend_validator, 
                    SimpleNamespace(id="view_to_table", symptom="values_wrong", difficulty="easy"))
     assert not obs.observable, obs.reason
     # never an unexcluded solution seed
-    problems, excludes = v.seed_tables(Path(v.baseline_info()["baseline_db"]), ["top_orders"])
+    problems, excludes = v.proof_run().seed_tables(Path(v.baseline_info()["baseline_db"]), ["top_orders"])
     cols = facts.nondeterministic["top_orders"]
     assert problems if not cols else set(cols) <= set(excludes["top_orders"])
 

@@ -31,8 +31,6 @@ LONG_SIGNATURES_TO_FIX = {
     "validate/evidence.py:_keyed_column",
     "validate/evidence.py:_Tables.__init__",
     "validate/factory.py:make_validator",
-    "validate/oracle.py:evidence",
-    "validate/oracle.py:tables_evidence",
     "validate/snowflake.py:EmulatorValidator.__init__",
     "validate/snowflake_trial.py:EmulatorTrials._trial",
     "validate/validator.py:Validator.__init__",

@@ -1,14 +1,19 @@
-"""The screening verdict and proof finishing are written once (validate.verdict): both backends
-judge the same observation the same way, and the verdict rules hold on typed observations."""
+"""The screening verdict (validate.verdict) and the proof's (validate.proof) are written once: both
+backends judge the same observation the same way, and the verdict rules hold on typed observations,
+each drop with its code beside its message."""
 from __future__ import annotations
 
 import inspect
 
 import pytest
 
+from adegen.drops import DropCode
+from adegen.measured import RelationKind
 from adegen.validate import screening, snowflake, verdict
-from adegen.validate.oracle import Evidence, TableDiff
-from adegen.validate.verdict import ProofInput, ScreenFacts, TrialSummary, finish_proof, judge
+from adegen.validate.inspector import Evidence
+from adegen.validate.oracle import TableDiff
+from adegen.validate.proof import ProofInput, TrialSummary, finish_proof
+from adegen.validate.verdict import ScreenFacts, judge
 
 MODELS = {
     "model.p.stg": {"name": "stg", "alias": "stg", "materialized": "view"},
@@ -49,9 +54,13 @@ SCENARIOS = {
     "build_error_intended": facts(symptom="build_error", build_ok=False, errored=["model.p.stg"],
                                   error_message="Binder Error: column amout not found"),
     "build_error_unintended": facts(build_ok=False, error_message="Binder Error: x"),
-    "runaway": facts(stopped="runaway: stg would hold more than 6e+06 rows"),
+    "runaway": facts(stopped=(DropCode.RUNAWAY, "runaway: stg would hold more than 6e+06 rows")),
+    "build_error_expected": facts(symptom="build_error", diffs={"model.p.stg": TableDiff("stg", 10, 10, 1, 1)}),
+    "build_error_expected_equivalent": facts(symptom="build_error", diffs={"model.p.stg": TableDiff("stg", 10, 10)}),
+    "build_error_expected_duplicates": facts(symptom="build_error", diffs={"model.p.stg": TableDiff("stg", 10, 12)}),
+    "unknown_model": facts(uid="model.p.gone"),
     "materialization_only": facts(symptom="structure_wrong", diffs={"model.p.stg": TableDiff("stg", 10, 10)},
-                                  relation_kind={"table": "stg", "intact": "view", "broken": "table"}),
+                                  relation_kind=RelationKind("stg", "view", "table")),
 }
 
 
@@ -87,6 +96,15 @@ def test_verdict_rules():
     assert mk.observable and mk.compared_table == "stg" and mk.changed_tables == {"stg": 0}
     assert mk.details["tables"][0]["relation_kind"] == {"intact": "view", "broken": "table"}
     assert not v["equivalent"].observable  # same data and same kind: nothing to report
+    # every drop has its code beside its message; an observable mutant has none
+    assert {name: o.code for name, o in v.items()} == {
+        "observable": None, "hard_downstream": None, "materialization_only": None, "build_error_intended": None,
+        "duplicates": DropCode.DUPLICATES_ONLY, "equivalent": DropCode.EQUIVALENT,
+        "nondeterministic_only": DropCode.NONDETERMINISTIC_ONLY, "runaway": DropCode.RUNAWAY,
+        "build_error_unintended": DropCode.UNEXPECTED_BUILD_ERROR, "build_error_expected": DropCode.NO_BUILD_ERROR,
+        "build_error_expected_equivalent": DropCode.NO_BUILD_ERROR,
+        "build_error_expected_duplicates": DropCode.DUPLICATES_ONLY, "unknown_model": DropCode.UNKNOWN_MODEL}
+    assert all(o.observable is (o.code is None) for o in v.values())
 
 
 def test_finish_proof():

@@ -9,7 +9,7 @@ from .base import Backend
 
 SNOWFLAKE_ENV = ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE",
                  "SNOWFLAKE_WAREHOUSE")
-EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake.EMULATOR_LABEL (fakesnow, not Snowflake)
+EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake_prove.EMULATOR_LABEL (fakesnow, not Snowflake)
 UNPROVEN_PREFIX = "Snowflake tasks are unproven: "  # how the validator factory words its reasons
 
 

@@ -103,7 +103,7 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
         dataset.write_dataset(out_dir, ledger, facts)
 
     ctx.ui.quiet = True
-    progress.update(len(ledger.tasks), ledger.drops, f"{len(units) - ledger.cursor} candidate(s) to go")
+    progress.update(len(ledger.tasks), ledger.drops_by_label(), f"{len(units) - ledger.cursor} candidate(s) to go")
     try:
         BulkLoop(ctx, ledger, units, LoopSetup(bopts.tasks, bopts.opts.jobs, progress, on_commit)).run()
     finally:
@@ -130,10 +130,11 @@ def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -
     ctx.doc["dataset"] = {
         "tasks": [dataset.public_row(r) for r in rows], "written_this_run": len(rows) - result["written_before"],
         "candidates": facts["candidates"], "decided": ledger.cursor, "excluded": facts["excluded"],
-        "dropped": dict(sorted(ledger.drops.items())), "ledger": str(ledger.path),
+        "dropped": dict(sorted(ledger.drops_by_label().items())), "ledger": str(ledger.path),
         **{k: str(v) for k, v in paths.items()},
     }
-    ctx.doc["dropped_by_reason"] = dict(sorted(ledger.drops.items()))  # what the review page counts
+    ctx.doc["dropped_by_reason"] = dict(sorted(ledger.drops_by_label().items()))  # what the review page counts
+    ctx.doc["dropped_by_code"] = dict(sorted(ledger.drops.items()))
     ctx.doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)
     ui.say(f"Bulk: {len(rows)}/{bopts.tasks} proven task(s) in {bopts.opts.output_dir / 'tasks'} "
            f"({len(rows) - result['written_before']} this run); {sum(ledger.drops.values())} candidate(s) dropped.")

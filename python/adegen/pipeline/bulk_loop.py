@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import output as out
 from .. import proposals as pp
+from ..drops import Drop, DropCode
 from . import dataset
 from .context import RunContext
 from .propose import check_candidates
@@ -32,25 +33,7 @@ from .realise import TaskJob, commit_task, prepare_task, render_tests
 COMPILE_BATCH = 48  # candidates compiled per dbt run (one compile per batch is the fixed cost)
 SCREEN_AHEAD_MIN = 8  # candidates screened ahead of the cursor, at least
 
-# first match decides the reason a dropped candidate is counted under (DATASET.md, --json)
-DROP_REASONS = (
-    ("does not compile", "mutant does not compile"),
-    ("precondition", "data precondition not met"),
-    ("family cap", "family over a fifth of the dataset"),
-    ("rewrite", "rewrite failed"),
-    ("no materialized table", "no table to compare"),
-    ("prompt", "no distinct, safe prompt"),
-    ("runaway", "runaway build"),
-    ("duplicate rows", "duplicate rows only"),
-    ("expects a build error", "no build error as the pattern expects"),
-    ("build error, but", "unexpected build error"),
-    ("nondeterministic", "nondeterministic tables only"),
-    ("equivalent on this data", "equivalent on this data"),
-    ("screening failed", "screening failed"),
-)
-
-
-def family_cap_reason(unit, families: list, later: list, want: int) -> str | None:
+def family_cap_reason(unit, families: list, later: list, want: int) -> Drop | None:
     """Why a candidate is passed over: its family already has a fifth of the dataset (issue 28: the
     cheapest kind of bug must not fill it) while a later candidate of a family under the cap is
     left. None: it may be proposed."""
@@ -60,13 +43,10 @@ def family_cap_reason(unit, families: list, later: list, want: int) -> str | Non
     if counts[fam] < cap:
         return None
     if any(counts[u.candidate.family] < cap for u in later):
-        return f"family cap: {fam} already has {counts[fam]} of the {want} tasks wanted (a fifth at most)"
+        c = unit.candidate
+        return Drop(c.name, c.pattern.id, f"family cap: {fam} already has {counts[fam]} of the {want} tasks "
+                                          "wanted (a fifth at most)", DropCode.FAMILY_CAP)
     return None
-
-
-def drop_reason(text: str) -> str:
-    low = text.lower()
-    return next((label for needle, label in DROP_REASONS if needle in low), "not observable")
 
 
 @dataclasses.dataclass
@@ -176,7 +156,7 @@ class BulkLoop:
                     p.discard()  # the ones committed are gone from their temp dir already
 
     def propose(self, unit, index: int, taken: list[tuple[str, list[str]]]):
-        """(Proposal, None) or (None, drop reason) for one candidate; prompts of `taken` (the run's
+        """(Proposal, None) or (None, drops.Drop) for one candidate; prompts of `taken` (the run's
         tasks, including the ones this step assumes proven) and of surveyed tasks are avoided."""
         ctx = self.ctx
         from .propose import scope
@@ -189,8 +169,9 @@ class BulkLoop:
             prop = pset.proposals[0]
             prop.number = index + 1
             return prop, None
-        why = pset.dropped[-1][2] if pset.dropped else "not proposed"
-        return None, why
+        c = unit.candidate
+        return None, pset.dropped[-1] if pset.dropped else Drop(c.name, c.pattern.id, "not proposed",
+                                                                 DropCode.NOT_PROPOSED)
 
     def prove(self, jobs: list[TaskJob]) -> list:
         """prepare_task for each job, side by side; results in job order (None: round trip failed)."""
@@ -227,19 +208,19 @@ class BulkLoop:
     def commit(self, events: list, prepared: list) -> None:
         led, progress = self.ledger, self.setup.progress
         results = iter(prepared)
-        for unit, prop, why in events:
+        for unit, prop, drop in events:
             c = unit.candidate
             if prop is None:
-                led.drop(drop_reason(why))
-                progress.update(len(led.tasks), led.drops, f"dropped {c.name} / {c.pattern.id}: {why[:120]}")
+                led.drop(drop.code)
+                progress.update(len(led.tasks), led.drops_by_label(), f"dropped {c.name} / {c.pattern.id}: {drop.reason[:120]}")
                 continue
             task = next(results)
             if task is None or not task.proven:
-                reason = "patch round trip failed" if task is None else "unproven"
-                detail = reason if task is None else task.detail  # "unproven: <why>"
+                code = DropCode.ROUND_TRIP_FAILED if task is None else DropCode.UNPROVEN
+                detail = code.label if task is None else task.detail  # "unproven: <why>"
                 self.ctx.ui.say(f"{prop.model} / {prop.pattern_id} line {prop.site.line}: {detail}")  # the log
-                led.drop(reason)
-                progress.update(len(led.tasks), led.drops, f"dropped {c.name} / {c.pattern.id}: {detail[:200]}")
+                led.drop(code)
+                progress.update(len(led.tasks), led.drops_by_label(), f"dropped {c.name} / {c.pattern.id}: {detail[:200]}")
                 return  # later tasks of this step assumed this one written: the next step redoes them
             row = dataset.task_row(prop, task.job.task_id, task.proof, self.ctx.discovery)
             led.begin_commit(row)
@@ -247,7 +228,7 @@ class BulkLoop:
             led.end_commit()
             self.ctx.report.tasks.append(entry)
             self.setup.on_commit()
-            progress.update(len(led.tasks), led.drops, f"{row['id']}: {row['model']} / {row['pattern']} "
+            progress.update(len(led.tasks), led.drops_by_label(), f"{row['id']}: {row['model']} / {row['pattern']} "
                                                       f"({row['difficulty']}) proven in {row['proof_seconds']}s")
 
 

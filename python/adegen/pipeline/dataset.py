@@ -2,7 +2,7 @@
 atomically, so a killed run leaves them consistent with the task directories on disk):
 
 - `<output>/tasks.jsonl`: one line per task (schema `schemas/bulk_tasks.schema.json`);
-- `<output>/DATASET.md`: counts by family, layer and difficulty, drops by reason, the command;
+- `<output>/DATASET.md`: counts by family, layer and difficulty, drops by code (shown by label), the command;
 - `<output>/experiment_sets/<name>.yaml`: ade-bench's experiment set (`experiment_name`,
   `description`, `task_ids`), which its `Dataset` finds next to `tasks/` for `ade run @<name>`."""
 from __future__ import annotations
@@ -89,7 +89,7 @@ def dataset_markdown(rows: list[dict], ledger, facts: dict) -> str:
              "model and family.", ""]
     for title, key in (("Family", "family"), ("Layer", "layer"), ("Difficulty", "difficulty")):
         lines += _table(title, Counter(r[key] for r in rows))
-    lines += _table("Dropped because", Counter(ledger.drops))
+    lines += _table("Dropped because", Counter(ledger.drops_by_label()))
     lines += ["Every task is `status: ready` and proven (the broken project fails its tests, the solved one "
               "passes). `tasks.jsonl` has one line per task; run them all with "
               f"`ade run @{experiment_set_name(facts['project'], facts['seed'])}` from an ade-bench checkout "

@@ -4,7 +4,7 @@ where it stopped.
 
 It holds how far the ordered candidate list was processed (`cursor`), the tasks written (their
 tasks.jsonl rows plus their prompt texts, which later candidates must not repeat), the drop counts
-by reason, and at most one `pending` commit: written just before a proven task is renamed into
+by code (`drops.DropCode` ids), and at most one `pending` commit: written just before a proven task is renamed into
 place, cleared right after. On resume a pending task whose directory exists is counted as written;
 otherwise it was never renamed (its temp dir is removed with the other stale ones) and its
 candidate is tried again - with the same id and, the run being deterministic, the same result.
@@ -18,6 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..drops import DropCode, regroup
 from ..errors import InputError
 from ..output import TMP_PREFIX, write_text_atomic
 
@@ -38,7 +39,7 @@ class Ledger:
     base_number: int  # the highest task number before the first task of this run
     cursor: int = 0  # candidates [0, cursor) are decided
     tasks: list[dict] = field(default_factory=list)  # ledger rows, in commit order
-    drops: dict[str, int] = field(default_factory=dict)  # drop reason -> candidates
+    drops: dict[str, int] = field(default_factory=dict)  # DropCode id -> candidates
     pending: dict | None = None  # {"cursor", "row"} of the task being renamed into place
     version: int = LEDGER_VERSION
 
@@ -52,6 +53,7 @@ class Ledger:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             led = cls(path, **data)
+            led.drops = regroup(led.drops, "id")  # a ledger written before the codes counts by label
         except (OSError, ValueError, TypeError) as exc:
             raise InputError(f"unreadable bulk state ({exc}); delete it to start over", file=path) from None
         if led.version != LEDGER_VERSION:
@@ -93,9 +95,13 @@ class Ledger:
     def next_number(self) -> int:
         return self.base_number + len(self.tasks) + 1
 
-    def drop(self, reason: str) -> None:
-        self.drops[reason] = self.drops.get(reason, 0) + 1
+    def drop(self, code: DropCode) -> None:
+        self.drops[code.id] = self.drops.get(code.id, 0) + 1
         self.cursor += 1
+
+    def drops_by_label(self) -> dict[str, int]:
+        """The drop counts as DATASET.md and the progress line show them."""
+        return regroup(self.drops)
 
     def begin_commit(self, row: dict) -> None:
         """Recorded before the rename: a kill between the two is settled by `recover`."""

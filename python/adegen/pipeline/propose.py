@@ -110,7 +110,8 @@ def propose(ctx: RunContext):
     ctx.doc["excluded"] = {"count": len(pset.excluded),
                            "items": [{"model": m, "pattern_id": p, "task_id": t} for m, p, t in pset.excluded],
                            "line": pset.excluded_line()}
-    ctx.doc["dropped_candidates"] = [{"model": m, "pattern_id": p, "reason": r} for m, p, r in pset.dropped]
+    ctx.doc["dropped_candidates"] = [{"model": d.model, "pattern_id": d.pattern_id, "reason": d.reason,
+                                      "code": d.code.id} for d in pset.dropped]
     ctx.doc["tasks"] = []
     return pset
 

@@ -159,7 +159,8 @@ def proof_to_json(proof, backend) -> dict:
     return {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
             "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
             "expected_tests": int(proof.expected_tests), "detail": str(proof.detail),
-            "seconds": {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()}, **backend.proof_fields}
+            "seconds": {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()},
+            "outcome": proof.outcome.id if proof.outcome else None, **backend.proof_fields}
 
 
 def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, object]:
@@ -175,5 +176,5 @@ def _prove(ctx: RunContext, task_id: str, task_dir: Path) -> tuple[bool, str, ob
     except AdegenError as exc:
         return False, f"unproven: {exc}", None
     if not proof.ok:
-        return False, (proof.detail if proof.detail.startswith("unproven") else f"unproven: {proof.detail}"), proof
+        return False, proof.detail, proof  # validate.proof: "unproven: <why>"
     return True, backend.proof_label, proof  # Snowflake: "proven on emulator", never "on Snowflake"

@@ -5,7 +5,7 @@ CMD runs once per task through the shell, with one JSON document on stdin:
 
     {"version": 1,
      "task": {"seed", "model", "project", "layer"},
-     "diff": [<facts of each measured table, see adegen.validate.evidence>],
+     "diff": [<facts of each measured table, see adegen.measured>],
      "changed_tables": [...],           # the only tables a prompt may name
      "forbidden": [...],                # words and tokens the leak check rejects
      "avoid": [...],                    # texts already used: every prompt must differ from them
@@ -26,6 +26,7 @@ import signal
 import subprocess
 from dataclasses import dataclass, replace
 
+from ..measured import read_table
 from . import checks
 from .levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
 
@@ -53,7 +54,7 @@ class PromptCommand:
 def document(req: PromptRequest, pset: PromptSet, avoid) -> dict:
     """The JSON document CMD reads on stdin."""
     facts = measured_facts(req)
-    changed = sorted({str(f.get("table")) for f in facts} or {req.table or req.model})
+    changed = sorted({t.table for t in map(read_table, facts)} or {req.table or req.model})
     allowed = {req.model, req.project_name, *changed}
     forbidden = checks.forbidden_tokens(site=req.site, pattern=req.pattern, model_path=req.model_path,
                                         allowed=allowed)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from ..measured import Sample
 from . import words
 from .findings import Finding, sample_ratio
 
@@ -38,12 +39,12 @@ def entity(f: Finding) -> str:
     return words.table_entity(f.table)
 
 
-def who(sample: dict, f: Finding, variant: int) -> str | None:
+def who(sample: Sample, f: Finding, variant: int) -> str | None:
     """One affected entity as a person names it: by its name when the row has one ('Summit
     Foods', sometimes 'Summit Foods (A1002)'), else by its kind and key ('order 1', 'invoice
     I7001'); a row of a two-column key says both ('Helio Systems (invoice month 2025-01-01)')."""
-    keys = [str(k) for k in (sample.get("key") or [])]
-    label = str(sample.get("label") or "").strip()
+    keys = [str(k) for k in sample.key]
+    label = str(sample.label or "").strip()
     if keys and len(keys) != len(f.key):
         return None
     if len(keys) == 2:
@@ -69,9 +70,9 @@ def who(sample: dict, f: Finding, variant: int) -> str | None:
     return f"{e} {keys[0]}" if e else f"the row for {keys[0]}"
 
 
-def owner(sample: dict, f: Finding, named: str) -> str:
+def owner(sample: Sample, f: Finding, named: str) -> str:
     """The possessive of an entity: "Summit Foods'", "order 1's"."""
-    label = str(sample.get("label") or "").strip()
+    label = str(sample.label or "").strip()
     return words.possessive(label if label and len(f.key) == 1 else named)
 
 
@@ -180,19 +181,19 @@ def _sample(f: Finding, voice) -> dict[str, str]:
     w = who(s, f, voice.pick("who", 3))
     if w:
         v["who"] = w
-        label = str(s.get("label") or "").strip()
+        label = str(s.label or "").strip()
         if label:
             v["who_named"] = "yes"  # by its business name, not by a kind and an id
         v["Who"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
         if " row for " not in w:  # "the positive row for 2019-04-14's" is no possessive
             v["whos"] = owner(s, f, w)
             v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
-    if ("observed" in s or "expected" in s) and not f.detail.get("values_off_factor"):
-        pair = words.typed_pair(s.get("observed"), s.get("expected"), f.col_type, f.column or "")
+    if s.compared and not f.detail.values_off_factor:
+        pair = words.typed_pair(s.observed, s.expected, f.col_type, f.column or "")
         if pair:  # else the values stay out: a person would not type them
-            v["obs"] = "an empty string" if s.get("observed") == "" else pair[0]
-            v["exp"] = "an empty string" if s.get("expected") == "" else pair[1]
-    copies = s.get("copies") or (f.detail.get("max_copies") if f.kind == "duplicated" else None)
+            v["obs"] = "an empty string" if s.observed == "" else pair[0]
+            v["exp"] = "an empty string" if s.expected == "" else pair[1]
+    copies = s.copies or (f.detail.max_copies if f.kind == "duplicated" else None)
     if copies:
         v["copies"] = str(copies)
         v["copies_w"] = words.times(copies)
@@ -212,73 +213,75 @@ def _details(f: Finding, voice) -> dict[str, str]:
     v: dict[str, str] = {}
     if f.kind == "duplicated":
         v["n_keys"] = words.count_of(f.count, entity(f))
-        v.setdefault("copies", str(f.detail.get("max_copies", 2)))
-    if f.kind == "rows_replaced" and f.detail.get("extra"):
+        v.setdefault("copies", str(2 if f.detail.max_copies is None else f.detail.max_copies))
+    if f.kind == "rows_replaced" and f.detail.extra:
         noun = entity(f)
-        v["n_extra"] = words.count_of(int(f.detail["extra"]), "other" if noun != "row" else "row")
+        v["n_extra"] = words.count_of(int(f.detail.extra), "other" if noun != "row" else "row")
     if f.kind in _DIRECTION:
         v["dir"] = _DIRECTION[f.kind]
-    if f.detail.get("drift"):
-        v["drift"] = f.detail["drift"]  # every changed date moved the same way
+    if f.detail.drift:
+        v["drift"] = f.detail.drift  # every changed date moved the same way
     if f.kind == "values_filled":
-        now = {str(s.get("observed")) for s in f.samples}
+        now = {str(s.observed) for s in f.samples}
         v["now_w"] = "empty strings" if now == {""} else "values"
-    pairs = [p for p in f.detail.get("pairs") or [] if p[0] is not None and p[1] is not None]
+    pairs = [p for p in f.detail.pairs if p[0] is not None and p[1] is not None]
     if f.kind == "values_changed" and pairs and f.col_type in ("text", "bool") and int(pairs[0][2]) * 2 >= f.count:
         # the change most rows share: "should be sandbox, shows prod"
         v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
     if f.kind in ("values_high", "values_low", "values_scaled") and _far_off(f):
         v["far"] = "yes"  # strong words ("way too high", "can't be that high") only for a big gap
-    rm = f.detail.get("ratio_median")
-    if f.kind in ("values_high", "values_low") and rm and f.detail.get("ratio_spread", 9) <= 1.5:
+    rm = f.detail.ratio_median
+    spread = 9 if f.detail.ratio_spread is None else f.detail.ratio_spread
+    if f.kind in ("values_high", "values_low") and rm and spread <= 1.5:
         rough = words.rough_ratio_words(rm)  # only when most rows are off by about that much
         if rough and (rm > 1) == (f.kind == "values_high"):
             v["rough"] = rough
-    r = f.detail.get("ratio")
+    r = f.detail.ratio
     if r:
         rw = words.ratio_words(r)
         if rw:
             v["rw"] = rw
         v["direction"] = v["dir"] = "too high" if r > 1 else "too low"
-    grain = f.detail.get("grain") or {}
-    gi, gb = grain.get("intact"), grain.get("broken")
+    grain = f.detail.grain
+    gi, gb = (grain.intact, grain.broken) if grain else (None, None)
     if gi in _GRAIN_NAMES and gb in _GRAIN_NAMES:
         v["gi"], v["gb"] = _GRAIN_NAMES[gi], _GRAIN_NAMES[gb]
         v["more_fewer"] = "more" if _GRAIN_ORDER.index(gb) < _GRAIN_ORDER.index(gi) else "fewer"
         if gi in _GRAIN_START:
             v["gi_start"] = _GRAIN_START[gi]
-    if f.detail.get("shift_seconds"):
-        sec = float(f.detail["shift_seconds"])
+    if f.detail.shift_seconds:
+        sec = float(f.detail.shift_seconds)
         v["dur"], v["later"] = words.duration_words(sec), ("later" if sec > 0 else "earlier")
-    if f.detail.get("swap"):
-        a, b = f.detail["swap"]
+    if f.detail.swap:
+        a, b = f.detail.swap
         v["sa"], v["sb"] = words.value(a, f.col_type), words.value(b, f.col_type)
-    total = f.detail.get("total") or {}
-    if total.get("intact") is not None and total.get("broken") is not None:
-        v["tot_i"], v["tot_b"] = words.two_values(total["broken"], total["intact"], "number", f.column or "")[::-1]
-    oi, ob = f.detail.get("only_intact") or [], f.detail.get("only_broken") or []
+    total = f.detail.total
+    if total and total.intact is not None and total.broken is not None:
+        v["tot_i"], v["tot_b"] = words.two_values(total.broken, total.intact, "number", f.column or "")[::-1]
+    oi, ob = f.detail.only_intact, f.detail.only_broken
     if oi:
         v["oi"] = words.value(oi[0], f.col_type, f.column or "")
     if ob:
         v["ob"] = words.value(ob[0], f.col_type, f.column or "")
     if f.kind == "relation_kind":
-        v["kind_i"], v["kind_b"] = str(f.detail.get("intact")), str(f.detail.get("broken"))
+        kinds = f.detail.relation
+        v["kind_i"], v["kind_b"] = (str(kinds.intact), str(kinds.broken)) if kinds else ("None", "None")
         if voice.table_style == 2:  # "the X table ... stays a view" contradicts itself
             v["t"] = f.table
-    types = f.detail.get("sql_type") or {}
-    if types.get("intact") and types.get("broken"):
-        ti, tb = type_words(types["intact"]), type_words(types["broken"])
+    types = f.detail.sql_type
+    if types and types.intact and types.broken:
+        ti, tb = type_words(types.intact), type_words(types.broken)
         if ti != tb:
             v["ti"], v["tb"] = ti, tb
-    if f.detail.get("message"):
-        v["msg"] = f.detail["message"]
+    if f.detail.message:
+        v["msg"] = f.detail.message
     return v
 
 
 def _far_off(f: Finding) -> bool:
     """Whether the measured values are off by half again or more (a median ratio, else the
     example's own two values): "12 instead of 11" is not "way too high"."""
-    r = f.detail.get("ratio") or f.detail.get("ratio_median")
+    r = f.detail.ratio or f.detail.ratio_median
     if not r:
         r = sample_ratio(f.samples[0]) if f.samples else None
     return bool(r) and (r >= 1.5 or r <= 1 / 1.5)

@@ -1,14 +1,16 @@
 """What a diff shows, classified: one `Finding` per noticeable symptom of a changed table.
 
-Input: the facts measured by adegen.validate.evidence (one dict per table). Output: findings
-ordered by how much a person would notice them (a vanished column before a changed value).
-Nothing here looks at the bug pattern: the symptom comes from the measurement only.
+Input: the measured facts of one table (adegen.measured.TableFacts). Output: findings ordered by
+how much a person would notice them (a vanished column before a changed value). Nothing here
+looks at the bug pattern: the symptom comes from the measurement only.
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass, field
+
+from ..measured import ColumnFacts, Ratio, Sample, Sides, TableFacts
 
 # kinds, most noticeable first (a table's main finding is the first one it has)
 ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_empty", "duplicated",
@@ -18,6 +20,31 @@ ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_em
 # findings about the shape or the build of a table, not its data
 NOT_DATA = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone"}
 MOST = 0.8  # share of the changed rows that must agree before a column finding is that specific
+
+
+@dataclass
+class Detail:
+    """What a finding says besides its kind, counts and samples (None or empty: nothing)."""
+
+    message: str | None = None           # build_failed, table_gone: what dbt or DuckDB said
+    columns: tuple = ()                  # column_gone, column_added: every such column
+    relation: Sides | None = None        # relation_kind: the object kinds ("table", "view")
+    max_copies: int | None = None        # duplicated: the most copies of one key
+    extra: int = 0                       # rows_replaced: the rows that took the lost ones' place
+    extra_samples: tuple[Sample, ...] = ()
+    sql_type: Sides | None = None        # type_changed: the column's types
+    ratio: float | None = None           # values_scaled: the steady factor broken / intact
+    ratio_median: float | None = None    # values_high / values_low: how far off, typically
+    ratio_spread: float | None = None    # how much the ratio varies, relative to its median
+    values_off_factor: bool = False      # the samples are off a clean factor by a little: no values
+    total: Sides | None = None           # the column's sums
+    grain: Sides | None = None           # date_grain, time_lost: the calendar grains
+    shift_seconds: float | None = None   # date_shifted: the one steady shift
+    drift: str | None = None             # "earlier" / "later": every changed date moved that way
+    swap: tuple | None = None            # labels_swapped: the two values
+    pairs: tuple = ()                    # (intact, broken, rows) value pairs, most rows first
+    only_intact: tuple = ()              # tables without a key: values only one side has
+    only_broken: tuple = ()
 
 
 @dataclass
@@ -32,36 +59,34 @@ class Finding:
     after: int = 0                 # rows of the table after the change
     key: list = field(default_factory=list)
     label: str | None = None
-    samples: list = field(default_factory=list)   # {"key": [..], "label", "observed", "expected", "copies"}
-    detail: dict = field(default_factory=dict)     # kind-specific: ratio, grain, shift, pairs, message...
+    samples: list[Sample] = field(default_factory=list)
+    detail: Detail = field(default_factory=Detail)
 
     @property
     def rank(self) -> int:
         return ORDER.index(self.kind)
 
 
-def classify(facts: dict) -> list[Finding]:
+def classify(facts: TableFacts) -> list[Finding]:
     """Every finding of one table's facts, most noticeable first."""
-    t = str(facts.get("table"))
-    base = dict(table=t, distance=int(facts.get("distance") or 0), total=int(facts.get("rows_intact") or 0),
-                after=int(facts.get("rows_broken") or 0), key=list(facts.get("key") or []),
-                label=facts.get("label"))
+    base = dict(table=facts.table, distance=facts.distance, total=facts.rows_intact, after=facts.rows_broken,
+                key=list(facts.key), label=facts.label)
     out: list[Finding] = []
-    if facts.get("build_error"):
-        out.append(Finding("build_failed", detail={"message": str(facts["build_error"])}, **base))
-    if facts.get("error"):
-        out.append(Finding("table_gone", detail={"message": str(facts["error"])}, **base))
-    if facts.get("columns_missing"):
-        out.append(Finding("column_gone", column=facts["columns_missing"][0],
-                           detail={"columns": list(facts["columns_missing"])}, **base))
-    elif facts.get("columns_extra"):
-        out.append(Finding("column_added", column=facts["columns_extra"][0],
-                           detail={"columns": list(facts["columns_extra"])}, **base))
-    if facts.get("relation_kind"):
-        out.append(Finding("relation_kind", detail=dict(facts["relation_kind"]), **base))
+    if facts.build_error:
+        out.append(Finding("build_failed", detail=Detail(message=facts.build_error), **base))
+    if facts.error:
+        out.append(Finding("table_gone", detail=Detail(message=facts.error), **base))
+    if facts.columns_missing:
+        out.append(Finding("column_gone", column=facts.columns_missing[0],
+                           detail=Detail(columns=facts.columns_missing), **base))
+    elif facts.columns_extra:
+        out.append(Finding("column_added", column=facts.columns_extra[0],
+                           detail=Detail(columns=facts.columns_extra), **base))
+    if facts.relation_kind:
+        out.append(Finding("relation_kind", detail=Detail(relation=facts.relation_kind), **base))
     out += _rows(facts, base)
-    for col in facts.get("columns") or []:
-        f = _column(col, base, keyed=bool(base["key"]))
+    for col in facts.columns:
+        f = _column(col, base, keyed=bool(facts.key))
         if f is not None:
             out.append(f)
     return sorted(out, key=_order)
@@ -78,26 +103,25 @@ def _order(f: Finding) -> tuple:
     return (2 if _DULL.match(f.column) else 1, f.rank, -f.count)
 
 
-def _rows(facts: dict, base: dict) -> list[Finding]:
-    before, after = base["total"], base["after"]
+def _rows(facts: TableFacts, base: dict) -> list[Finding]:
+    before, after = facts.rows_intact, facts.rows_broken
     if before and after == 0:
         return [Finding("table_empty", count=before, **base)]
     out = []
-    dup = facts.get("duplicates") or {}
-    if dup.get("keys"):
-        out.append(Finding("duplicated", count=int(dup["keys"]), samples=list(dup.get("sample") or []),
-                           detail={"max_copies": int(dup.get("max_copies") or 2)}, **base))
-    miss = facts.get("missing") or {}
-    extra = facts.get("extra") or {}
-    if base["key"]:
-        m, x = int(miss.get("count") or 0), int(extra.get("count") or 0)
+    dup = facts.duplicates
+    if dup and dup.keys:
+        out.append(Finding("duplicated", count=dup.keys, samples=list(dup.sample),
+                           detail=Detail(max_copies=int(dup.max_copies or 2)), **base))
+    if facts.key:
+        miss, extra = facts.missing, facts.extra
+        m, x = (miss.count if miss else 0), (extra.count if extra else 0)
         if m and x:
-            out.append(Finding("rows_replaced", count=m, samples=list(miss.get("sample") or []),
-                               detail={"extra": x, "extra_samples": list(extra.get("sample") or [])}, **base))
+            out.append(Finding("rows_replaced", count=m, samples=list(miss.sample),
+                               detail=Detail(extra=x, extra_samples=extra.sample), **base))
         elif m:
-            out.append(Finding("rows_lost", count=m, samples=list(miss.get("sample") or []), **base))
-        elif x and not dup.get("keys"):
-            out.append(Finding("rows_added", count=x, samples=list(extra.get("sample") or []), **base))
+            out.append(Finding("rows_lost", count=m, samples=list(miss.sample), **base))
+        elif x and not (dup and dup.keys):
+            out.append(Finding("rows_added", count=x, samples=list(extra.sample), **base))
     elif after < before:
         out.append(Finding("rows_lost", count=before - after, **base))
     elif after > before:
@@ -105,102 +129,104 @@ def _rows(facts: dict, base: dict) -> list[Finding]:
     return out
 
 
-def _column(col: dict, base: dict, keyed: bool) -> Finding | None:
-    changed = int(col.get("changed") or 0)
-    if not changed:
+def _column(col: ColumnFacts, base: dict, keyed: bool) -> Finding | None:
+    if not col.changed:
         return None
-    ctype = str(col.get("type") or "text")
-    kind_b = ctype.split("->")[0]
-    f = Finding("values_changed", column=str(col["name"]), col_type=kind_b, count=changed,
-                samples=list(col.get("sample") or []), **base)
+    f = Finding("values_changed", column=col.name, col_type=col.type.split("->")[0], count=col.changed,
+                samples=list(col.sample), **base)
     if not keyed:
         return _unkeyed_column(f, col)
-    now_null, was_null = int(col.get("now_null") or 0), int(col.get("was_null") or 0)
-    if now_null >= MOST * changed:
+    most = MOST * col.changed
+    if col.now_null >= most:
         f.kind = "values_blank"
-        return f
-    if was_null >= MOST * changed:
+    elif col.was_null >= most:
         f.kind = "values_filled"
-        return f
-    if col.get("written_only"):
+    elif col.written_only:
         f.kind = "type_changed"
-        f.detail["sql_type"] = dict(col.get("sql_type") or {})
-        return f
-    # the rest compares two values: samples where one side is blank would contradict the wording
-    f.samples = [s for s in f.samples if s.get("observed") is not None and s.get("expected") is not None] or f.samples
-    if kind_b == "number":
-        ratio = col.get("ratio") or {}
-        higher, lower = int(col.get("higher") or 0), int(col.get("lower") or 0)
-        if int(col.get("negated") or 0) >= MOST * changed:
-            f.kind = "sign_flipped"
-        elif int(col.get("rounded") or 0) >= MOST * changed:
-            f.kind = "fraction_lost"
-        elif ratio.get("median") and _steady(ratio) and abs(ratio["median"] - 1) > 0.05 and (
-                higher >= MOST * changed or lower >= MOST * changed) and int(ratio.get("rows", changed)) >= MOST * changed:
-            f.kind = "values_scaled"
-            f.detail["ratio"] = float(ratio["median"])
-            # the example must show the factor: not a row whose right value is 0
-            f.samples = [s for s in f.samples if (_float(s.get("expected")) or 0) != 0] or f.samples
-        elif higher >= MOST * changed:
-            f.kind = "values_high"
-        elif lower >= MOST * changed:
-            f.kind = "values_low"
-        if f.kind in ("values_high", "values_low") and ratio.get("median"):
-            f.detail["ratio_median"] = float(ratio["median"])  # how far off: "way too high" or just "too high"
-            if ratio.get("min") is not None and ratio.get("max") is not None:
-                f.detail["ratio_spread"] = abs(float(ratio["max"]) - float(ratio["min"])) / abs(float(ratio["median"]))
-        if f.samples and f.kind in ("values_high", "values_low", "values_scaled"):
-            # a row off by nearly but not quite a clean factor (82 and 829,900: a whole-dollar column
-            # truncated) read as made-up numbers to every reviewer of two panels: another row, or
-            # the entity named without its values
-            plain = [s for s in f.samples if not _nearly_clean(s)]
-            f.samples = plain or f.samples
-            f.detail["values_off_factor"] = not plain
-        median = f.detail.get("ratio") or f.detail.get("ratio_median")
-        if median and f.samples:  # the example shows the typical factor, not an outlier
-            best = min(_off_ratio(s, median) for s in f.samples)
-            f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.005] or f.samples
-        if col.get("total"):
-            f.detail["total"] = dict(col["total"])
-        return f
-    if kind_b in ("date", "timestamp"):
-        grain = col.get("grain") or {}
-        shift = col.get("shift_seconds") or {}
-        if grain.get("intact") and grain.get("broken") and grain["intact"] != grain["broken"]:
-            if grain["intact"] == "time" and grain["broken"] == "day":
-                f.kind = "time_lost"
-            else:
-                f.kind = "date_grain"
-            f.detail["grain"] = dict(grain)
-        elif shift.get("median") and shift.get("min") == shift.get("max"):
-            f.kind = "date_shifted"
-            f.detail["shift_seconds"] = float(shift["median"])
-        elif shift.get("min") is not None and shift.get("max") is not None and (
-                float(shift["min"]) > 0 or float(shift["max"]) < 0):
-            # not one steady shift, but every changed date moved the same way
-            f.detail["drift"] = "later" if float(shift["min"]) > 0 else "earlier"
-        return f
-    pairs = [p for p in col.get("pairs") or [] if p[0] is not None and p[1] is not None]
-    if kind_b == "bool" and pairs:
+        f.detail.sql_type = col.sql_type
+    else:
+        # the rest compares two values: samples where one side is blank would contradict the wording
+        f.samples = [s for s in f.samples if s.observed is not None and s.expected is not None] or f.samples
+        if f.col_type == "number":
+            _numbers(f, col)
+        elif f.col_type in ("date", "timestamp"):
+            _dates(f, col)
+        else:
+            _categories(f, col)
+    return f
+
+
+def _numbers(f: Finding, col: ColumnFacts) -> None:
+    """Flipped signs, lost fractions, a steady factor, or too high / too low."""
+    ratio, most = col.ratio or Ratio(), MOST * col.changed
+    if col.negated >= most:
+        f.kind = "sign_flipped"
+    elif col.rounded >= most:
+        f.kind = "fraction_lost"
+    elif ratio.median and _steady(ratio) and abs(ratio.median - 1) > 0.05 and (
+            col.higher >= most or col.lower >= most) and int(col.changed if ratio.rows is None else ratio.rows) >= most:
+        f.kind = "values_scaled"
+        f.detail.ratio = float(ratio.median)
+        # the example must show the factor: not a row whose right value is 0
+        f.samples = [s for s in f.samples if (_float(s.expected) or 0) != 0] or f.samples
+    elif col.higher >= most:
+        f.kind = "values_high"
+    elif col.lower >= most:
+        f.kind = "values_low"
+    if f.kind in ("values_high", "values_low") and ratio.median:
+        f.detail.ratio_median = float(ratio.median)  # how far off: "way too high" or just "too high"
+        if ratio.min is not None and ratio.max is not None:
+            f.detail.ratio_spread = abs(float(ratio.max) - float(ratio.min)) / abs(float(ratio.median))
+    if f.samples and f.kind in ("values_high", "values_low", "values_scaled"):
+        # a row off by nearly but not quite a clean factor (82 and 829,900: a whole-dollar column
+        # truncated) read as made-up numbers to every reviewer of two panels: another row, or
+        # the entity named without its values
+        plain = [s for s in f.samples if not _nearly_clean(s)]
+        f.samples = plain or f.samples
+        f.detail.values_off_factor = not plain
+    median = f.detail.ratio or f.detail.ratio_median
+    if median and f.samples:  # the example shows the typical factor, not an outlier
+        best = min(_off_ratio(s, median) for s in f.samples)
+        f.samples = [s for s in f.samples if _off_ratio(s, median) <= best + 0.005] or f.samples
+    if col.total:
+        f.detail.total = col.total
+
+
+def _dates(f: Finding, col: ColumnFacts) -> None:
+    """Another calendar grain, one steady shift, or every changed date moved the same way."""
+    grain, shift = col.grain or Sides(), col.shift_seconds
+    if grain.intact and grain.broken and grain.intact != grain.broken:
+        f.kind = "time_lost" if (grain.intact, grain.broken) == ("time", "day") else "date_grain"
+        f.detail.grain = grain
+    elif shift and shift.median and shift.min == shift.max:
+        f.kind = "date_shifted"
+        f.detail.shift_seconds = float(shift.median)
+    elif shift and shift.min is not None and shift.max is not None and (float(shift.min) > 0 or float(shift.max) < 0):
+        # not one steady shift, but every changed date moved the same way
+        f.detail.drift = "later" if float(shift.min) > 0 else "earlier"
+
+
+def _categories(f: Finding, col: ColumnFacts) -> None:
+    """Flags flipped, two labels swapped, or the values most changed rows share."""
+    pairs = tuple(p for p in col.pairs if p[0] is not None and p[1] is not None)
+    if f.col_type == "bool" and pairs:
         f.kind = "flag_flipped"
     elif pairs:
         swaps = {(a, b) for a, b, _ in pairs}
         swapped = [(a, b) for a, b in swaps if (b, a) in swaps and a < b]
         if swapped:
             f.kind = "labels_swapped"
-            f.detail["swap"] = list(sorted(swapped)[0])
-    if pairs:
-        f.detail["pairs"] = pairs
-    return f
+            f.detail.swap = tuple(sorted(swapped)[0])
+    f.detail.pairs = pairs
 
 
-def sample_ratio(sample: dict) -> float | None:
+def sample_ratio(sample: Sample) -> float | None:
     """One sample's observed / expected, None when either is missing, not a number or 0."""
-    o, e = _float(sample.get("observed")), _float(sample.get("expected"))
+    o, e = _float(sample.observed), _float(sample.expected)
     return o / e if o and e else None
 
 
-def _off_ratio(sample: dict, median: float) -> float:
+def _off_ratio(sample: Sample, median: float) -> float:
     """How far one sample's observed/expected ratio is from the column's median (log scale)."""
     r = sample_ratio(sample)
     if not r or r <= 0 or median <= 0:
@@ -208,7 +234,7 @@ def _off_ratio(sample: dict, median: float) -> float:
     return abs(math.log(r) - math.log(median))
 
 
-def _nearly_clean(sample: dict) -> bool:
+def _nearly_clean(sample: Sample) -> bool:
     """Whether one sample's observed/expected is within 3% of a factor a person names (2, 3, 5, 10,
     100, 1,000, ... or the inverse) without being it (within 0.5%)."""
     r = sample_ratio(sample)
@@ -229,33 +255,32 @@ def _float(v) -> float | None:
         return None
 
 
-def _steady(ratio: dict) -> bool:
-    med, lo, hi = ratio.get("median"), ratio.get("min"), ratio.get("max")
+def _steady(ratio: Ratio) -> bool:
+    med, lo, hi = ratio.median, ratio.min, ratio.max
     if not med or lo is None or hi is None:
         return False
     return abs(hi - lo) <= 0.03 * abs(med)
 
 
-def _unkeyed_column(f: Finding, col: dict) -> Finding:
+def _unkeyed_column(f: Finding, col: ColumnFacts) -> Finding:
     """Tables without a key: only whole-table facts (values that appear on one side, totals)."""
-    nulls = col.get("nulls") or {}
-    if int(nulls.get("broken") or 0) > int(nulls.get("intact") or 0) and not col.get("only_broken"):
+    nulls = col.nulls or Sides()
+    if int(nulls.broken or 0) > int(nulls.intact or 0) and not col.only_broken:
         f.kind = "values_blank"
-        f.count = int(nulls["broken"]) - int(nulls.get("intact") or 0)
-    grain = col.get("grain") or {}
-    if grain.get("intact") and grain.get("broken") and grain["intact"] != grain["broken"]:
-        f.kind = "time_lost" if (grain["intact"], grain["broken"]) == ("time", "day") else "date_grain"
-        f.detail["grain"] = dict(grain)
-    total = col.get("total") or {}
-    if f.kind == "values_changed" and total.get("intact") and total.get("broken") is not None:
-        r = total["broken"] / total["intact"] if total["intact"] else None
+        f.count = int(nulls.broken) - int(nulls.intact or 0)
+    grain = col.grain or Sides()
+    if grain.intact and grain.broken and grain.intact != grain.broken:
+        f.kind = "time_lost" if (grain.intact, grain.broken) == ("time", "day") else "date_grain"
+        f.detail.grain = grain
+    total = col.total or Sides()
+    if f.kind == "values_changed" and total.intact and total.broken is not None:
+        r = total.broken / total.intact if total.intact else None
         if r is not None and r > 1.02:
             f.kind = "values_high"
         elif r is not None and r < 0.98:
             f.kind = "values_low"
-        f.detail["total"] = dict(total)
-    f.detail["only_intact"] = list(col.get("only_intact") or [])
-    f.detail["only_broken"] = list(col.get("only_broken") or [])
+        f.detail.total = total
+    f.detail.only_intact, f.detail.only_broken = col.only_intact, col.only_broken
     f.samples = []
     return f
 

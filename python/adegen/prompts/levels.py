@@ -12,11 +12,13 @@ differ in the broken state, and differs from every text in `avoid` and from the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .. import measured
+from ..measured import Sides, TableFacts, read_table
 from . import checks, render, words
-from .findings import NOT_DATA, Finding, classify, main_finding
+from .findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
 # the pattern's guess, used only when nothing was measured (--no-validate)
@@ -28,7 +30,7 @@ GUESS = {"rows_missing": "rows_lost", "extra_rows": "rows_added", "values_too_hi
 @dataclass(frozen=True)
 class PromptRequest:
     """Everything the prompt writer may use. `observation` is the screening's Observation (its
-    `details["tables"]` holds the measured facts); None when nothing was run."""
+    details hold the measured facts, adegen.measured); None when nothing was run."""
     seed: str                                  # task id or any stable string
     model: str                                 # the mutated model
     project_name: str = ""
@@ -89,39 +91,21 @@ class _Plan:
 
 
 def measured_facts(req: PromptRequest) -> list[dict]:
-    """The facts of the tables a prompt may use (unstable tables left out)."""
+    """The facts of the tables a prompt may use, as measured (adegen.measured's wire dicts: what
+    a --prompt-command reads); unstable tables and columns left out."""
     obs = req.observation
     if obs is None:
         return []
-    details = getattr(obs, "details", None) or {}
-    unstable = {str(t).lower() for t in req.unstable} | {
-        str(t).lower() for t in details.get("nondeterministic_tables") or []}
     if getattr(obs, "build_error", False):
         table = getattr(obs, "compared_table", None) or req.table or req.model
-        return [{"table": table, "distance": 0,
-                 "build_error": clean_dbt_message(str(getattr(obs, "example", "") or ""), req.model_path)}]
-    kind = details.get("relation_kind")
-    if kind:
-        # the same SQL built as another kind of object: any data difference next to it is chance
-        return [{"table": kind["table"], "distance": 0,
-                 "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]}}]
-    unstable_cols = {str(t).lower(): {str(c).lower() for c in cols}
-                     for t, cols in (details.get("nondeterministic_columns") or {}).items()}
-    facts = []
-    for f in details.get("tables") or []:
-        if str(f.get("table")).lower() in unstable:
-            continue
-        f = dict(f)
-        drop = unstable_cols.get(str(f.get("table")).lower())
-        if drop and f.get("columns"):
-            f["columns"] = [c for c in f["columns"] if str(c.get("name")).lower() not in drop]
-        facts.append(f)
-    return facts
+        return [measured.build_failed(table, clean_dbt_message(str(getattr(obs, "example", "") or ""),
+                                                               req.model_path))]
+    return measured.usable_tables(obs, req.unstable)
 
 
-def plan(req: PromptRequest, facts: list[dict]) -> list[_Plan]:
+def plan(req: PromptRequest, facts: list[TableFacts]) -> list[_Plan]:
     by_table = []
-    for f in sorted(facts, key=lambda f: (int(f.get("distance") or 0), str(f.get("table")))):
+    for f in sorted(facts, key=lambda f: (f.distance, f.table)):
         found = main_finding(classify(f), req.column)
         if found is not None:
             by_table.append(found)
@@ -163,13 +147,13 @@ def lend_labels(found: list[Finding]) -> None:
     names: dict[tuple[str, str], str] = {}
     for f in found:
         if len(f.key) == 1:
-            for s in f.samples + list(f.detail.get("extra_samples") or []):
-                if s.get("label") and s.get("key"):
-                    names.setdefault((f.key[0].lower(), str(s["key"][0])), str(s["label"]))
+            for s in f.samples + list(f.detail.extra_samples):
+                if s.label and s.key:
+                    names.setdefault((f.key[0].lower(), str(s.key[0])), str(s.label))
     for f in found:
         if len(f.key) == 1:
-            f.samples = [s if s.get("label") or not s.get("key") else
-                         {**s, "label": names.get((f.key[0].lower(), str(s["key"][0])))} for s in f.samples]
+            f.samples = [s if s.label or not s.key else
+                         replace(s, label=names.get((f.key[0].lower(), str(s.key[0])))) for s in f.samples]
 
 
 def template_text(req: PromptRequest) -> str | None:
@@ -203,7 +187,7 @@ def guessed_plan(req: PromptRequest) -> list[_Plan]:
         before = kinds.get(str(ph.get("original_materialization")))
         after = kinds.get(str(ph.get("wrong_materialization")))
         if before and after and before != after:
-            f = Finding("relation_kind", table, detail={"intact": before, "broken": after})
+            f = Finding("relation_kind", table, detail=Detail(relation=Sides(before, after)))
     return [_Plan("base", f, ("general",))]
 
 
@@ -222,9 +206,9 @@ def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
         allowed |= {entity, words.plural(entity)}
         if f.column:
             allowed |= {f.column, *f.column.lower().split("_")}
-        allowed |= set(f.detail.get("columns") or [])
+        allowed |= set(f.detail.columns)
         if f.kind == "build_failed":  # dbt's own words are the symptom a user pastes
-            allowed |= set(re.findall(r"[a-z_][a-z0-9_]*", str(f.detail.get("message", "")).lower()))
+            allowed |= set(re.findall(r"[a-z_][a-z0-9_]*", str(f.detail.message or "").lower()))
     return {a for a in allowed if a}
 
 
@@ -240,9 +224,9 @@ def reasons_against(text: str, req: PromptRequest, changed_tables, allowed) -> l
 
 def write_prompts(req: PromptRequest) -> PromptSet:
     """The prompts of one task, base first. No `base` key = nothing honest and safe to say."""
-    facts = measured_facts(req)
+    facts = [read_table(f) for f in measured_facts(req)]
     plans = plan(req, facts) if facts else ([] if req.observation is not None else guessed_plan(req))
-    changed = {str(f.get("table")) for f in facts} or {req.table or req.model}
+    changed = {f.table for f in facts} or {req.table or req.model}
     out = PromptSet(request=req)
     taken = {norm(t) for t in req.avoid}
     used: dict[str, tuple[str, str]] = {}   # key -> (table, level) it was written at

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
+from ..drops import Coded, DropCode
+
 
 @dataclass
 class Observation:
@@ -20,10 +22,26 @@ class Observation:
     changed_tables: dict[str, int]  # table -> DAG distance from the mutated model
     example: str | None            # a concrete observed symptom for the prompt (entity + value), no fix
     details: dict = field(default_factory=dict)  # extra evidence (key, observed/expected, timings)
+    code: DropCode | None = None   # not observable: which kind of drop (`reason` is its message)
 
     @classmethod
-    def dropped(cls, reason: str, details: dict | None = None) -> "Observation":
-        return cls(False, reason, False, None, 0, 0, [], {}, None, dict(details or {}))
+    def dropped(cls, code: DropCode, reason: str, details: dict | None = None) -> "Observation":
+        return cls(False, reason, False, None, 0, 0, [], {}, None, dict(details or {}), code)
+
+
+class ProofOutcome(Coded):
+    """How a proof ended: the code (`id`, in --json as proof.outcome) and its label. A new outcome is
+    one line."""
+
+    PROVEN = "proven", "proven"
+    BROKEN_PASSES = "broken_passes", "the broken state passes the tests"
+    SOLVED_FAILS = "solved_fails", "the solved state fails the tests"
+    SOLVED_DIFFERS = "solved_differs", "the solved state differs from the intact build the seeds come from"
+    TRIAL_FAILED = "trial_failed", "a trial could not run"
+    EMULATOR_GAP = "emulator_gap", "the emulator cannot run"
+    TIMED_OUT = "timed_out", "dbt timed out"
+    SEEDS_REFUSED = "seeds_refused", "the solved state's tables cannot be seeds"
+    NO_BASELINE = "no_baseline", "the intact build failed"
 
 
 @dataclass
@@ -37,6 +55,7 @@ class Proof:
     exclude_columns: dict[str, list[str]] = field(default_factory=dict)
     max_test_timeout_sec: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    outcome: ProofOutcome | None = None     # None: a proof made before it ran (e.g. by a test)
 
 
 @dataclass

@@ -1,28 +1,11 @@
 """Measured facts about the tables a mutant changed: what a person looking at them would see.
 
 The prompt writer (adegen.prompts) chooses the symptom to report from these facts, never from the
-bug pattern. Everything is plain data (str, int, float, lists, dicts) so it crosses process
-boundaries inside `Observation.details["tables"]` and can be handed to an external prompt command
-as JSON. Bounded: a few tables per mutant, a few changed columns per table, three sample rows.
-
-One table's facts (keys are present only when measured):
-
-    table, distance (DAG edges from the mutated model), rows_intact, rows_broken, rows_differing
-    error                     the relation could not be read after the build
-    columns_missing, columns_extra
-    relation_kind             {"intact": "table", "broken": "view"} (warehouse object type changed)
-    key, label                the columns that identify a row / name the entity ("account_name")
-    missing, extra            {"count": n, "sample": [{"key": [..], "label": ..}]}  rows by key
-    duplicates                {"keys": n, "max_copies": k, "sample": [{"key", "label", "copies"}]}
-    columns                   [{"name", "type" (number|date|timestamp|text|bool|other), "changed",
-                                "now_null", "was_null", "higher", "lower", "ratio" {median,min,max},
-                                "negated", "rounded", "shift_seconds" {median,min,max},
-                                "grain" {intact, broken}, "pairs" [[intact, broken, n]],
-                                "total" {intact, broken}, "distinct" {intact, broken},
-                                "only_intact", "only_broken" (value samples, tables without key),
-                                "sql_type" {intact, broken} (when it changed), "written_only" (the
-                                same numbers written differently: 10.0 -> 10),
-                                "sample" [{"key", "label", "observed", "expected"}]}]
+bug pattern. `table_facts` writes them as plain data (str, int, float, lists, dicts) so they cross
+process boundaries inside `Observation.details["tables"]` and can be handed to an external prompt
+command as JSON: the wire form of `adegen.measured.TableFacts`, whose docstring lists every key
+(one place; `measured.read_table` refuses a key no record has). The verdict asks for them through
+validate.inspector.
 """
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ class StateJob:
     task_dir: str
     project_copy: str
     workdir: str
-    touched_paths: tuple = ()
+    mutants: tuple = ()             # (model path, bytes setup.sh's patch leaves) per patched file
     tables: tuple = ()
     project_name: str = ""
     tables_all: tuple = ()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import time
 import traceback
 from pathlib import Path
@@ -25,7 +24,7 @@ from ..harness import dbfiles
 from .intact import dbt_in, descendants
 from .jobs import Baseline, GradeJob, StateJob, TrialJob, WorkerConfig
 from .screening import drop_relations
-from .verdict import TrialSummary
+from .proof import TrialSummary
 
 
 def _tail(text: str, n: int = 3000) -> str:
@@ -80,13 +79,6 @@ def _prove_app(cfg: WorkerConfig, project_copy: str) -> Path:
     # what the task's `dbt deps` installs, offline (hub/git packages from the user's installed ones)
     pk.install_offline(app, Path(cfg.project_dir))
     return app
-
-
-def _patch(app: Path, patch_file: Path) -> tuple[bool, str]:
-    with open(patch_file, "rb") as fin:
-        p = subprocess.run(["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch"],
-                           cwd=app, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    return p.returncode == 0, p.stdout.decode("utf-8", "replace")
 
 
 def _dbt_into(app: Path, dbs: tuple[Path, Path], args: list[str], timeout: float | None) -> tuple[bool, str]:
@@ -157,22 +149,14 @@ def _solved_again(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
 
 def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
     app = _state_app(cfg, base, job)
-    task = Path(job.task_dir)
-    touched = list(job.touched_paths)
-    original = {p: (app / p).read_bytes() for p in touched}
-    ok, out = _patch(app, task / "setup" / "changes.patch")
-    if not ok:
-        return {"ok": False, "reason": "setup/changes.patch does not apply: " + out[-300:]}
-    mutant = {p: (app / p).read_bytes() for p in touched}
-    ok, out = _patch(app, task / "solutions" / "changes.patch")
-    if not (ok and all((app / p).read_bytes() == original[p] for p in touched)):
-        return {"ok": False, "inverse": False, "reason": "the solution patch is not the exact inverse of the setup patch"}
+    mutant = dict(job.mutants)   # what setup.sh's patch makes of each file (fastprove.apply_patches)
+    original = {p: (app / p).read_bytes() for p in mutant}
     for p, data in mutant.items():
         (app / p).write_bytes(data)
     try:
         models = base.models
         by_path = {m["path"]: u for u, m in models.items()}
-        roots = [by_path[p] for p in touched]
+        roots = [by_path[p] for p in mutant]
         down: set[str] = set()
         for r in roots:
             down |= set(descendants(base.children, r))
@@ -188,7 +172,7 @@ def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
     finally:
         for p, data in original.items():
             (app / p).write_bytes(data)
-    return {"ok": True, "inverse": True, "db": str(out_db), "build_ok": ok,
+    return {"ok": True, "db": str(out_db), "build_ok": ok,
             "build_output": _tail(out, 1500) if not ok else ""}
 
 

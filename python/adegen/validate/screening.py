@@ -26,10 +26,13 @@ from pathlib import Path
 import duckdb
 
 from ..dbt import NO_ARTIFACTS
+from ..drops import DropCode
 from ..harness import dbfiles
 from ..harness.dbfiles import _lit
+from ..measured import RelationKind
 from . import evidence, oracle
 from .contract import Observation
+from .inspector import RelationInspector
 from .intact import dbt_in, descendants, worker_app
 from .jobs import Baseline, ScreenJob, WorkerConfig
 from .verdict import ScreenFacts, judge
@@ -48,7 +51,7 @@ def screen_job(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation
                 os.replace(Path(str(live) + ".wal"), Path(job.keep_db + ".wal"))
         return obs
     except Exception as exc:  # noqa: BLE001
-        return Observation.dropped(f"screening failed: {type(exc).__name__}: {exc}",
+        return Observation.dropped(DropCode.SCREENING_FAILED, f"screening failed: {type(exc).__name__}: {exc}",
                                    {"traceback": traceback.format_exc()[-2000:]})
 
 
@@ -159,7 +162,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     live = app / f"{cfg.db_name}.duckdb"
     models = base.models
     if job.uid not in models:
-        return Observation.dropped(f"unknown model {job.uid}")
+        return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model {job.uid}")
     m = models[job.uid]
     dist = descendants(base.children, job.uid)
     sel = {u: models[u] for u in dist}
@@ -175,15 +178,17 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     original = model_file.read_bytes()
     try:
         model_file.write_bytes(job.text.encode("utf-8"))
-        facts.stopped = _precount(cfg, app, live, job, m) if job.budget.precount or job.compiled else None
-        if facts.stopped:
+        over = _precount(cfg, app, live, job, m) if job.budget.precount or job.compiled else None
+        if over:
+            facts.stopped = DropCode.RUNAWAY, over
             return judge(facts, None)
         run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
     finally:
         model_file.write_bytes(original)
     facts.details["dbt_seconds"] = round(run.seconds, 2)
     if run.timed_out:
-        facts.stopped = f"runaway: still building after {run.seconds:.0f} s (budget: {_budget_words(job)})"
+        facts.stopped = DropCode.RUNAWAY, (f"runaway: still building after {run.seconds:.0f} s "
+                                           f"(budget: {_budget_words(job)})")
         return judge(facts, None)
     facts.build_ok = run.success
     facts.errored = run.errored_nodes()
@@ -207,22 +212,22 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
             except duckdb.Error:
                 n = 0
             if n > guard:
-                facts.stopped = (f"runaway: {mm['alias']} has {n:.2g} rows after {run.seconds:.0f} s, over "
-                                 f"20x its intact rows")
+                facts.stopped = DropCode.RUNAWAY, (f"runaway: {mm['alias']} has {n:.2g} rows after "
+                                                   f"{run.seconds:.0f} s, over 20x its intact rows")
                 return judge(facts, None)
             facts.diffs[u] = oracle.compare_relations(con, mm["alias"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
         facts.relation_kind = _relation_kind(con, cfg.db_name, m)
-        obs = judge(facts, oracle.RelationInspector(con, rels, facts.dist, job.uid))
+        obs = judge(facts, RelationInspector(con, rels, facts.dist, job.uid))
     finally:
         con.close()
     obs.details["seconds"] = time.monotonic() - t0
     return obs
 
 
-def _relation_kind(con, db_name: str, m: dict) -> dict | None:
+def _relation_kind(con, db_name: str, m: dict) -> RelationKind | None:
     """The mutated model's configured object kind and the one the mutant built (None when either
     is unknown, e.g. ephemeral)."""
     intact = evidence.configured_kind(m["materialized"])
     broken = evidence.relation_kind(con, db_name, m["schema"], m["alias"])
-    return None if intact is None or broken is None else {"table": m["alias"], "intact": intact, "broken": broken}
+    return None if intact is None or broken is None else RelationKind(m["alias"], intact, broken)

@@ -33,20 +33,18 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 
-from ..dbt.runner import write_dbt_shim
+from ..drops import DropCode
 from ..errors import AdegenError, InputError
-from ..harness.seeds import check_table, export_solution_seeds, no_op_text
-from ..harness.testgen import GradingSpec, check_test_names
 from . import oracle
-from .contract import Observation, Proof, RunFacts
-from .fastprove import existing_excludes as _existing_excludes, ordered_union as _ordered_union
+from .contract import Observation, Proof, ProofOutcome, RunFacts
+from .inspector import RelationInspector
 from .intact import descendants, manifest_facts
-from .snowflake_io import _SEMI_STRUCTURED, EmulatorIO
+from .proof import ProveRequest, prove
+from .snowflake_io import EmulatorIO
+from .snowflake_prove import EmulatorProof, EmulatorRun
 from .snowflake_trial import EmulatorTrials
-from .taskyaml import update_task_yaml
-from .verdict import ProofInput, ScreenFacts, TrialSummary, finish_proof, judge
+from .verdict import ScreenFacts, judge
 
-EMULATOR_LABEL = "proven on emulator"
 DEFAULT_DBT_TIMEOUT = 600.0
 
 
@@ -264,8 +262,8 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         try:
             return self._screen(slot, model_unique_id, model_path, mutated_text, pattern)
         except Exception as exc:  # noqa: BLE001 - a screening failure is an unobservable result
-            return Observation(False, f"screening failed on the emulator: {type(exc).__name__}: {exc}",
-                               False, None, 0, 0, [], {}, None, {})
+            return Observation.dropped(DropCode.SCREENING_FAILED,
+                                       f"screening failed on the emulator: {type(exc).__name__}: {exc}")
         finally:
             self._give_slot(slot)
 
@@ -292,7 +290,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         base, srv = self._base, self._base_srv
         models = base["models"]
         if uid not in models:
-            return Observation.dropped(f"unknown model {uid}")
+            return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model {uid}")
         m = models[uid]
         work = self.root / "screen" / f"s{slot}"
         app = work / "app"
@@ -319,7 +317,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                             details={"dbt_seconds": r.duration, "selected": len(sel)})
         if r.status in ("unsupported", "timeout"):
             facts.details["unsupported"] = [u.render() for u in r.unsupported]
-            facts.stopped = f"not screenable on the emulator: {self._why(r)}"
+            facts.stopped = DropCode.NOT_SCREENABLE, f"not screenable on the emulator: {self._why(r)}"
             return judge(facts, None)
         if not r.ok:
             facts.build_ok, facts.error_message, facts.build_output = False, self._why(r), r.tail(30)
@@ -338,7 +336,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                 rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
                 relmap[u] = (f"adegen_base.{rel}", f"{oracle.q(mut.stem)}.{rel}")
                 facts.diffs[u] = oracle.compare_relations(con, mm["alias"], *relmap[u])
-            obs = judge(facts, oracle.RelationInspector(con, relmap, facts.dist, uid))
+            obs = judge(facts, RelationInspector(con, relmap, facts.dist, uid))
         finally:
             con.close()
         obs.details["seconds"] = time.monotonic() - t0
@@ -352,135 +350,20 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
     # ------------------------------------------------------------------ proving
     def prove(self, task_dir: Path, project_copy: Path, db_file: Path | None = None, *,
               mode: str | None = None) -> Proof:
-        """Seeds + _no-op.txt from the emulator's intact build, exclude_columns /
-        max_test_timeout_sec in task.yaml when needed, then agent none must fail and agent sage
-        must pass on fresh fakesnow servers. `db_file`: a DuckDB raw-data file loaded into each
-        trial's database before setup (default: the validator's data_file; None for seed-based
-        projects, whose setup.sh seeds). `mode`: "inprocess" (default; one child process per trial,
-        dbt in-process there, a watchdog per dbt call) or "script" (bash + one dbt process per call
-        through a `timeout` shim)."""
-        task_dir = Path(task_dir).resolve()
+        """validate.proof's rule with the emulator's strategy (validate.snowflake_prove). `db_file`:
+        a DuckDB raw-data file loaded into each trial's database before setup (default: the
+        validator's data_file; None for seed-based projects, whose setup.sh seeds). `mode`:
+        "inprocess" (default; one child process per trial, dbt in-process there, a watchdog per dbt
+        call) or "script" (bash + one dbt process per call through a `timeout` shim)."""
         t0 = time.monotonic()
-        seconds: dict[str, float] = {}
-        spec = GradingSpec.load(task_dir, db_type="snowflake")
-        names = [n for s in spec.solution_seeds for n in s.test_names()]
-        check_test_names(names, where=str(task_dir))
-        data_file = Path(db_file).resolve() if db_file else self.data_file
-
-        def fail(reason: str, excludes=None, **kw) -> Proof:
-            seconds["total"] = time.monotonic() - t0
-            return Proof(False, kw.get("broken_fails", False), kw.get("solved_passes", False),
-                         kw.get("seeds", []), kw.get("expected", 0), f"unproven: {reason}",
-                         excludes or {}, None, seconds)
-
+        req = ProveRequest.load(Path(task_dir).resolve(), Path(project_copy), None, mode or self.prove_mode,
+                                db_type="snowflake")
         try:
             self.baseline()
         except AdegenError as exc:
-            return fail(str(exc))
-        base = self._base
-        tables = [s.table_name for s in spec.solution_seeds]
-        for s in spec.solution_seeds:
-            tables += list(s.alternates or [])
-        by_alias = {m["alias"].lower(): m for m in base["models"].values()
-                    if m["materialized"] != "ephemeral"}
-        work = self.root / "prove" / task_dir.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        # --- solution seeds from the intact build (ade-bench cannot export them on Snowflake)
-        problems, excludes, notes = [], {}, []
-        rels = []
-        for t in tables:
-            m = by_alias.get(t.lower())
-            if m is None or f"{m['schema']}.{m['alias']}" not in base["types"]:
-                problems.append(f"the intact build has no table {t}")
-            rels.append((m["schema"], m["alias"]) if m else (self.schema, t))
-        if problems:
-            return fail("; ".join(problems))
-        solved = work / "solved.duckdb"
-        self._copy_local(Path(base["snapshot_db"]), rels, tables, solved)
-        types: dict[str, dict[str, str]] = {}
-        for t, (s, a) in zip(tables, rels):
-            types[t] = base["types"][f"{s}.{a}"]
-            logical = base["types"].get(f"{s}.{a}#logical", {})
-            chk = check_table(solved, t)
-            if chk.rows == 0:
-                problems.append(f"{t} is empty in the intact build")
-            if chk.rejected:
-                problems.extend(chk.problems or [f"{t}: every column would be excluded"])
-            semi = [c for c, lt in logical.items() if lt.upper() in _SEMI_STRUCTURED]
-            cols = _ordered_union(chk.exclude_columns, semi)
-            if semi:
-                notes.append(f"semi-structured column(s) of {t} excluded ({', '.join(semi)}): their text "
-                             "form on fakesnow may differ from Snowflake's")
-            if cols:
-                excludes[t] = cols
-            floats = [c for c, ty in types[t].items() if ty == "float"]
-            if floats:
-                notes.append(f"{t}: FLOAT column(s) {', '.join(floats)} - fakesnow returns FLOAT for some "
-                             "expressions where Snowflake returns NUMBER")
-        if problems:
-            return fail("; ".join(problems), excludes)
-        if tables:
-            # CSVs exactly as ade-bench's --seed writes them (DuckDB COPY of the exported rows);
-            # _no-op.txt with the Snowflake column types the emulator reported
-            schemas = export_solution_seeds(solved, tables, spec.project_name, task_dir / "seeds")
-            sf_schemas = {t: [(c, types[t].get(c, "varchar")) for c, _ in cols] for t, cols in schemas.items()}
-            (task_dir / "seeds" / "_no-op.txt").write_text(no_op_text(spec.project_name, sf_schemas))
-        seeds = [f"solution__{t}" for t in tables]
-        merged = {t: _ordered_union(_existing_excludes(spec, t), cols) for t, cols in excludes.items()}
-        if merged:
-            update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
-        seconds["seeds"] = time.monotonic() - t0
-        # --- grade none and sage, each on a fresh server
-        self.progress(f"validate: {task_dir.name}: grading none and sage on the emulator")
-        from ..emulator import copy_project
-
-        emu_project = copy_project(project_copy, work / "project")
-        self._profiles(emu_project, port="{{ env_var('FAKESNOW_PORT') | int }}")
-        shim_dir = work / "bin"
-        write_dbt_shim(shim_dir, deps_store=self.project.project_dir, timeout_var="ADEGEN_DBT_TIMEOUT")
-        t1 = time.monotonic()
-        futs = {a: self.pool().submit(self._trial, task_dir, emu_project, data_file, a, work, shim_dir,
-                                      tables if a == "sage" else [], mode or self.prove_mode)
-                for a in ("none", "sage")}
-        res = {a: f.result() for a, f in futs.items()}
-        seconds["grading"] = time.monotonic() - t1
-        for a in ("none", "sage"):
-            if res[a].get("error"):
-                return fail(f"{a} trial could not run on the emulator: {res[a]['error']}", merged,
-                            seeds=seeds)
-        trials = {a: _summary(a, res[a]) for a in ("none", "sage")}
-        # --- the sage state must equal the intact build (else seeds from the intact build are wrong)
-        differs = []
-        if trials["sage"].resolved and res["sage"].get("export"):
-            for t in tables:
-                try:
-                    chk = check_table(solved, t, other_db=Path(res["sage"]["export"]))
-                except Exception as exc:  # noqa: BLE001 - the table could not be read back
-                    differs.append(f"the solved state's {t} could not be compared with the intact build: {exc}")
-                    continue
-                diff_cols = [c for c in chk.nondeterministic_columns if c not in merged.get(t, [])]
-                if chk.row_count_unstable or diff_cols:
-                    what = ("rows/columns" if chk.row_count_unstable else "column(s) " + ", ".join(diff_cols))
-                    differs.append(f"the solved state's {t} differs from the intact build in {what} "
-                                   "(non-deterministic SQL, or the task's scripts do not rebuild it)")
-        version = getattr(self._base_srv, "version", None) or "?"
-        seconds["total"] = time.monotonic() - t0
-        proof = finish_proof(ProofInput(
-            trials["none"], trials["sage"], seeds, merged, spec.max_test_timeout_sec, 0.0, notes,
-            label=(f"{EMULATOR_LABEL} (fakesnow {version}, dbt-snowflake; not run on Snowflake: re-check "
-                   "with `ade run --db snowflake` before relying on it)"),
-            body_extra=("seeds exported from the emulator's intact build (ade-bench has no --seed on "
-                        "Snowflake); column types as fakesnow reports them"),
-            solved_differs="; ".join(differs) or None), seconds)
-        if proof.max_test_timeout_sec:
-            update_task_yaml(task_dir / "task.yaml", max_test_timeout_sec=proof.max_test_timeout_sec)
-        return proof
-
-
-
-def _summary(agent: str, r: dict) -> TrialSummary:
-    return TrialSummary(agent, bool(r.get("resolved")), r.get("reason", ""), r.get("expected"), r.get("summary", ""),
-                        r.get("tail", ""), dict(r.get("seconds") or {}), 0, list(r.get("unsupported") or []),
-                        list(r.get("timeouts") or []), r.get("error"))
-
+            return Proof(False, False, False, [], 0, f"unproven: {exc}", {}, None,
+                         {"total": time.monotonic() - t0}, ProofOutcome.NO_BASELINE)
+        emu = EmulatorRun(self._base, self.root, self.schema, getattr(self._base_srv, "version", None) or "?",
+                          Path(self.project.project_dir), self.pool(), self._trial, self._profiles, self._copy_local)
+        data_file = Path(db_file).resolve() if db_file else self.data_file
+        return prove(req, [EmulatorProof(emu, data_file)], self.progress)

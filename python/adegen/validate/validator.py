@@ -8,7 +8,6 @@ over it is stopped and its worker replaced, and the run goes on.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import threading
 import time
@@ -16,21 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..drops import DropCode
 from ..errors import InputError
 from ..harness import dbfiles
-from ..harness.seeds import check_table, export_solution_seeds
-from ..harness.testgen import GradingSpec, check_test_names
-from . import fastprove, intact, proving, screening
+from . import fastprove, intact, proof, screening
 from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
-from .jobs import Baseline, ScreenJob, TrialJob, WorkerConfig
+from .fullprove import DuckDBRun, FullEmulation, ProofFiles
+from .jobs import Baseline, ScreenJob, WorkerConfig
 from .pool import BudgetExceeded, WorkerLost, WorkerPool
-from .taskyaml import update_task_yaml
-from .verdict import ProofInput, finish_proof
-
-_VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(\)|"
-                       r"get_current_time\w*\s*\(|random\s*\(\)|uuid\s*\(\)|gen_random_uuid)", re.I)
 
 
 def ade_bench_database_dirs() -> list[Path]:
@@ -68,8 +62,7 @@ class Validator:
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
         self.db_source, self.db_explicit, self._db_reason = self._find_db()
         self.db_fingerprint = fastprove.fingerprint(self.db_source) if self.db_source else None
-        self._prepared: dict[str, tuple[int, int]] = {}  # prepare_database outputs: (size, mtime_ns)
-        self._copy_ok: dict[str, tuple] = {}             # project copies found identical to the project
+        self._files = ProofFiles(self.db_source, self.db_fingerprint)  # what the run's proofs know
         self._facts = RunFacts()
         self._meter = TempMeter(self.root)
         settings = duckdb_settings(self.root, self.jobs)
@@ -226,11 +219,12 @@ class Validator:
         try:
             obs = fut.result()
         except BudgetExceeded as exc:
-            obs = Observation.dropped(f"runaway: stopped after {exc.seconds:.0f} s (budget {job.budget.seconds:.0f} s: "
-                                      "10x the intact build of the rebuilt models, at least 30 s)")
+            obs = Observation.dropped(DropCode.RUNAWAY, (
+                f"runaway: stopped after {exc.seconds:.0f} s (budget {job.budget.seconds:.0f} s: "
+                "10x the intact build of the rebuilt models, at least 30 s)"))
         except WorkerLost as exc:
-            obs = Observation.dropped(f"screening failed: {exc}")
-        if obs.reason.startswith("runaway"):
+            obs = Observation.dropped(DropCode.SCREENING_FAILED, f"screening failed: {exc}")
+        if obs.code is DropCode.RUNAWAY:
             self._facts.runaway.append(f"{job.uid}: {obs.reason}")
         return obs
 
@@ -264,133 +258,23 @@ class Validator:
         base = Baseline(**self.baseline_info())
         out = Path(out_dir) / f"{self.project.db_name}.duckdb"
         dbfiles.write_versioned_copy(Path(base.raw_db), out, storage_version=self._base.storage.version)
-        self._prepared[str(out.resolve())] = fastprove.fingerprint(out)
+        self._files.prepared[str(out.resolve())] = fastprove.fingerprint(out)
         return out
 
-    def prove_budget(self) -> float:
-        """Seconds one proof build may take: 10x the intact build, at least 60 s."""
-        return max(60.0, 10 * float(self._base.seconds.get("run", 0.0)) + 2 * float(self._base.seconds.get("parse", 0.0)))
-
-    def prove_deadline(self) -> float:
-        return 3 * self.prove_budget() + 60
-
-    def seed_tables(self, db: Path, tables: list[str], other_db: Path | None = None
-                    ) -> tuple[list[str], dict[str, list[str]]]:
-        """Problems that stop the solved-state tables becoming seeds, and the columns to exclude
-        (empty strings, out-of-range hugeints, columns the determinism guard found unstable,
-        values differing from `other_db`'s build)."""
-        problems: list[str] = []
-        excludes: dict[str, list[str]] = {}
-        present = dbfiles.list_relations(db)
-        unstable = self._base.nondeterministic if self._base else {}
-        for t in tables:
-            if ("main", t.lower()) not in present:
-                problems.append(f"the solved state has no table main.{t}")
-                continue
-            chk = check_table(db, t, other_db=other_db)
-            if t in unstable and not unstable[t]:
-                problems.append(f"{t} is nondeterministic: two builds of the intact project (another input "
-                                "order and thread count) differ in its rows; it cannot be a solution seed")
-                continue
-            cols = fastprove.ordered_union(chk.exclude_columns, unstable.get(t, []))
-            if chk.rows == 0:
-                problems.append(f"{t} is empty in the solved state")
-            if chk.rejected or (chk.columns and len(cols) >= len(chk.columns)):
-                problems.extend(chk.problems or [f"{t}: every column would be excluded"])
-            elif cols:
-                excludes[t] = cols
-        return problems, excludes
-
-    def volatile_note(self, tables: list[str]) -> str | None:
-        """Two builds minutes apart cannot reveal date/clock/random dependence: scan the compiled
-        SQL of each seeded table and its upstream models for such functions."""
-        base = self._base
-        app = self.root / "baseline" / "app"
-        hits = []
-        for t in tables:
-            uid = base.uid_of(t)
-            seen, stack = set(), [uid] if uid else []
-            while stack:
-                u = stack.pop()
-                if u in seen or u not in base.models:
-                    continue
-                seen.add(u)
-                m = base.models[u]
-                stack.extend(m["depends_on"])
-                compiled = app / "target" / "compiled" / (m.get("package") or self.project.name) / (m.get("path") or "")
-                hit = _VOLATILE.search(compiled.read_text()) if compiled.is_file() else None
-                if hit:
-                    hits.append(f"{m['name']} uses {hit.group(0)}")
-        return ("time/random dependent SQL upstream of the seeded table(s): " + ", ".join(hits)
-                + " (exclude the affected columns or pin the value)") if hits else None
-
     # ------------------------------------------------------------------ proving
-    def prove(self, task_dir: Path, project_copy: Path, db_file: Path, *, mode: str | None = None) -> Proof:
-        """Seeds + _no-op.txt from the solved state, exclude_columns / max_test_timeout_sec in
-        task.yaml when needed, then none must fail and sage must pass."""
-        mode = mode or self.prove_mode
-        task_dir, project_copy, db_file = Path(task_dir).resolve(), Path(project_copy).resolve(), Path(db_file)
-        spec = GradingSpec.load(task_dir)
-        check_test_names([n for s in spec.solution_seeds for n in s.test_names()], where=str(task_dir))
+    def proof_run(self) -> DuckDBRun:
+        """The run as the proof strategies see it (after the baseline)."""
         self.baseline()
-        req = fastprove.ProveRequest(task_dir, spec, project_copy, db_file.resolve(), mode)
-        fallback = None
-        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
-            touched, why = fastprove.eligible(self, req)
-            if touched is not None:
-                proof, why = fastprove.prove_fast(self, req, touched)
-                if proof is not None:
-                    return proof
-            fallback = f"full emulation ({why})"
-            self.progress(f"validate: {task_dir.name}: {fallback}")
-        return self._prove_full(req, fallback)
+        return DuckDBRun(self._base, self.cfg, self.project, self, self._files, self.progress)
 
-    def _prove_full(self, req: "fastprove.ProveRequest", fallback: str | None) -> Proof:
-        task_dir, spec, project_copy, db_file, mode = req.task_dir, req.spec, req.project_copy, req.db_file, req.mode
-        t0 = time.monotonic()
-        tables = [s.table_name for s in spec.solution_seeds] + [a for s in spec.solution_seeds for a in s.alternates or []]
-        work = self.root / "prove" / task_dir.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        job = TrialJob(str(task_dir), str(project_copy), str(db_file), str(work), mode)
-        seconds: dict[str, float] = {}
-        self.progress(f"validate: {task_dir.name}: building the solved state twice")
-        deadline = self.prove_deadline()
-        solved = [self.result(f, "the solved state") for f in
-                  [self.submit(proving.solved_state_job, self.cfg, job, deadline=deadline) for _ in range(2)]]
-        seconds["solved_state"] = time.monotonic() - t0
-        try:
-            if any(s.get("ok") is False for s in solved):
-                reason = next(s["reason"] for s in solved if s.get("ok") is False)
-                return Proof(False, False, False, [], 0, reason, {}, None, seconds)
-            dbs = [Path(s["root"]) / "app" / f"{spec.db_name}.duckdb" for s in solved]
-            problems, excludes = self.seed_tables(dbs[0], tables, other_db=dbs[1])
-            if problems:
-                return Proof(False, False, False, [], 0, "; ".join(problems), excludes, None, seconds)
-            export_solution_seeds(dbs[0], tables, spec.project_name, task_dir / "seeds")
-        finally:
-            for s in solved:
-                if s.get("root"):
-                    shutil.rmtree(s["root"], ignore_errors=True)
-        seeds = [f"solution__{t}" for t in tables]
-        merged = {t: fastprove.ordered_union(fastprove.existing_excludes(spec, t), c) for t, c in excludes.items()}
-        if merged:
-            update_task_yaml(task_dir / "task.yaml", exclude_columns=merged)
-        self.progress(f"validate: {task_dir.name}: grading none and sage ({mode})")
-        t1 = time.monotonic()
-        futs = {a: self.submit(proving.trial_job, self.cfg, TrialJob(job.task_dir, job.project_copy, job.db_file,
-                                                                      job.workdir, mode, a), deadline=deadline)
-                for a in ("none", "sage")}
-        res = {}
-        for a, f in futs.items():
-            r = self.result(f, f"the {a} trial")
-            res[a] = r if not isinstance(r, dict) else proving.TrialSummary(a, error=r["reason"])
-        seconds["grading"] = time.monotonic() - t1
-        extra = 0.0 if mode != "inprocess" else fastprove.DBT_CLI_STARTUP * res["sage"].test_dbt_calls
-        note = self.volatile_note(tables)
-        seconds["total"] = time.monotonic() - t0
-        proof = finish_proof(ProofInput(res["none"], res["sage"], seeds, merged, spec.max_test_timeout_sec, extra,
-                                        [note] if note else [], fallback_note=fallback), seconds)
-        if proof.max_test_timeout_sec:
-            update_task_yaml(task_dir / "task.yaml", max_test_timeout_sec=proof.max_test_timeout_sec)
-        return proof
+    def prove(self, task_dir: Path, project_copy: Path, db_file: Path, *, mode: str | None = None) -> Proof:
+        """validate.proof's rule: the prepared (fast) path when its assumptions hold, else the full
+        emulation, with the reason in the detail."""
+        mode = mode or self.prove_mode
+        req = proof.ProveRequest.load(Path(task_dir).resolve(), Path(project_copy).resolve(),
+                                      Path(db_file).resolve(), mode)
+        run = self.proof_run()
+        chain = [FullEmulation(run, mode)]
+        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
+            chain.insert(0, fastprove.PreparedProof(run))
+        return proof.prove(req, chain, self.progress)
