@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from .atomic import TMP_PREFIX
 from .dbt import copy_tree, ignore_for
 from .dbt.gradable import make_copy_gradable
 from .dbt.profiles import profiles_text
@@ -20,7 +21,6 @@ from .errors import InputError
 
 LOCK_NAME = ".adegen.lock"
 EMPTY_LOCK_GRACE_SEC = 5
-TMP_PREFIX = ".adegen-tmp-"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,34 +162,6 @@ def remove_task(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def write_text_atomic(path: Path, text: str, *, tmp_prefix: str | None = None) -> None:
-    """Write `text` to `path` through a temp file in the same directory and a rename: readers see
-    the old file or the new one, never a partial one; the temp file is removed on any failure."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}-", dir=path.parent)
-    try:
-        # mkstemp makes the file 0600; the result gets the mode of the file it replaces, or the
-        # mode a plain open() would give (0666 minus the umask)
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _read_umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-_UMASK = _read_umask()  # read once at import: os.umask is process-wide, reading it later races threads
 
 
 # ---------------------------------------------------------------------------------------------

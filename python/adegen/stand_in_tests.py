@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-MAX_TEST_NAME = 55  # = harness.testgen.MAX_TEST_NAME (ade-bench's parser limit, with a margin)
+from .ade_limits import MAX_TEST_NAME
+
 EXCLUDED = ["equality_test", "existence_test"]
 _MACRO_BODY = re.compile(r"\{%-?\s*macro\s+ade_bench_equality_test\([^)]*\)\s*-?%\}\n?(.*)\{%-?\s*endmacro\s*-?%\}",
                          re.S)

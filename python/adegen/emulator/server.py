@@ -26,6 +26,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..sqlquote import bare_or_quoted
 from .errors import EmulatorError, EmulatorStartError, EmulatorUnavailableError
 from .profiles import emulator_profiles, write_profiles_yml
 from .runner import DEFAULT_DBT_TIMEOUT, DbtResult, run_dbt
@@ -346,21 +347,17 @@ class FakesnowServer:
         conn = self.connect()
         try:
             cur = conn.cursor()
-            cur.execute(f"create database if not exists {_ident(dst)}")
-            cur.execute(f"select table_schema, table_name, table_type from {_ident(src)}.information_schema.tables "
+            cur.execute(f"create database if not exists {bare_or_quoted(dst)}")
+            cur.execute(f"select table_schema, table_name, table_type from {bare_or_quoted(src)}.information_schema.tables "
                         "where table_schema <> 'INFORMATION_SCHEMA' order by 1, 2")
             for schema, table, ttype in cur.fetchall():
-                cur.execute(f"create schema if not exists {_ident(dst)}.{_ident(schema)}")
+                cur.execute(f"create schema if not exists {bare_or_quoted(dst)}.{bare_or_quoted(schema)}")
                 if ttype == "BASE TABLE":
-                    cur.execute(f"create or replace table {_ident(dst)}.{_ident(schema)}.{_ident(table)} "
-                                f"clone {_ident(src)}.{_ident(schema)}.{_ident(table)}")
+                    cur.execute(f"create or replace table {bare_or_quoted(dst)}.{bare_or_quoted(schema)}.{bare_or_quoted(table)} "
+                                f"clone {bare_or_quoted(src)}.{bare_or_quoted(schema)}.{bare_or_quoted(table)}")
                     copied.append(f"{schema}.{table}")
         finally:
             conn.close()
         return copied
 
 
-def _ident(name: str) -> str:
-    if name.replace("_", "").replace("$", "").isalnum() and not name[0].isdigit():
-        return name
-    return '"' + name.replace('"', '""') + '"'

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from ..output import TMP_PREFIX, write_text_atomic
+from ..atomic import TMP_PREFIX, write_text_atomic
 
 PRIVATE_FIELDS = ("prompt_texts",)  # kept in the ledger (distinct prompts on resume), not in tasks.jsonl
 

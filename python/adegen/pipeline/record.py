@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..output import TMP_PREFIX, write_text_atomic
+from ..atomic import TMP_PREFIX, write_text_atomic
 from ..report.records import graph_from_discovery
 from . import runtime
 from .context import RunContext

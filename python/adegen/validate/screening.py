@@ -27,7 +27,7 @@ import duckdb
 
 from ..dbt import NO_ARTIFACTS
 from ..harness import dbfiles
-from ..harness.dbfiles import _lit
+from ..sqlquote import ident, literal
 from . import evidence, oracle
 from .contract import Observation
 from .intact import dbt_in, descendants, worker_app
@@ -62,7 +62,7 @@ def drop_relations(db_file: Path, rels: list[tuple[str, str]]) -> None:
             kind = kinds.get((schema.lower(), name.lower()))
             if kind:
                 what = "VIEW" if kind == "VIEW" else "TABLE"
-                con.execute(f"DROP {what} IF EXISTS {oracle.q(schema)}.{oracle.q(name)}")
+                con.execute(f"DROP {what} IF EXISTS {ident(schema)}.{ident(name)}")
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -89,10 +89,10 @@ def count_limited(db_file: Path, sql: str, bound: RowCount, catalog: str | None 
         for key in ("memory_limit", "max_temp_directory_size", "temp_directory"):
             if bound.settings.get(key):
                 con.execute(f"SET {key} = '{bound.settings[key]}'")
-        con.execute(f"ATTACH {_lit(str(db_file))} AS {oracle.q(name)} (READ_ONLY)")
+        con.execute(f"ATTACH {literal(str(db_file))} AS {ident(name)} (READ_ONLY)")
         if catalog and catalog.lower() != name.lower():
             _mirror_catalog(con, name, catalog, sql)
-        con.execute(f"USE {oracle.q(name)}")
+        con.execute(f"USE {ident(name)}")
         timer.start()
         n = con.execute(f"select count(*) from (select 1 from ({sql}) limit {int(bound.limit) + 1})").fetchone()[0]
         return n, False
@@ -109,12 +109,12 @@ def _mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
     text = sql.lower()
     rels = con.execute("select table_schema, table_name from information_schema.tables where table_catalog = ?",
                        [name]).fetchall()
-    con.execute(f"ATTACH ':memory:' AS {oracle.q(catalog)}")
+    con.execute(f"ATTACH ':memory:' AS {ident(catalog)}")
     for schema, rel in rels:
         if rel.lower() in text:
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {oracle.q(catalog)}.{oracle.q(schema)}")
-            con.execute(f"CREATE VIEW {oracle.q(catalog)}.{oracle.q(schema)}.{oracle.q(rel)} AS "
-                        f"SELECT * FROM {oracle.q(name)}.{oracle.q(schema)}.{oracle.q(rel)}")
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {ident(catalog)}.{ident(schema)}")
+            con.execute(f"CREATE VIEW {ident(catalog)}.{ident(schema)}.{ident(rel)} AS "
+                        f"SELECT * FROM {ident(name)}.{ident(schema)}.{ident(rel)}")
 
 
 def _compiled(app: Path, name: str, seconds: float) -> str | None:
@@ -213,8 +213,8 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         for u, mm in sel.items():
             if mm["materialized"] == "ephemeral":
                 continue
-            rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
-            base_rel, mut_rel = f"adegen_base.{rel}", f"{oracle.q(cfg.db_name)}.{rel}"
+            rel = f"{ident(mm['schema'])}.{ident(mm['alias'])}"
+            base_rel, mut_rel = f"adegen_base.{rel}", f"{ident(cfg.db_name)}.{rel}"
             guard = job.budget.guard(mm["alias"])
             try:
                 n = con.execute(f"select count(*) from {mut_rel}").fetchone()[0]
