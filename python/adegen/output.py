@@ -6,13 +6,13 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
+from . import owners
 from .atomic import TMP_PREFIX
 from .dbt import copy_tree, ignore_for
 from .dbt.gradable import make_copy_gradable
@@ -28,7 +28,8 @@ EMPTY_LOCK_GRACE_SEC = 5
 
 
 class RunLock:
-    """`<output_dir>/.adegen.lock`, created with O_EXCL; a lock left by a dead process is taken over."""
+    """`<output_dir>/.adegen.lock`, created with O_EXCL, holding an owner record (`owners`); a lock
+    left by a dead process (or by one whose pid another process has since got) is taken over."""
 
     def __init__(self, output_dir: Path):
         self.output_dir = output_dir
@@ -48,33 +49,24 @@ class RunLock:
                 raise InputError(f"another run is writing to {self.output_dir} (lock file {self.path}; "
                                  "delete it if no adegen run is active)", field="--output-dir") from None
             with os.fdopen(fd, "w") as fh:
-                fh.write(f"{os.getpid()} {socket.gethostname()}\n")
+                fh.write(owners.record() + "\n")
             self.held = True
             return
         raise InputError(f"another run is writing to {self.output_dir}", field="--output-dir")
 
     def _stale(self) -> bool:
         try:
-            pid_s, _, host = self.path.read_text().strip().partition(" ")
-            pid = int(pid_s)
+            running = owners.alive(self.path.read_text())
         except OSError:
             return False
-        except ValueError:
-            # no owner written: the owner writes its pid right after creating the file, so an
+        if running is None:
+            # no owner written: the owner writes its record right after creating the file, so an
             # empty lock that is more than a few seconds old was left by a run killed in between
             try:
                 return time.time() - self.path.stat().st_mtime > EMPTY_LOCK_GRACE_SEC
             except OSError:
                 return False
-        if host and host != socket.gethostname():
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
+        return not running
 
     def release(self) -> None:
         if self.held:

@@ -32,6 +32,25 @@ def test_lock_is_exclusive_and_stale_lock_is_taken_over(tmp_path):
     b.release()
 
 
+def test_a_lock_whose_pid_another_process_got_is_taken_over(tmp_path):
+    """The lock holds the owner's start time too (one owner record, `owners`, as the run work
+    directories have it): a live process that merely got the dead owner's pid holds nothing."""
+    import os
+    import socket
+
+    from adegen import owners
+
+    lock = tmp_path / ".adegen.lock"
+    lock.write_text(f"{os.getpid()} {socket.gethostname()} 1\n")  # this pid, another start time
+    b = out.RunLock(tmp_path)
+    b.acquire()
+    assert b.held and owners.alive(lock.read_text()) is True
+    b.release()
+    lock.write_text(owners.record() + "\n")  # the live owner itself: never taken over
+    with pytest.raises(InputError, match="another run is writing to"):
+        out.RunLock(tmp_path).acquire()
+
+
 def test_task_writer_is_atomic_and_never_overwrites(tmp_path):
     tasks = tmp_path / "tasks"
     w = out.TaskWriter(tasks, "acme001")
