@@ -15,6 +15,7 @@ from typing import Any, Callable
 from . import __version__
 from .cli_args import Options, parse_args
 from .errors import AdegenError
+from .settings import get_settings
 from .pipeline.context import UI, RunReport  # noqa: F401 - the console and report of a run
 from .backends.snowflake import SNOWFLAKE_ENV, snowflake_env_unset  # noqa: F401 - public helpers
 
@@ -46,8 +47,6 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     fix ends with one message (`adegen: error: ...`, exit 2 for bad input), Ctrl-C with exit 130
     (unfinished task dirs are removed on the way out), anything unexpected with one line and exit 1
     (`ADEGEN_DEBUG=1` adds the traceback). No traceback otherwise."""
-    import os
-
     json_mode = "--json" in (argv if argv is not None else sys.argv[1:])
     previous_hook = sys.unraisablehook
 
@@ -75,7 +74,7 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
         where = f"{exc.filename}: " if exc.filename else ""
         error, code = f"{where}{exc.strerror or exc}", 1
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
-        if os.environ.get("ADEGEN_DEBUG"):
+        if get_settings().debug:
             import traceback
 
             traceback.print_exc()

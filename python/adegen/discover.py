@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from .dbt import (DbtDirs, ScratchProject, capture_payload, duckdb_output, run_o
 from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
 from .project import ProjectInfo, load_project
+from .settings import get_settings
 
 OPERATION = "adegen.ade_discover"
 TOP_LEVEL_KEYS = ("project", "database", "models", "package_models", "sources", "packages", "macros",
@@ -47,11 +47,7 @@ PACKAGE_FILES = ("packages.yml", "dependencies.yml")
 # --- scratch copy ----------------------------------------------------------------------------
 
 def cache_root() -> Path:
-    base = os.environ.get("ADEGEN_CACHE_DIR")
-    if base:
-        return Path(base).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "adegen"
+    return get_settings().cache_dir
 
 
 def _lists_adegen(project_dir: Path) -> bool:

@@ -15,13 +15,13 @@ subprocess instead (the reference the scratch compile is tested against).
 """
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .dbt import DbtCall, ScratchProject, duckdb_output, make_runner, snowflake_offline_output, write_profiles
+from .settings import get_settings
 
 
 @dataclass
@@ -60,7 +60,7 @@ def compile_mutants(project, mutants: list[tuple[str, str, str]], *, workdir: Pa
     if not mutants:
         return {}
     dialect = "snowflake" if project.adapter_type == "snowflake" else "duckdb"
-    if os.environ.get("ADEGEN_COMPILE_FRESH_COPY", "") in ("1", "true"):
+    if get_settings().compile_fresh_copy:
         return _compile_fresh(project, mutants, dialect, workdir, timeout)
     return _compile_in_scratch(project, mutants, dialect)
 

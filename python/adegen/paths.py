@@ -6,16 +6,14 @@ import os
 from pathlib import Path
 
 from . import owners
+from .settings import get_settings
 
 
 def package_root() -> Path:
     """The adegen dbt package: the repository root holding dbt_project.yml, macros/ and patterns/.
 
     `ADEGEN_PACKAGE_DIR` overrides it (for installs that are not editable checkouts)."""
-    override = os.environ.get("ADEGEN_PACKAGE_DIR")
-    if override:
-        return Path(override).resolve()
-    return Path(__file__).resolve().parents[2]
+    return get_settings().package_dir or Path(__file__).resolve().parents[2]
 
 
 def patterns_dir() -> Path:

@@ -11,7 +11,6 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 (difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from . import prompts, ranking
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
+from .settings import get_settings
 from .survey import Survey
 
 MAX_SITES_PER_PAIR = 3
@@ -432,7 +432,7 @@ def _realise(c: Candidate, st: _Selection) -> Proposal | None:
                 column=column, avoid=frozenset(st.used_prompts), order=st.order,
                 **prompts.model_facts(c.model, discovery)))
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
-            if os.environ.get("ADEGEN_DEBUG"):
+            if get_settings().debug:
                 raise
             dropped.append((c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
                                                   f"{type(exc).__name__}: {exc})"))

@@ -1,6 +1,7 @@
 """The brief's structural rules, kept by a fast scan of python/adegen (no dbt, no database):
-small modules (no module over MAX_LINES lines except data files) and small signatures (no
-function with more than MAX_PARAMS parameters; group them into a dataclass)."""
+small modules (no module over MAX_LINES lines except data files), small signatures (no
+function with more than MAX_PARAMS parameters; group them into a dataclass) and settings read
+from the environment in one place (`adegen.settings`)."""
 from __future__ import annotations
 
 import ast
@@ -93,3 +94,49 @@ def test_the_scan_sees_long_signatures_and_nesting():
            "    def m(self, a, b, c, d, e, f=1, *rest, **kw):\n"
            "        def inner(a, b, c, d, e, f): pass\n")
     assert long_signatures(src) == [("bad", 6), ("K.m", 6), ("K.m.inner", 6)]
+
+
+# The environment is read in adegen.settings (once per process, into the options object) and, where
+# a library needs the environment itself, only in these modules:
+ENVIRONMENT_READERS = {
+    "settings.py": "the settings: every variable adegen reads for itself",
+    "dbt/runner.py": "dbt reads its flags from os.environ: the runner sets a call's variables there and "
+                     "restores them, and hands the environment on to dbt subprocesses",
+    "dbt/profiles.py": "DBT_PROFILES_DIR: dbt's own lookup of profiles.yml, which adegen's must equal",
+    "project.py": "env_var() in dbt_project.yml / profiles.yml renders from the environment, as dbt does",
+    "backends/snowflake.py": "the SNOWFLAKE_* credentials ade-bench's container and the copy's env_var() "
+                             "calls need: the next steps say which are unset",
+    "paths.py": "PATH: this interpreter's scripts first, so dbt subprocesses and task scripts find its dbt",
+    "emulator/server.py": "the fakesnow server process inherits the environment",
+    "validate/snowflake_trial.py": "the emulator trials' dbt subprocesses and child processes inherit the "
+                                   "environment (the dbt shim first on PATH)",
+}
+
+
+def environment_uses(source: str) -> list[int]:
+    """Lines that touch the process environment: `os.environ`, `os.getenv`/`putenv`/`unsetenv`,
+    or those names imported from os."""
+    names = {"environ", "getenv", "putenv", "unsetenv", "environb"}
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in names and isinstance(node.value, ast.Name) \
+                and node.value.id == "os":
+            found.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" and names & {a.name for a in node.names}:
+            found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_the_environment_is_read_in_the_settings_module():
+    stray = [f"{rel}:{line}" for rel, text in _modules() if rel not in ENVIRONMENT_READERS
+             for line in environment_uses(text)]
+    assert not stray, ("read the environment through adegen.settings (a documented setting), or list the "
+                       "module in ENVIRONMENT_READERS with the library that needs it:\n" + "\n".join(stray))
+    unused = [rel for rel in ENVIRONMENT_READERS if not environment_uses((ADEGEN / rel).read_text())]
+    assert not unused, f"no longer reads the environment, remove from ENVIRONMENT_READERS: {unused}"
+
+
+def test_the_environment_scan_sees_every_form():
+    src = ("import os\nfrom os import getenv\nx = os.environ.get('A')\ny = os.getenv('B')\n"
+           "# os.environ in a comment\n")
+    assert environment_uses(src) == [2, 3, 4]

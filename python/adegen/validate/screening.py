@@ -11,7 +11,7 @@ The SELECT counted is the one the candidate's compile check already produced (`S
 compiled against the compile database: its catalog is mapped onto this database's relations by
 views), so the guard costs one bounded count and no dbt call; when there is none, or it does not
 run here, the model is compiled in the worker (`dbt compile`) - only for databases with a table
-over `budget.PRECOUNT_MIN_ROWS` rows, as before. A count over the guard is the same "runaway"
+over `budget_precount_min_rows` rows (a setting), as before. A count over the guard is the same "runaway"
 verdict the build would reach after its rows were materialised (or after the time budget).
 """
 from __future__ import annotations

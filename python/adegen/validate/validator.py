@@ -7,7 +7,6 @@ over it is stopped and its worker replaced, and the run goes on.
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import threading
@@ -20,6 +19,7 @@ from ..errors import InputError
 from ..harness import dbfiles
 from ..harness.seeds import check_table, export_solution_seeds
 from ..harness.testgen import GradingSpec, check_test_names
+from ..settings import get_settings
 from . import fastprove, intact, proving, screening
 from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
@@ -36,8 +36,8 @@ _VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(
 def ade_bench_database_dirs() -> list[Path]:
     """Where ade-bench looks for `<db_name>.duckdb` when a task has no db_dir."""
     dirs = []
-    if os.environ.get("ADE_DATABASES_DIR"):
-        dirs.append(Path(os.environ["ADE_DATABASES_DIR"]) / "duckdb")
+    if get_settings().ade_databases_dir:
+        dirs.append(get_settings().ade_databases_dir / "duckdb")
     try:
         import importlib.util
 
@@ -335,7 +335,7 @@ class Validator:
         self.baseline()
         req = fastprove.ProveRequest(task_dir, spec, project_copy, db_file.resolve(), mode)
         fallback = None
-        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
+        if mode == "inprocess" and get_settings().prove_fast:
             touched, why = fastprove.eligible(self, req)
             if touched is not None:
                 proof, why = fastprove.prove_fast(self, req, touched)
