@@ -29,9 +29,8 @@ import sys
 from pathlib import Path
 
 
-from . import paths
-from .dbt import (DbtDirs, ScratchProject, capture_payload, duckdb_output, run_operation, snowflake_offline_output,
-                  write_profiles)
+from . import backends, paths
+from .dbt import DbtDirs, ScratchProject, capture_payload, run_operation, write_profiles
 from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
 from .project import ProjectInfo, load_project
@@ -112,8 +111,7 @@ class Scratch:
 
     def write_profiles(self) -> None:
         info = self.info
-        out = (duckdb_output(info, str(self.compile_db)) if info.adapter_type == "duckdb"
-               else snowflake_offline_output(info))
+        out = backends.for_project(info).offline_target(info, self.compile_db)
         write_profiles(self.profiles, info.profile_name, info.target_name, out)
 
 

@@ -16,7 +16,6 @@ from . import owners
 from .atomic import TMP_PREFIX
 from .dbt import copy_tree, ignore_for
 from .dbt.gradable import make_copy_gradable
-from .dbt.profiles import profiles_text
 from .errors import InputError
 
 LOCK_NAME = ".adegen.lock"
@@ -236,16 +235,6 @@ def rewrite_packages(project_dir: Path, copy_dir: Path, adegen_root: Path) -> li
                 else:
                     lock.unlink()
     return notes
-
-
-def render_profiles(profile_name: str, target_name: str, db_type: str, db_name: str, schema: str,
-                    target_config: dict | None = None) -> str:
-    """The copy's profiles.yml, its one target from the database's backend (DuckDB at
-    ./<db_name>.duckdb, cwd /app in ade-bench; Snowflake credentials from SNOWFLAKE_*)."""
-    from . import backends
-
-    out = backends.get(db_type).profile_target(db_name, schema, target_config)
-    return profiles_text(profile_name, target_name, out)
 
 
 def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_root: Path) -> tuple[bool, list[str]]:

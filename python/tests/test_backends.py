@@ -9,14 +9,15 @@ from types import SimpleNamespace as NS
 import pytest
 import yaml
 
-from adegen import ade_run, backends, survey
+from adegen import ade_run, backends
 from adegen.backends.base import Backend
 from adegen.errors import InputError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adegen"
 # build-side modules that must reach database knowledge through adegen.backends only
 ROUTED = ["build.py", "cli_args.py", "taskgen.py", "task_yaml.py", "output.py", "proposals.py", "survey.py",
-          "ade_run.py", "patchcheck.py", "patterns.py", *[f"pipeline/{p.name}" for p in (PACKAGE / "pipeline").glob("*.py")]]
+          "ade_run.py", "patchcheck.py", "patterns.py", "project.py", "discover.py", "mutant_compile.py",
+          "ade_bench.py", *[f"pipeline/{p.name}" for p in (PACKAGE / "pipeline").glob("*.py")]]
 
 
 def _project(db_type: str, **kw):
@@ -78,8 +79,8 @@ def test_harness_commands_and_install_extras(tmp_path):
     assert [("--seed" in c) for c in ade_run.commands("acme001", "snowflake", tmp_path)] == [False]
     assert backends.get("snowflake").seed_steps(["a001"], tmp_path)[0].startswith("3. --seed export is DuckDB-only")
     assert "--seed" in backends.get("duckdb").seed_steps(["a001"], tmp_path)[1]
-    assert any(".env.example" in c for c in survey.install_commands(db_type="snowflake"))
-    assert not any(".env.example" in c for c in survey.install_commands(db_type="duckdb"))
+    assert any(".env.example" in c for c in backends.get("snowflake").install_extras("~/.ade-bench"))
+    assert backends.get("duckdb").install_extras("~/.ade-bench") == []
 
 
 def test_build_side_has_no_database_branches():

@@ -13,7 +13,7 @@ from adegen.cli_args import parse_args
 from adegen.pipeline import RunContext, UI
 from adegen.pipeline import discovery, inputs, propose, workspace
 from adegen.pipeline.realise import TaskJob, realise_task
-from adegen.survey import AdeBench
+from adegen.ade_bench import AdeBench
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adegen.project import load_project  # noqa: E402
-from adegen.validate import Validator  # noqa: E402
+from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "integration_tests"
@@ -40,7 +40,7 @@ def shipped_copy(dest: Path) -> Path:
 
 
 def test_acme_handmade_task_proven(tmp_path):
-    v = Validator(load_project(ACME), db_dir=None, workdir=tmp_path / "work", jobs=2)
+    v = make_validator(load_project(ACME), ValidatorSetup(tmp_path / "work", jobs=2))
     try:
         v.baseline()
         assert v.seed_based()

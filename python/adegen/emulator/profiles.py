@@ -13,19 +13,10 @@ from ..errors import InputError
 DUMMY_CREDENTIALS = EMULATOR_CREDENTIALS
 
 
-def snowflake_target(project: Any, *, profiles_dir: str | Path | None = None,
-                     target: str | None = None) -> tuple[str, str, dict]:
-    """(profile_name, target_name, rendered target config) of a project dir or a ProjectInfo-like
-    object (attributes profile_name, target_name, target_config[, adapter_type])."""
-    if hasattr(project, "target_config") and hasattr(project, "profile_name"):
-        cfg = dict(project.target_config)
-        tname = target or project.target_name
-        pname = project.profile_name
-    else:
-        from ..project import load_project
-
-        info = load_project(project, profiles_dir=profiles_dir, target=target)
-        cfg, tname, pname = dict(info.target_config), info.target_name, info.profile_name
+def snowflake_target(project: Any) -> tuple[str, str, dict]:
+    """(profile_name, target_name, rendered target config) of a loaded project (a ProjectInfo, or
+    an object with its profile_name, target_name and target_config)."""
+    cfg, tname, pname = dict(project.target_config), project.target_name, project.profile_name
     if str(cfg.get("type", "")).lower() != "snowflake":
         raise InputError(f"profile {pname!r} target {tname!r} is type {cfg.get('type')!r}, not snowflake",
                          field=f"{pname}.outputs.{tname}.type")
@@ -35,11 +26,10 @@ def snowflake_target(project: Any, *, profiles_dir: str | Path | None = None,
     return pname, tname, cfg
 
 
-def emulator_profiles(project: Any, *, host: str, port: int, profiles_dir: str | Path | None = None,
-                      target: str | None = None, database: str | None = None, schema: str | None = None,
+def emulator_profiles(project: Any, *, host: str, port: int, database: str | None = None, schema: str | None = None,
                       threads: int | None = None) -> dict:
-    """The profiles.yml content (dict) for running `project` against fakesnow at host:port."""
-    pname, tname, cfg = snowflake_target(project, profiles_dir=profiles_dir, target=target)
+    """The profiles.yml content (dict) for running a loaded `project` against fakesnow at host:port."""
+    pname, tname, cfg = snowflake_target(project)
     out = snowflake_emulator_output(cfg, host=host, port=port,
                                     overrides={"database": database, "schema": schema, "threads": threads})
     return profiles_doc(pname, tname, out)

@@ -52,7 +52,9 @@ def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
     ctx.doc.update({"adegen_version": __version__, "mode": "bulk", "seed": bopts.seed, "tasks_wanted": bopts.tasks,
                     "jobs": bopts.opts.jobs})
     inputs.load_project(ctx)
-    inputs.detect_ade_bench(ctx)
+    inputs.locate_ade_bench(ctx)
+    inputs.check_inputs(ctx)
+    inputs.offer_ade_bench(ctx)
     with owned_run_dir("adegen-bulk-") as ctx.workroot:
         try:
             validation.start(ctx)

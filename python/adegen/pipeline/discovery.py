@@ -15,8 +15,7 @@ def discover(ctx: RunContext) -> None:
     opts, ui = ctx.opts, ctx.ui
     ui.say("Running discovery...")
     t1 = time.monotonic()
-    discovery = run_discovery(opts.project_dir, patterns_dirs=opts.patterns_dirs,
-                              profiles_dir=opts.profiles_dir, target=opts.target)
+    discovery = run_discovery(opts.project_dir, patterns_dirs=opts.patterns_dirs, project=ctx.project)
     ctx.timing("discovery", t1)
     name = ctx.project.name
     if not any(m.get("package_name") == name and m.get("enabled", True) for m in discovery.get("models", [])):

@@ -20,7 +20,9 @@ def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
     ctx = RunContext(opts=opts, ui=ui)
     ctx.doc["adegen_version"] = __version__
     inputs.load_project(ctx)
-    inputs.detect_ade_bench(ctx)
+    inputs.locate_ade_bench(ctx)
+    inputs.check_inputs(ctx)
+    inputs.offer_ade_bench(ctx)
     # the validator's worker processes start before any in-process dbt run; the baseline builds
     # in a worker while discovery runs here
     with owned_run_dir("adegen-build-") as ctx.workroot:  # a killed run's work dir is removed by the next run

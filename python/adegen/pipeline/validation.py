@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from ..backends import ValidatorSetup
 from .context import RunContext
 
 
@@ -53,8 +54,10 @@ def start(ctx: RunContext) -> None:
 
 
 def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
-    ui = ctx.ui
-    v = ctx.backend.make_validator(ctx.project, ctx.opts, ctx.workroot / "validate", ui.progress)
+    ui, opts = ctx.ui, ctx.opts
+    v = ctx.backend.make_validator(ctx.project, ValidatorSetup(
+        ctx.workroot / "validate", jobs=opts.jobs, progress=ui.progress, emulate_snowflake=opts.emulate_snowflake,
+        db_dir=opts.db_path, ade=ctx.ade))
     ok, why = v.usable()
     if not ok:
         ui.warn(f"execution validation unusable ({why}); tasks will be patch-validated only (status: dev)")

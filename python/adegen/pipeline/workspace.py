@@ -52,10 +52,6 @@ def looks_seed_based(project, discovery) -> bool:
     source's identifier is the name of a seed CSV of the project."""
     if any(str(d).startswith("seed.") for m in discovery.get("models", []) for d in m.get("depends_on", [])):
         return True
-    stems = set()
-    for sp in project.seed_paths or ["seeds"]:
-        d = Path(project.project_dir) / sp
-        if d.is_dir():
-            stems |= {p.stem.lower() for p in d.rglob("*.csv")}
+    stems = {p.stem.lower() for p in project.seed_files()}
     return any(str(s.get("identifier") or s.get("table") or "").lower() in stems
                for s in discovery.get("sources", []))

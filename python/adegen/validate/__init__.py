@@ -4,12 +4,13 @@ Modules: `contract` (the Validator protocol, Observation, Proof, RunFacts), `ver
 screening verdict and proof finishing, once for every backend), `validator` (DuckDB backend;
 `intact`, `screening`, `proving`, `fastprove`, `determinism` are its parts, `jobs` the dataclasses
 its worker processes get, `pool` the worker pool that stops a job over budget, `budget` the
-budgets), `snowflake` (fakesnow emulator backend; `snowflake_io`, `snowflake_trial`), `factory`
-(`make_validator`, `Unavailable`), `oracle` (ade-bench's equality oracle + evidence), `taskyaml`.
+budgets), `snowflake` (fakesnow emulator backend; `snowflake_io`, `snowflake_trial`),
+`unavailable` (the stand-in that says why tasks cannot be proven), `oracle` (ade-bench's equality
+oracle + evidence), `taskyaml`. A project's validator is made by its backend
+(`adegen.backends`, `Backend.make_validator`).
 """
 from .contract import Observation, Proof, RunFacts, StorageChoice, ValidatorProtocol
-from .factory import Unavailable, make_validator
-from .validator import Validator, ade_bench_database_dirs
+from .unavailable import Unavailable
+from .validator import Validator
 
-__all__ = ["Observation", "Proof", "RunFacts", "StorageChoice", "Unavailable", "Validator", "ValidatorProtocol",
-           "ade_bench_database_dirs", "make_validator"]
+__all__ = ["Observation", "Proof", "RunFacts", "StorageChoice", "Unavailable", "Validator", "ValidatorProtocol"]

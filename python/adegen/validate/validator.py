@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..database_file import DatabaseFile
 from ..errors import InputError
 from ..harness import dbfiles
 from ..harness.seeds import check_table, export_solution_seeds
@@ -33,30 +34,12 @@ _VOLATILE = re.compile(r"\b(current_date|current_timestamp|now\s*\(\)|today\s*\(
                        r"get_current_time\w*\s*\(|random\s*\(\)|uuid\s*\(\)|gen_random_uuid)", re.I)
 
 
-def ade_bench_database_dirs() -> list[Path]:
-    """Where ade-bench looks for `<db_name>.duckdb` when a task has no db_dir."""
-    dirs = []
-    if get_settings().ade_databases_dir:
-        dirs.append(get_settings().ade_databases_dir / "duckdb")
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("ade_bench")
-        if spec and spec.origin:
-            dirs.append(Path(spec.origin).resolve().parent.parent / "shared" / "databases" / "duckdb")
-    except (ImportError, ValueError):
-        pass
-    dirs.append(Path.home() / ".ade-bench" / "shared" / "databases" / "duckdb")
-    return dirs
-
-
 class Validator:
     """One per build run; owns scratch dirs under `workdir` (removed by close())."""
 
-    def __init__(self, project, *, db_dir: Path | None = None, workdir: Path, jobs: int = 2,
+    def __init__(self, project, *, database: DatabaseFile, workdir: Path, jobs: int = 2,
                  progress: Callable[[str], None] | None = None, prove_mode: str = "inprocess"):
         self.project = project
-        self.db_dir = Path(db_dir).resolve() if db_dir else None
         self.root = Path(workdir).resolve() / "adegen-validate"
         self.root.mkdir(parents=True, exist_ok=True)
         self.jobs = max(1, int(jobs))
@@ -66,7 +49,7 @@ class Validator:
         self._base: Baseline | None = None
         self._lock = threading.RLock()        # pool creation
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
-        self.db_source, self.db_explicit, self._db_reason = self._find_db()
+        self.db_source, self.db_explicit, self._db_reason = database.path, database.explicit, database.reason
         self.db_fingerprint = fastprove.fingerprint(self.db_source) if self.db_source else None
         self._prepared: dict[str, tuple[int, int]] = {}  # prepare_database outputs: (size, mtime_ns)
         self._copy_ok: dict[str, tuple] = {}             # project copies found identical to the project
@@ -115,23 +98,6 @@ class Validator:
     def __exit__(self, *exc):
         self.close()
 
-    def _find_db(self) -> tuple[Path | None, bool, str]:
-        p = self.project
-        name = f"{p.db_name}.duckdb"
-        if self.db_dir is not None and (self.db_dir / name).is_file():
-            return self.db_dir / name, True, f"database {self.db_dir / name} (db_dir)"
-        db_path = getattr(p, "db_path", None)
-        if db_path and Path(db_path).is_file():
-            return Path(db_path).resolve(), False, f"database {db_path} (profile)"
-        for d in ade_bench_database_dirs():
-            if (d / name).is_file():
-                return (d / name).resolve(), True, f"database {d / name} (ade-bench databases)"
-        return None, False, f"no {name} found (db_dir, profile path, ADE_DATABASES_DIR, ade-bench)"
-
-    def _has_seed_files(self) -> bool:
-        pdir = Path(self.project.project_dir)
-        return any(any((pdir / sp).rglob("*.csv")) for sp in getattr(self.project, "seed_paths", None) or ["seeds"])
-
     # ------------------------------------------------------------------ contract
     def usable(self) -> tuple[bool, str]:
         if getattr(self.project, "adapter_type", "duckdb") != "duckdb":
@@ -142,7 +108,7 @@ class Validator:
             return True, self._db_reason
         if self._base is not None and self._base.seed_based:
             return True, "seed-based project: a fresh database is seeded"
-        if self._has_seed_files():
+        if self.project.has_seed_files():
             return True, "no database file, but the project has seeds: a fresh database is seeded"
         return False, self._db_reason
 
