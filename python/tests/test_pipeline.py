@@ -29,7 +29,7 @@ def ctx(example_project, acme_discovery, tmp_path) -> RunContext:
 
 def _one_proposal(ctx):
     cands, _ = propose.enumerate_candidates(ctx)
-    pset = pp.select(cands, propose.scope(ctx), count=1)
+    pset = pp.select(cands, ctx.scope(), count=1)
     assert pset.proposals
     return pset.proposals[0]
 

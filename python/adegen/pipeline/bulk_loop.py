@@ -157,11 +157,9 @@ class BulkLoop:
         """(Proposal, None) or (None, drop reason) for one candidate; prompts of `taken` (the run's
         tasks, including the ones this step assumes proven) and of surveyed tasks are avoided."""
         ctx = self.ctx
-        from .propose import scope
-
         # the task's index places it in the cycle of report details (`taken` holds texts, not
         # findings, so a materialization task ahead of it counts too)
-        pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken),
+        pset = pp.select([unit.candidate], dataclasses.replace(ctx.scope(), survey=_survey_with(ctx.survey, taken),
                                                                order=index), count=1, screen=self.screen)
         if pset.proposals:
             prop = pset.proposals[0]

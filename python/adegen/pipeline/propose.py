@@ -14,19 +14,11 @@ ROUNDS = 3  # pools tried before giving up on reaching --count
 POOL_FACTOR = 4  # a pool holds this many times --count candidates
 
 
-def scope(ctx: RunContext):
-    """The run's `proposals.Scope` (after discovery and survey)."""
-    from .. import proposals as pp
-
-    return pp.Scope(ctx.opts.project_dir, ctx.project.name, ctx.project.adapter_type, ctx.discovery, ctx.survey,
-                    prefer_db_specific=ctx.backend.prefer_db_specific)
-
-
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from .. import proposals as pp
 
-    cands, excluded = pp.enumerate_candidates(scope(ctx), ctx.catalog, warn=ctx.ui.warn)
+    cands, excluded = pp.enumerate_candidates(ctx.scope(), ctx.catalog, warn=ctx.ui.warn)
     return pp.rank(cands, ctx.survey), excluded
 
 
@@ -41,7 +33,7 @@ def propose(ctx: RunContext):
     opts, ui, project = ctx.opts, ctx.ui, ctx.project
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
-    run_scope = scope(ctx)
+    run_scope = ctx.scope()
     remaining = list(cands)
     chosen: list = []
     dropped: list = []
