@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..ade_bench import AdeBench
 from ..backends import Backend
@@ -17,6 +17,7 @@ from ..cli_args import Options
 from ..patterns import Catalog
 from ..project import ProjectInfo
 from ..survey import Survey
+from .document import RunDoc
 from .pending import PendingValidator
 
 if TYPE_CHECKING:  # both import seconds' worth of modules (duckdb, dbt, inflect): not at the command's start
@@ -80,7 +81,7 @@ class RunContext:
     t0: float = field(default_factory=time.monotonic)
     started: float = field(default_factory=time.time)  # wall clock, names the run record
     report: RunReport = field(default_factory=RunReport)
-    doc: dict[str, Any] = field(default_factory=dict)  # the --json document, filled by the stages
+    doc: RunDoc = field(default_factory=RunDoc)  # the --json document, filled by the stages
     project: ProjectInfo | None = None
     backend: Backend | None = None  # of the project's database
     ade: AdeBench | None = None  # where ade-bench is (located once)
@@ -103,20 +104,15 @@ class RunContext:
                      prefer_db_specific=self.backend.prefer_db_specific)
 
     def timing(self, name: str, since: float) -> None:
-        self.doc.setdefault("timings_sec", {})[name] = round(time.monotonic() - since, 1)
+        self.doc.timing(name, since)
 
     def disable_validation(self, reason: str) -> None:
         """Execution validation is off from here on; tasks are written status: dev."""
         self.validator = None
-        self.doc.setdefault("validation", {}).update({"usable": False, "reason": reason})
+        self.doc.validation.usable, self.doc.validation.reason = False, reason
 
     def unproven_reason(self) -> str:
-        """Why tasks of this run cannot be proven (the validator factory's reason), for status: dev."""
+        """Why tasks of this run cannot be proven (the backend's reason), for status: dev."""
         if not self.opts.validate:
             return "--no-validate"
-        why = str((self.doc.get("validation") or {}).get("reason") or "execution validation unavailable")
-        return self.backend.unproven_reason(why)
-
-    def finish(self, code: int) -> tuple[int, dict]:
-        self.doc["exit_code"] = code
-        return code, self.doc
+        return self.backend.unproven_reason(str(self.doc.validation.reason or "execution validation unavailable"))

@@ -60,7 +60,7 @@ def survey(ctx: RunContext) -> None:
     ctx.report.warnings.extend(found.warnings)
     ui.say(found.brief())
     ui.say()
-    ctx.doc["survey"] = {
+    ctx.doc.survey = {
         "locations": [str(p) for p in found.locations],
         "tasks": [{"task_id": t.task_id, "location": t.location, "difficulty": t.difficulty,
                    "description": t.description, "prompt": t.prompt, "tags": t.tags,

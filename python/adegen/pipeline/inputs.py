@@ -20,8 +20,8 @@ from .context import RunContext
 def load_project(ctx: RunContext) -> None:
     """ctx.project and ctx.backend; a missing/broken project, profile or option: InputError (exit 2)."""
     opts = ctx.opts
-    ctx.doc.update({"project_dir": str(opts.project_dir), "output_dir": str(opts.output_dir),
-                    "validation": {"requested": opts.validate}})
+    ctx.doc.project_dir, ctx.doc.output_dir = str(opts.project_dir), str(opts.output_dir)
+    ctx.doc.validation.requested = opts.validate
     project = load(opts.project_dir, profiles_dir=opts.profiles_dir, target=opts.target,
                    db_type=opts.db_type, db_name=opts.db_name)
     backend = backends.for_project(project)
@@ -31,7 +31,7 @@ def load_project(ctx: RunContext) -> None:
                          f"(ade-bench finds the project as <project_dir>/<project_name>); got "
                          f"{opts.project_dir.name!r}", file=opts.project_dir / "dbt_project.yml", field="name")
     check_project_files(project)  # non-UTF-8 files, no models: exit 2 before dbt runs
-    ctx.doc["project"] = {"name": project.name, "db_type": project.adapter_type, "db_name": project.db_name,
+    ctx.doc.project = {"name": project.name, "db_type": project.adapter_type, "db_name": project.db_name,
                           "profile": project.profile_name, "target": project.target_name}
     ctx.project, ctx.backend = project, backend
 
@@ -57,9 +57,8 @@ def check_inputs(ctx: RunContext) -> None:
         for change in no_copy_changes(project.project_dir):  # ade-bench's test script needs tests/, seeds/, macros/
             ctx.ui.warn(f"--no-copy: ade-bench cannot grade the tasks until you change {change}")
             ctx.report.warnings.append(f"--no-copy: change {change}")
-    ctx.doc["validation"]["emulate_snowflake"] = bool(opts.emulate_snowflake)
-    fields, warnings = backend.option_notes(opts)
-    ctx.doc.update(fields)
+    ctx.doc.validation.emulate_snowflake = bool(opts.emulate_snowflake)
+    ctx.doc.backend_fields, warnings = backend.option_notes(opts)
     for w in warnings:
         ctx.ui.warn(w)
 
@@ -68,7 +67,7 @@ def offer_ade_bench(ctx: RunContext) -> None:
     """Where ade-bench was found (ctx.ade); when it is missing, the spec's install offer (commands
     are printed, never run)."""
     ui, ade = ctx.ui, ctx.ade
-    ctx.doc["ade_bench"] = {"found": ade.found, "path": str(ade.path) if ade.path else None, "how": ade.how}
+    ctx.doc.ade_bench = {"found": ade.found, "path": str(ade.path) if ade.path else None, "how": ade.how}
     if ade.found:
         ui.say(f"ade-bench: found ({ade.how}{', ' + str(ade.path) if ade.path else ''})")
         return

@@ -60,12 +60,12 @@ def propose(ctx: RunContext):
         p.number = i
     pset = pp.ProposalSet(chosen, excluded, dropped, len(cands))
     ctx.timing("proposals", t1)
-    ctx.doc["proposals"] = [p.to_json() for p in pset.proposals]
-    ctx.doc["excluded"] = {"count": len(pset.excluded),
+    ctx.doc.proposals = [p.to_json() for p in pset.proposals]
+    ctx.doc.excluded = {"count": len(pset.excluded),
                            "items": [{"model": m, "pattern_id": p, "task_id": t} for m, p, t in pset.excluded],
                            "line": pset.excluded_line()}
-    ctx.doc["dropped_candidates"] = [{"model": m, "pattern_id": p, "reason": r} for m, p, r in pset.dropped]
-    ctx.doc["tasks"] = []
+    ctx.doc.dropped_candidates = [{"model": m, "pattern_id": p, "reason": r} for m, p, r in pset.dropped]
+    ctx.doc.tasks = []
     return pset
 
 
@@ -110,13 +110,13 @@ def pick(ctx: RunContext, pset) -> list | None:
         picked = list(range(n)) if ctx.opts.yes else _ask(ui, n)
     else:
         ui.say("Not a terminal and no --pick: nothing was written. Re-run with --pick all (or --pick 1,3).")
-        ctx.doc["selected"] = []
+        ctx.doc.selected = []
         return None
-    ctx.doc["selected"] = [i + 1 for i in picked]
+    ctx.doc.selected = [i + 1 for i in picked]
     chosen = [pset.proposals[i] for i in picked]
     if ctx.opts.prompt_command and chosen:
         rewrite_prompts(ctx, chosen)
-        ctx.doc["proposals"] = [p.to_json() for p in pset.proposals]
+        ctx.doc.proposals = [p.to_json() for p in pset.proposals]
     return chosen
 
 

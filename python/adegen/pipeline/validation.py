@@ -18,13 +18,13 @@ class ValidatorBroken(Exception):
 
 
 def start(ctx: RunContext) -> None:
-    """ctx.pending (or the reason validation is off in ctx.doc["validation"])."""
+    """ctx.pending (or the reason validation is off in ctx.doc.validation)."""
     if not ctx.opts.validate:
-        ctx.doc["validation"].update({"usable": False, "reason": "--no-validate"})
+        ctx.doc.validation.usable, ctx.doc.validation.reason = False, "--no-validate"
         return
     ctx.pending, why = _start(ctx)
     if ctx.pending is None:
-        ctx.doc["validation"].update({"usable": False, "reason": why})
+        ctx.doc.validation.usable, ctx.doc.validation.reason = False, why
 
 
 def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
@@ -53,7 +53,7 @@ def wait(ctx: RunContext) -> None:
     t1 = time.monotonic()
     ctx.validator, why = ctx.pending.result()
     ctx.timing("baseline_wait", t1)
-    ctx.doc["validation"].update({"usable": ctx.validator is not None, "reason": why})
+    ctx.doc.validation.usable, ctx.doc.validation.reason = ctx.validator is not None, why
 
 
 def close(validator: Any) -> None:

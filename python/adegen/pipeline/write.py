@@ -34,6 +34,6 @@ def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
         raise
     finally:
         lock.release()
-    ctx.doc["tasks"] = ctx.report.tasks
+    ctx.doc.tasks = ctx.report.tasks
     ctx.timing("generation", t1)
     return written
