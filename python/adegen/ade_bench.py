@@ -59,7 +59,8 @@ def detect_ade_bench(explicit: Path | None = None, *, home: Path | None = None) 
     home_dir = home / ".ade-bench"
     if _pyproject_is_ade_bench(home_dir / "pyproject.toml"):
         return AdeBench(True, home_dir, f"{home_dir}/pyproject.toml", databases_dirs(home_dir, home=home))
-    return AdeBench(False, None, "no working `ade` command and no ~/.ade-bench checkout", databases_dirs(None, home=home))
+    return AdeBench(False, None, "no working `ade` command and no ~/.ade-bench checkout",
+                    databases_dirs(None, home=home))
 
 
 def install_commands(location: str = "~/.ade-bench") -> list[str]:

@@ -18,7 +18,7 @@ from .pipeline.context import UI, RunReport  # noqa: F401 - the console and repo
 
 def run(opts: Options, ui: UI) -> tuple[int, dict]:
     """One build: the stages of `adegen.pipeline` on one RunContext; (exit code, --json document)."""
-    from .pipeline.run import run_build
+    from .pipeline.run import run_build  # the stages import the report page's renderer: not for --help or bad input
 
     return run_build(opts, ui)
 

@@ -33,6 +33,7 @@ from . import backends, paths
 from .dbt import DbtDirs, ScratchProject, capture_payload, run_operation, write_profiles
 from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
+from .patterns import load_catalog
 from .project import ProjectInfo, load_project
 from .settings import get_settings
 
@@ -118,8 +119,6 @@ class Scratch:
 # --- discovery -------------------------------------------------------------------------------
 
 def catalog_dicts(patterns_dirs=()) -> list[dict]:
-    from .patterns import load_catalog  # owned by the catalog module
-
     return [p.to_macro_dict() for p in load_catalog([Path(d) for d in patterns_dirs]).patterns]
 
 

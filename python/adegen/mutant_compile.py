@@ -22,6 +22,9 @@ from pathlib import Path, PurePosixPath
 
 from . import backends
 from .dbt import DbtCall, ScratchProject, make_runner, write_profiles
+from .discover import Scratch
+from .paths import package_root
+from .rewrite import check_parses
 from .settings import get_settings
 
 
@@ -34,8 +37,6 @@ class CompileResult:
 
 
 def _check_parses(sql: str, dialect: str) -> tuple[bool, str]:
-    from .rewrite import check_parses
-
     err = check_parses(sql, dialect)  # the contract: None when it parses, else the error message
     return (True, "") if err is None else (False, str(err))
 
@@ -124,8 +125,6 @@ def _compile(project, place: _Place, mutants, backend) -> dict[str, CompileResul
 
 def _compile_in_scratch(project, mutants, backend) -> dict[str, CompileResult]:
     """The compile in discovery's scratch copy: partial parse (only the mutants are new files)."""
-    from .discover import Scratch
-
     scratch = Scratch(project)
     with scratch.lock():
         scratch.write_profiles()
@@ -138,8 +137,6 @@ def _compile_in_scratch(project, mutants, backend) -> dict[str, CompileResult]:
 def _compile_fresh(project, mutants, backend, workdir: Path | None, timeout: float
                    ) -> dict[str, CompileResult]:
     """The same compile in a fresh scratch copy, dbt as a subprocess (no partial parse)."""
-    from .paths import package_root
-
     tmp = Path(tempfile.mkdtemp(prefix="adegen-compile-", dir=workdir))
     try:
         scratch = ScratchProject(project.project_dir, tmp / "project").copy()

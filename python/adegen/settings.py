@@ -20,7 +20,8 @@ from typing import Callable, Iterator, Mapping
 @dataclass(frozen=True)
 class Settings:
     package_dir: Path | None = None  # the adegen dbt package (macros, patterns); None: this checkout
-    cache_dir: Path = dataclasses.field(default_factory=lambda: Path.home() / ".cache" / "adegen")  # discovery's scratch copies
+    # discovery's scratch copies (dbt's partial parse)
+    cache_dir: Path = dataclasses.field(default_factory=lambda: Path.home() / ".cache" / "adegen")
     debug: bool = False  # print the traceback of an internal error; re-raise a prompt writer's error
     dbt_runner: str = ""  # "subprocess" | "inprocess"; "": in-process when dbt-core imports
     mp_start: str = "spawn"  # how the validator's worker processes start (multiprocessing)

@@ -55,6 +55,7 @@ def applies(seed) -> bool:
 
 def render(seed) -> dict[str, str]:
     """tests/<name> -> text for one seed entry graded by stand-ins."""
+    # the harness package brings duckdb along: imported only for a table that needs stand-ins
     from .harness.testgen import SolutionSeed, equality_macro, generate_equality_test, generate_existence_test
 
     cfg = SolutionSeed(table_name=seed.table_name, exclude_columns=list(seed.exclude_columns) or None,

@@ -45,6 +45,8 @@ class SnowflakeBackend(Backend):
     def make_validator(self, project, setup: ValidatorSetup):
         """Without a Snowflake account: the fakesnow emulator when asked for and installed, else an
         `Unavailable` saying how to get the tasks proven (they are written status: dev)."""
+        # imported when the run makes its validator: the emulator and validator packages bring
+        # duckdb, dbt and the Snowflake connector along
         from ..emulator.install import emulator_missing
         from ..validate.unavailable import Unavailable
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import AdegenError
 from ..project import load_project
-from .profiles import copy_project, snowflake_target
+from .profiles import copy_project, emulator_profiles, snowflake_target
 from .server import FakesnowServer
 
 
@@ -49,8 +49,6 @@ def main(argv: list[str] | None = None) -> int:
             profiles = srv.write_profiles(info, database=ns.database)
             srv.run_dbt(["deps"], proj, profiles, timeout=ns.timeout, check=True)
             if ns.duckdb:
-                from .profiles import emulator_profiles
-
                 (pname, prof), = emulator_profiles(info, host=srv.host, port=srv.port,
                                                    database=ns.database).items()
                 out = prof["outputs"][prof["target"]]

@@ -9,6 +9,7 @@ from ..dbt import copy_tree, snowflake_emulator_output
 from ..dbt.packages import localize_outside_paths
 from ..dbt.profiles import EMULATOR_CREDENTIALS, profiles_doc, write_profiles_doc
 from ..errors import InputError
+from .compat import install_compat_macros
 
 DUMMY_CREDENTIALS = EMULATOR_CREDENTIALS
 
@@ -44,8 +45,6 @@ def copy_project(src: str | Path, dest: str | Path, *, compat_macros: bool = Tru
     dbt_packages/, logs/, databases). `local:` packages outside the project are made absolute so
     `dbt deps` in the copy still finds them. With `compat_macros`, the fakesnow compat macros are
     installed into the copy."""
-    from .compat import install_compat_macros
-
     src, dest = Path(src).resolve(), Path(dest)
     if not (src / "dbt_project.yml").is_file():
         raise InputError("not a dbt project (no dbt_project.yml)", file=src)

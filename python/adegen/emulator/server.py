@@ -320,14 +320,15 @@ class FakesnowServer:
         conn = self.connect()
         try:
             cur = conn.cursor()
-            cur.execute(f"create database if not exists {bare_or_quoted(dst)}")
-            cur.execute(f"select table_schema, table_name, table_type from {bare_or_quoted(src)}.information_schema.tables "
+            name = bare_or_quoted
+            cur.execute(f"create database if not exists {name(dst)}")
+            cur.execute(f"select table_schema, table_name, table_type from {name(src)}.information_schema.tables "
                         "where table_schema <> 'INFORMATION_SCHEMA' order by 1, 2")
             for schema, table, ttype in cur.fetchall():
-                cur.execute(f"create schema if not exists {bare_or_quoted(dst)}.{bare_or_quoted(schema)}")
+                cur.execute(f"create schema if not exists {name(dst)}.{name(schema)}")
                 if ttype == "BASE TABLE":
-                    cur.execute(f"create or replace table {bare_or_quoted(dst)}.{bare_or_quoted(schema)}.{bare_or_quoted(table)} "
-                                f"clone {bare_or_quoted(src)}.{bare_or_quoted(schema)}.{bare_or_quoted(table)}")
+                    cur.execute(f"create or replace table {name(dst)}.{name(schema)}.{name(table)} "
+                                f"clone {name(src)}.{name(schema)}.{name(table)}")
                     copied.append(f"{schema}.{table}")
         finally:
             conn.close()

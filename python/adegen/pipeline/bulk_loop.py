@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import output as out
 from .. import proposals as pp
+from ..survey import ExistingTask
 from . import dataset
 from .context import RunContext
 from .realise import TaskJob, commit_task, prepare_task, render_tests
@@ -229,8 +230,6 @@ class BulkLoop:
 
 def _survey_with(survey, taken: list[tuple[str, list[str]]]):
     """The survey plus the run's own tasks as far as prompts go (select avoids their prompts)."""
-    from ..survey import ExistingTask
-
     extra = [ExistingTask(task_id=tid, task_dir=Path(tid), location="bulk", description="", prompt=texts[0],
                           tags=[], difficulty="", prompts=list(texts)) for tid, texts in taken if texts]
     return dataclasses.replace(survey, tasks=list(survey.tasks) + extra)

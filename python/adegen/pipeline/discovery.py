@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import time
 
+from .. import survey as sv
+from ..discover import run_discovery
 from ..errors import InputError
+from ..patterns import load_catalog
 from .context import RunContext
 
 
 def discover(ctx: RunContext) -> None:
     """ctx.discovery; a project whose models are all disabled is bad input."""
-    from ..discover import run_discovery
-
     opts, ui = ctx.opts, ctx.ui
     ui.say("Running discovery...")
     t1 = time.monotonic()
@@ -49,9 +50,6 @@ def discovery_summary(d: dict) -> str:
 
 def survey(ctx: RunContext) -> None:
     """ctx.catalog and ctx.survey (existing tasks in ade-bench's tasks/ and the output's tasks/)."""
-    from .. import survey as sv
-    from ..patterns import load_catalog
-
     ui = ctx.ui
     ctx.catalog = load_catalog(ctx.opts.patterns_dirs)
     found = sv.survey(sv.task_locations(ctx.ade, ctx.opts.output_dir), ctx.project.name, ctx.catalog)

@@ -23,6 +23,7 @@ from typing import Callable
 
 from ..cli_args import Options
 from ..paths import owned_run_dir
+from ..report import write_report
 from . import discovery, inputs, propose, record, runtime, summary, validation
 from .context import UI, RunContext
 from .write import write_tasks
@@ -85,8 +86,6 @@ def finish_files(ctx: RunContext) -> None:
         ctx.ui.warn(f"could not write the run record: {exc}")
     if not ctx.opts.report:
         return
-    from ..report import write_report  # jinja2, pygments, networkx: only once tasks are written
-
     try:
         page = write_report(ctx.opts.output_dir, run_doc=ctx.record)
     except Exception as exc:  # noqa: BLE001 - a page that cannot be drawn must not fail the run

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 
+from .. import ade_run
 from . import runtime
 from .context import RunContext
 
@@ -54,8 +55,6 @@ def finish(ctx: RunContext, written: list[str]) -> int:
 
 
 def _run_harness(ctx: RunContext, written: list[str], tasks_dir) -> None:
-    from .. import ade_run
-
     ui = ctx.ui
     ui.say("Phase 5 (--run-harness): ade-bench's harness")
     ctx.doc.harness_run = ade_run.run_tasks(written, ctx.project.adapter_type, tasks_dir, say=ui.say)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import output as out
+from ..paths import package_root
 from . import record
 from .context import OutputPlan, RunContext
 
 
 def prepare(ctx: RunContext) -> OutputPlan:
     """ctx.output: the project copy (or the original with --no-copy) and the database."""
-    from .. import output as out
-
     opts = ctx.opts
     tasks_dir = opts.output_dir / "tasks"
     out.clean_stale_temp(tasks_dir)
@@ -30,9 +30,6 @@ def prepare(ctx: RunContext) -> OutputPlan:
 
 
 def _project_copy(ctx: RunContext) -> tuple[Path, str]:
-    from .. import output as out
-    from ..paths import package_root
-
     opts, ui, project = ctx.opts, ctx.ui, ctx.project
     if opts.no_copy:
         ui.warn("--no-copy: task.yaml points at the original project; the output is not self-contained")

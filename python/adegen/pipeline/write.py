@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from .. import output as out
 from .context import RunContext
 from .realise import TaskJob, realise_task, render_tests
 from .workspace import prepare
@@ -11,8 +12,6 @@ from .workspace import prepare
 
 def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
     """The ids of the tasks written (ctx.report.tasks holds their --json entries)."""
-    from .. import output as out
-
     t1 = time.monotonic()
     tests_by_prop = render_tests(ctx, chosen)
     written: list[str] = []
