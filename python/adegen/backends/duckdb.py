@@ -117,7 +117,8 @@ class DuckDBBackend(Backend):
             db_file = opts.db_path / f"{project.db_name}.duckdb"
             return db_file, (f"db_dir is set to {opts.db_path}; it must contain {project.db_name}.duckdb"
                              + ("" if db_file.is_file() else " (it does not yet)"))
-        target = (f"{ade.path}/shared/databases/duckdb/{project.db_name}.duckdb" if ade.path
+        # where ade-bench will look: the first of its databases directories (`AdeBench.databases`)
+        target = (str(ade.databases[0] / "duckdb" / f"{project.db_name}.duckdb") if ade.path and ade.databases
                   else f"<ade-bench>/shared/databases/duckdb/{project.db_name}.duckdb")
         if validator is not None:
             try:
