@@ -265,9 +265,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
 
-    from adegen.output import copy_project, render_profiles
+    from adegen import backends
+    from adegen.output import copy_project
     from adegen.project import load_project
-    from adegen.validate import Validator
 
     project_dir = args.project.resolve()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="adegen-vbench-")).resolve()
@@ -300,7 +300,7 @@ def main(argv=None) -> int:
         cands.append((uid, path, text, text.replace(old, new, 1),
                       SimpleNamespace(id=f"bench_{len(cands)}", symptom=symptom, difficulty=diff)))
 
-    v = Validator(project, db_dir=None, workdir=work / "v", jobs=args.jobs, prove_mode=args.mode)
+    v = backends.make_validator(project, backends.ValidatorSetup(work / "v", jobs=args.jobs, prove_mode=args.mode))
     meter = lambda: Meter(lambda: _pool_pids(v))  # noqa: E731
     try:
         with meter() as m:
@@ -341,8 +341,7 @@ def main(argv=None) -> int:
         out = work / "out"
         db_file = v.prepare_database(out / "databases")
         projects = out / "projects"
-        profiles = render_profiles(project.profile_name, project.target_name, project.adapter_type,
-                                   project.db_name, project.schema, project.target_config)
+        profiles = backends.for_project(project).copy_profile(project)
         copy_project(project_dir, projects / project.name, profiles_yml=profiles, adegen_root=REPO)
         project_copy = projects / project.name
         tasks_dir = out / "tasks"

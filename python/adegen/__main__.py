@@ -1,6 +1,5 @@
 """`python -m adegen` = `python -m adegen.build`."""
-import sys
-
-from .build import exit_with, main
+from .build import main
+from .cli import exit_with
 
 exit_with(main())

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from . import backends
+
 CHECK_TIMEOUT = 30.0          # `ade --help`, `docker info`
 RUN_TIMEOUT = 1800.0          # one `ade run`
 
@@ -208,8 +210,6 @@ def availability(runner: Runner = subprocess.run, timeout: float = CHECK_TIMEOUT
 def commands(task_id: str, db_type: str, tasks_dir: Path) -> list[list[str]]:
     """Phase 5 commands for one task: `--seed` first where ade-bench can export seeds (DuckDB),
     then without; the database's backend decides."""
-    from . import backends
-
     return backends.get(db_type).harness_commands(task_id, tasks_dir)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .build import exit_with, run_command
+from .cli import exit_with, run_command
 from .cli_args import ArgParser, add_project_args, project_options
 from .errors import InputError
 from .pipeline.bulk import BulkOptions, run_bulk

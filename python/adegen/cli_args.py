@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import backends
 from .errors import InputError
+from .settings import Settings, get_settings
 
 DESCRIPTION = (
     "Turn a dbt project into ADE-bench bug-fix tasks: discover the project, survey existing tasks, "
@@ -42,6 +43,7 @@ class Options:
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
+    settings: Settings = field(default_factory=get_settings)  # the ADEGEN_* environment, read once
 
 
 class ArgParser(argparse.ArgumentParser):

@@ -25,17 +25,17 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
 
-from . import paths
-from .dbt import (DbtDirs, ScratchProject, capture_payload, duckdb_output, run_operation, snowflake_offline_output,
-                  write_profiles)
+from . import backends, paths
+from .dbt import DbtDirs, ScratchProject, capture_payload, run_operation, write_profiles
 from .dbt import packages as pk
 from .errors import AdegenError, DbtError, InputError
+from .patterns import load_catalog
 from .project import ProjectInfo, load_project
+from .settings import get_settings
 
 OPERATION = "adegen.ade_discover"
 TOP_LEVEL_KEYS = ("project", "database", "models", "package_models", "sources", "packages", "macros",
@@ -47,11 +47,7 @@ PACKAGE_FILES = ("packages.yml", "dependencies.yml")
 # --- scratch copy ----------------------------------------------------------------------------
 
 def cache_root() -> Path:
-    base = os.environ.get("ADEGEN_CACHE_DIR")
-    if base:
-        return Path(base).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "adegen"
+    return get_settings().cache_dir
 
 
 def _lists_adegen(project_dir: Path) -> bool:
@@ -116,16 +112,13 @@ class Scratch:
 
     def write_profiles(self) -> None:
         info = self.info
-        out = (duckdb_output(info, str(self.compile_db)) if info.adapter_type == "duckdb"
-               else snowflake_offline_output(info))
+        out = backends.for_project(info).offline_target(info, self.compile_db)
         write_profiles(self.profiles, info.profile_name, info.target_name, out)
 
 
 # --- discovery -------------------------------------------------------------------------------
 
 def catalog_dicts(patterns_dirs=()) -> list[dict]:
-    from .patterns import load_catalog  # owned by the catalog module
-
     return [p.to_macro_dict() for p in load_catalog([Path(d) for d in patterns_dirs]).patterns]
 
 

@@ -15,13 +15,17 @@ subprocess instead (the reference the scratch compile is tested against).
 """
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .dbt import DbtCall, ScratchProject, duckdb_output, make_runner, snowflake_offline_output, write_profiles
+from . import backends
+from .dbt import DbtCall, ScratchProject, make_runner, write_profiles
+from .discover import Scratch
+from .paths import package_root
+from .rewrite import check_parses
+from .settings import get_settings
 
 
 @dataclass
@@ -33,8 +37,6 @@ class CompileResult:
 
 
 def _check_parses(sql: str, dialect: str) -> tuple[bool, str]:
-    from .rewrite import check_parses
-
     err = check_parses(sql, dialect)  # the contract: None when it parses, else the error message
     return (True, "") if err is None else (False, str(err))
 
@@ -59,10 +61,10 @@ def compile_mutants(project, mutants: list[tuple[str, str, str]], *, workdir: Pa
     `project` is a ProjectInfo."""
     if not mutants:
         return {}
-    dialect = "snowflake" if project.adapter_type == "snowflake" else "duckdb"
-    if os.environ.get("ADEGEN_COMPILE_FRESH_COPY", "") in ("1", "true"):
-        return _compile_fresh(project, mutants, dialect, workdir, timeout)
-    return _compile_in_scratch(project, mutants, dialect)
+    backend = backends.for_project(project)
+    if get_settings().compile_fresh_copy:
+        return _compile_fresh(project, mutants, backend, workdir, timeout)
+    return _compile_in_scratch(project, mutants, backend)
 
 
 def _mutant_name(i: int, rel: str) -> str:
@@ -84,7 +86,7 @@ def _remove_db(db: Path) -> None:
         f.unlink(missing_ok=True)
 
 
-def _compile(project, place: _Place, mutants, dialect: str) -> dict[str, CompileResult]:
+def _compile(project, place: _Place, mutants, backend) -> dict[str, CompileResult]:
     """Write the mutants into `place.project`, compile them in one call, collect, clean up."""
     names: dict[str, str] = {}
     written: list[Path] = []
@@ -110,9 +112,9 @@ def _compile(project, place: _Place, mutants, dialect: str) -> dict[str, Compile
         # what `dbt compile` prints (info/warn/error events)
         log = "\n".join(run.log_lines + ([run.exception] if run.exception else [])
                         + (["dbt compile timed out"] if run.timed_out else []))
-        results = _collect(names, compiled_root, log, dialect)
+        results = _collect(names, compiled_root, log, backend.dialect)
         for r in results.values():
-            r.catalog = place.db.stem if dialect == "duckdb" else None
+            r.catalog = backend.compiled_catalog(place.db)
         return results
     finally:
         for f in written:
@@ -121,33 +123,29 @@ def _compile(project, place: _Place, mutants, dialect: str) -> dict[str, Compile
         _remove_db(place.db)
 
 
-def _compile_in_scratch(project, mutants, dialect: str) -> dict[str, CompileResult]:
+def _compile_in_scratch(project, mutants, backend) -> dict[str, CompileResult]:
     """The compile in discovery's scratch copy: partial parse (only the mutants are new files)."""
-    from .discover import Scratch
-
     scratch = Scratch(project)
     with scratch.lock():
         scratch.write_profiles()
         scratch.prepare()
         place = _Place(scratch.project, scratch.profiles, scratch.target_path, scratch.log_path,
                        scratch.compile_db)
-        return _compile(project, place, mutants, dialect)
+        return _compile(project, place, mutants, backend)
 
 
-def _compile_fresh(project, mutants, dialect: str, workdir: Path | None, timeout: float
+def _compile_fresh(project, mutants, backend, workdir: Path | None, timeout: float
                    ) -> dict[str, CompileResult]:
     """The same compile in a fresh scratch copy, dbt as a subprocess (no partial parse)."""
-    from .paths import package_root
-
     tmp = Path(tempfile.mkdtemp(prefix="adegen-compile-", dir=workdir))
     try:
         scratch = ScratchProject(project.project_dir, tmp / "project").copy()
         scratch.install_packages(extra={"adegen": package_root()})
         db = tmp / "compile.duckdb"
-        out = duckdb_output(project, str(db)) if dialect == "duckdb" else snowflake_offline_output(project)
+        out = backend.offline_target(project, db)
         write_profiles(tmp / "profiles", project.profile_name, project.target_name, out)
         place = _Place(scratch.dir, tmp / "profiles", scratch.dir / "target", tmp / "logs", db, "subprocess", timeout)
-        return _compile(project, place, mutants, dialect)
+        return _compile(project, place, mutants, backend)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -6,21 +6,20 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
+from . import owners
+from .atomic import TMP_PREFIX
 from .dbt import copy_tree, ignore_for
 from .dbt.gradable import make_copy_gradable
-from .dbt.profiles import profiles_text
 from .errors import InputError
 
 LOCK_NAME = ".adegen.lock"
 EMPTY_LOCK_GRACE_SEC = 5
-TMP_PREFIX = ".adegen-tmp-"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -28,7 +27,8 @@ TMP_PREFIX = ".adegen-tmp-"
 
 
 class RunLock:
-    """`<output_dir>/.adegen.lock`, created with O_EXCL; a lock left by a dead process is taken over."""
+    """`<output_dir>/.adegen.lock`, created with O_EXCL, holding an owner record (`owners`); a lock
+    left by a dead process (or by one whose pid another process has since got) is taken over."""
 
     def __init__(self, output_dir: Path):
         self.output_dir = output_dir
@@ -48,33 +48,24 @@ class RunLock:
                 raise InputError(f"another run is writing to {self.output_dir} (lock file {self.path}; "
                                  "delete it if no adegen run is active)", field="--output-dir") from None
             with os.fdopen(fd, "w") as fh:
-                fh.write(f"{os.getpid()} {socket.gethostname()}\n")
+                fh.write(owners.record() + "\n")
             self.held = True
             return
         raise InputError(f"another run is writing to {self.output_dir}", field="--output-dir")
 
     def _stale(self) -> bool:
         try:
-            pid_s, _, host = self.path.read_text().strip().partition(" ")
-            pid = int(pid_s)
+            running = owners.alive(self.path.read_text())
         except OSError:
             return False
-        except ValueError:
-            # no owner written: the owner writes its pid right after creating the file, so an
+        if running is None:
+            # no owner written: the owner writes its record right after creating the file, so an
             # empty lock that is more than a few seconds old was left by a run killed in between
             try:
                 return time.time() - self.path.stat().st_mtime > EMPTY_LOCK_GRACE_SEC
             except OSError:
                 return False
-        if host and host != socket.gethostname():
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
+        return not running
 
     def release(self) -> None:
         if self.held:
@@ -162,34 +153,6 @@ def remove_task(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def write_text_atomic(path: Path, text: str, *, tmp_prefix: str | None = None) -> None:
-    """Write `text` to `path` through a temp file in the same directory and a rename: readers see
-    the old file or the new one, never a partial one; the temp file is removed on any failure."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}-", dir=path.parent)
-    try:
-        # mkstemp makes the file 0600; the result gets the mode of the file it replaces, or the
-        # mode a plain open() would give (0666 minus the umask)
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _read_umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-_UMASK = _read_umask()  # read once at import: os.umask is process-wide, reading it later races threads
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,16 +235,6 @@ def rewrite_packages(project_dir: Path, copy_dir: Path, adegen_root: Path) -> li
                 else:
                     lock.unlink()
     return notes
-
-
-def render_profiles(profile_name: str, target_name: str, db_type: str, db_name: str, schema: str,
-                    target_config: dict | None = None) -> str:
-    """The copy's profiles.yml, its one target from the database's backend (DuckDB at
-    ./<db_name>.duckdb, cwd /app in ade-bench; Snowflake credentials from SNOWFLAKE_*)."""
-    from . import backends
-
-    out = backends.get(db_type).profile_target(db_name, schema, target_config)
-    return profiles_text(profile_name, target_name, out)
 
 
 def copy_project(project_dir: Path, dest: Path, *, profiles_yml: str, adegen_root: Path) -> tuple[bool, list[str]]:

@@ -5,15 +5,15 @@ import contextlib
 import os
 from pathlib import Path
 
+from . import owners
+from .settings import get_settings
+
 
 def package_root() -> Path:
     """The adegen dbt package: the repository root holding dbt_project.yml, macros/ and patterns/.
 
     `ADEGEN_PACKAGE_DIR` overrides it (for installs that are not editable checkouts)."""
-    override = os.environ.get("ADEGEN_PACKAGE_DIR")
-    if override:
-        return Path(override).resolve()
-    return Path(__file__).resolve().parents[2]
+    return get_settings().package_dir or Path(__file__).resolve().parents[2]
 
 
 def patterns_dir() -> Path:
@@ -50,36 +50,7 @@ def ensure_scripts_on_path() -> None:
 # --- run work directories: removed on every exit the run survives; the next run removes those of
 # dead runs (never a live one's) ---------------------------------------------------------------
 
-OWNER_FILE = ".adegen-owner"
-
-
-def _start_ticks(pid: int) -> str | None:
-    """The process start time (Linux /proc), to tell a reused pid from the run that wrote it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _owner_alive(text: str) -> bool:
-    import socket
-
-    try:
-        pid_s, host, ticks = (text.split() + ["", "", ""])[:3]
-        pid = int(pid_s)
-    except ValueError:
-        return False
-    if host and host != socket.gethostname():
-        return True  # another machine's run (shared /tmp): never touched
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    now = _start_ticks(pid)
-    return not (ticks and now and ticks != now)
+OWNER_FILE = ".adegen-owner"  # the owning run's record (`owners`)
 
 
 def clean_dead_run_dirs(prefix: str = "adegen-build-", root: Path | None = None) -> list[Path]:
@@ -96,7 +67,7 @@ def clean_dead_run_dirs(prefix: str = "adegen-build-", root: Path | None = None)
             text = owner.read_text()
         except OSError:
             continue
-        if d.is_dir() and not d.is_symlink() and not _owner_alive(text):
+        if d.is_dir() and not d.is_symlink() and not owners.alive(text):  # None: no record, dead
             shutil.rmtree(d, ignore_errors=True)
             removed.append(d)
     return removed
@@ -105,12 +76,11 @@ def clean_dead_run_dirs(prefix: str = "adegen-build-", root: Path | None = None)
 def claim_run_dir(prefix: str = "adegen-build-", root: Path | None = None) -> Path:
     """A fresh work directory for this run, owned by this process (pid file), after removing the
     work directories that dead runs left. The caller removes it when the run ends."""
-    import socket
     import tempfile
 
     clean_dead_run_dirs(prefix, root)
     d = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
-    (d / OWNER_FILE).write_text(f"{os.getpid()} {socket.gethostname()} {_start_ticks(os.getpid()) or ''}\n")
+    (d / OWNER_FILE).write_text(owners.record() + "\n")
     return d
 
 

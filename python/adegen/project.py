@@ -1,6 +1,7 @@
 """Project facts: dbt_project.yml + profiles.yml + the chosen target -> ProjectInfo.
 
-Read-only: nothing is written and no database is opened. profiles.yml is found by
+Read-only: nothing is written and no database is opened. What a target says about its database
+is read by the database's backend (`Backend.read_target`). profiles.yml is found by
 `adegen.dbt.profiles.find_profiles` (the `profiles_dir` argument, else `$DBT_PROFILES_DIR`, else the
 project directory, then `~/.dbt`).
 `{{ env_var('X') }}` / `{{ env_var('X', 'default') }}` (and `var('x', default)`, which renders its
@@ -12,16 +13,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jinja2
 import yaml
 
+from . import backends
 from .dbt.profiles import find_profiles
 from .dbt.scratch import is_skipped
 from .errors import InputError
-
-SUPPORTED_ADAPTERS = ("duckdb", "snowflake")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,16 @@ class ProjectInfo:
             "schema": self.schema,
             "project_dir": str(self.project_dir),
         }
+
+    def seed_files(self) -> Iterator[Path]:
+        """The seed CSVs of the project (every `seed-paths` directory, recursively)."""
+        for sp in self.seed_paths or ["seeds"]:
+            d = self.project_dir / sp
+            if d.is_dir():
+                yield from d.rglob("*.csv")
+
+    def has_seed_files(self) -> bool:
+        return any(True for _ in self.seed_files())
 
 
 # --- rendering -------------------------------------------------------------------------------
@@ -177,10 +187,10 @@ def load_project(
     adapter = str(tcfg.get("type") or "").lower()
     if not adapter:
         raise InputError("missing adapter type", file=prof_path, field=f"{tfield}.type")
-    if adapter not in SUPPORTED_ADAPTERS:
+    if adapter not in backends.BACKENDS:
         raise InputError(
-            f"adapter '{adapter}' is not supported: only DuckDB and Snowflake are supported",
-            file=prof_path, field=f"{tfield}.type",
+            f"adapter '{adapter}' is not supported: only {' and '.join(b.title() for b in backends.BACKENDS.values())} "
+            "are supported", file=prof_path, field=f"{tfield}.type",
         )
     if db_type is not None and db_type.lower() != adapter:
         raise InputError(
@@ -188,23 +198,7 @@ def load_project(
             file=prof_path, field=f"{tfield}.type",
         )
 
-    db_path: Path | None = None
-    if adapter == "duckdb":
-        path = str(tcfg.get("path") or ":memory:")
-        if path == ":memory:" or path.startswith(("md:", "motherduck:")) or "://" in path:
-            default_name = "memory" if path == ":memory:" else path.split(":", 1)[-1].split("?")[0]
-        else:
-            p = Path(path).expanduser()
-            db_path = (p if p.is_absolute() else pdir / p).resolve()
-            default_name = db_path.stem
-        schema = str(tcfg.get("schema") or "main")
-        resolved_db_name = db_name or default_name
-    else:
-        for key in ("database", "schema"):
-            if not tcfg.get(key):
-                raise InputError("required for snowflake", file=prof_path, field=f"{tfield}.{key}")
-        schema = str(tcfg["schema"])
-        resolved_db_name = db_name or str(tcfg["database"])
+    facts = backends.get(adapter).read_target(tcfg, pdir, prof_path, tfield)
 
     return ProjectInfo(
         project_dir=pdir,
@@ -213,9 +207,9 @@ def load_project(
         target_name=str(target_name),
         profiles_path=prof_path,
         adapter_type=adapter,
-        db_name=resolved_db_name,
-        db_path=db_path,
-        schema=schema,
+        db_name=db_name or facts.db_name,
+        db_path=facts.db_path,
+        schema=facts.schema,
         target_config=tcfg,
         model_paths=_str_list(proj.get("model-paths", proj.get("source-paths")), ["models"], pfile, "model-paths"),
         seed_paths=_str_list(proj.get("seed-paths", proj.get("data-paths")), ["seeds"], pfile, "seed-paths"),
@@ -267,52 +261,3 @@ def check_project_files(info: ProjectInfo) -> int:
         raise InputError(f"the project has no models: no .sql or .py file under {where}", file=pfile,
                          field="model-paths")
     return models
-
-
-def check_duckdb_database(info: ProjectInfo, db_dir: Path | None = None) -> Path | None:
-    """The DuckDB file execution validation would read (`db_dir/<db_name>.duckdb`, else the
-    profile's path), opened read-only once: a file that is not a DuckDB database or is locked by
-    another process is an InputError naming it. A missing file is one too, unless the project has
-    seeds (validation then seeds a fresh database) or ade-bench's databases directory has it.
-    Returns the file (None when there is none to check). Nothing is written."""
-    if info.adapter_type != "duckdb":
-        return None
-    tfield = f"{info.profile_name}.outputs.{info.target_name}.path"
-    db_file, file, fld = info.db_path, info.profiles_path, tfield
-    if db_dir is not None and (Path(db_dir) / f"{info.db_name}.duckdb").is_file():
-        db_file, file, fld = Path(db_dir) / f"{info.db_name}.duckdb", Path(db_dir), "--db-path"
-    if db_file is None:  # :memory: / MotherDuck: nothing on disk to check
-        return None
-    if not db_file.is_file():
-        if _has_seed_files(info) or _in_ade_bench_databases(info.db_name):
-            return None
-        raise InputError(f"the DuckDB database {db_file} does not exist and the project has no seeds, so "
-                         "there is no data to validate the tasks against: build it (dbt build), pass "
-                         "--db-path DIR (a directory holding "
-                         f"{info.db_name}.duckdb) or --no-validate", file=file, field=fld)
-    import duckdb
-
-    try:
-        duckdb.connect(str(db_file), read_only=True).close()
-    except duckdb.Error as e:
-        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if "lock" in text.lower():
-            raise InputError(f"the DuckDB database {db_file} is locked by another process ({text}); close that "
-                             "connection (a running dbt, a notebook, the DuckDB CLI) and re-run",
-                             file=file, field=fld) from None
-        raise InputError(f"{db_file} cannot be opened as a DuckDB database ({text})", file=file,
-                         field=fld) from None
-    return db_file
-
-
-def _has_seed_files(info: ProjectInfo) -> bool:
-    return any((info.project_dir / sp).is_dir() and any((info.project_dir / sp).rglob("*.csv"))
-               for sp in info.seed_paths or ["seeds"])
-
-
-def _in_ade_bench_databases(db_name: str) -> bool:
-    try:
-        from .validate import ade_bench_database_dirs
-    except Exception:  # noqa: BLE001 - the validator is optional here
-        return False
-    return any((d / f"{db_name}.duckdb").is_file() for d in ade_bench_database_dirs())

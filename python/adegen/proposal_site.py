@@ -7,7 +7,6 @@ upstream; a bug in a mart is reported on the mart itself."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,6 +16,7 @@ from .proposal_facts import (assertion_context, compared_table_for, difficulty_f
                              novelty_text, pick_column, tags_for, why_model)
 from .proposal_model import Proposal, levels_of
 from .rewrite import apply_site
+from .settings import get_settings
 
 ScreenFn = Callable[[Any, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
 
@@ -122,7 +122,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
                 column=column, avoid=frozenset(st.used_prompts), order=st.order, start=deep,
                 **prompts.model_facts(c.model, discovery)))
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
-            if os.environ.get("ADEGEN_DEBUG"):
+            if get_settings().debug:
                 raise
             dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: no prompt (internal error: "
                                                       f"{type(exc).__name__}: {exc})", DropCode.PROMPT_ERROR))

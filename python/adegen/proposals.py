@@ -33,7 +33,7 @@ MAX_MUTANTS = 240
 class Scope:
     """The project a proposal run works on: enumeration reads its model files and database type,
     ranking and selection its discovery, survey and name (the pipeline builds one per run:
-    `pipeline.propose.scope`)."""
+    `pipeline.context.RunContext.scope`)."""
 
     project_dir: Path
     project_name: str

@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-MAX_TEST_NAME = 55  # = harness.testgen.MAX_TEST_NAME (ade-bench's parser limit, with a margin)
+from .ade_limits import MAX_TEST_NAME
+
 EXCLUDED = ["equality_test", "existence_test"]
 _MACRO_BODY = re.compile(r"\{%-?\s*macro\s+ade_bench_equality_test\([^)]*\)\s*-?%\}\n?(.*)\{%-?\s*endmacro\s*-?%\}",
                          re.S)
@@ -54,6 +55,7 @@ def applies(seed) -> bool:
 
 def render(seed) -> dict[str, str]:
     """tests/<name> -> text for one seed entry graded by stand-ins."""
+    # the harness package brings duckdb along: imported only for a table that needs stand-ins
     from .harness.testgen import SolutionSeed, equality_macro, generate_equality_test, generate_existence_test
 
     cfg = SolutionSeed(table_name=seed.table_name, exclude_columns=list(seed.exclude_columns) or None,

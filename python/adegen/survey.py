@@ -1,4 +1,5 @@
-"""Phase 1: find ade-bench and survey the tasks that already exist for this project.
+"""Phase 1: survey the tasks that already exist for this project, in ade-bench's `tasks/` (where
+ade-bench is: `ade_bench`) and the output's.
 
 Patches found here are only ever parsed (unidiff), never applied; a patch whose paths escape the
 project root (absolute, `..`) is rejected."""
@@ -6,8 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -15,89 +14,8 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from . import lexer
+from .ade_bench import AdeBench
 from .rewrite.names import related_names
-
-# ---------------------------------------------------------------------------------------------
-# ade-bench detection
-
-
-@dataclass
-class AdeBench:
-    found: bool
-    path: Path | None  # root of the checkout (holds tasks/, shared/) when known
-    how: str  # how it was found, or why not
-
-    @property
-    def tasks_dir(self) -> Path | None:
-        return self.path / "tasks" if self.path else None
-
-
-def _pyproject_is_ade_bench(p: Path) -> bool:
-    try:
-        return 'name = "ade-bench"' in p.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-
-
-def _root_from_command(ade: str) -> Path | None:
-    """The checkout behind an `ade` on PATH: ~/.ade-bench, or an editable checkout's root."""
-    home = Path.home() / ".ade-bench"
-    if _pyproject_is_ade_bench(home / "pyproject.toml"):
-        return home
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("ade_bench")
-    except (ImportError, ValueError):
-        spec = None
-    if spec and spec.origin:
-        root = Path(spec.origin).resolve().parent.parent
-        if _pyproject_is_ade_bench(root / "pyproject.toml") or (root / "tasks").is_dir():
-            return root
-    real = Path(ade).resolve()
-    for parent in list(real.parents)[:5]:
-        if _pyproject_is_ade_bench(parent / "pyproject.toml"):
-            return parent
-    return None
-
-
-def detect_ade_bench(explicit: Path | None = None, *, home: Path | None = None) -> AdeBench:
-    """The spec's order: `command -v ade` + `ade --help`, then ~/.ade-bench/pyproject.toml."""
-    if explicit is not None:
-        return AdeBench(True, explicit, "--ade-bench-dir")
-    ade = shutil.which("ade")
-    if ade:
-        try:
-            ok = subprocess.run([ade, "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, timeout=60).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        if ok:
-            return AdeBench(True, _root_from_command(ade), f"`ade` on PATH ({ade})")
-    home_dir = (home or Path.home()) / ".ade-bench"
-    if _pyproject_is_ade_bench(home_dir / "pyproject.toml"):
-        return AdeBench(True, home_dir, f"{home_dir}/pyproject.toml")
-    return AdeBench(False, None, "no working `ade` command and no ~/.ade-bench checkout")
-
-
-INSTALL_MESSAGE = ("ade-bench isn't installed. I can install it now at ~/.ade-bench (default), pick a "
-                   "different location, or skip and install it later — task generation works either way.")
-
-
-def install_commands(location: str = "~/.ade-bench", db_type: str | None = None) -> list[str]:
-    """What the setup skill does; printed for the user (installing needs the internet)."""
-    cmds = [
-        f"git clone https://github.com/dbt-labs/ade-bench.git {location}",
-        f"cd {location} && uv venv && uv pip install -e .",
-        f"cd {location} && gh release download databases --repo dbt-labs/ade-bench "
-        "--pattern '*.duckdb' --dir shared/databases/duckdb",
-    ]
-    if db_type is not None:
-        from . import backends
-
-        cmds += backends.get(db_type).install_extras(location)
-    return cmds
-
 
 # ---------------------------------------------------------------------------------------------
 # existing tasks

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from . import stand_in_tests
+from .atomic import write_text_atomic
 from .errors import InputError
 
 AUTHOR_NAME = "ade-bench-plugin"
@@ -165,9 +167,6 @@ def read_task_yaml(path: Path) -> TaskYaml:
 def write_task_yaml(path: Path, doc: TaskYaml) -> None:
     """Write `doc` to `path` and the files derived from it (the short-named stand-in tests of
     graded tables with long names, `stand_in_tests`) next to it, each atomically."""
-    from . import stand_in_tests
-    from .output import write_text_atomic
-
     path = Path(path)
     write_text_atomic(path, doc.render())
     for rel, text in stand_in_tests.render_all(doc.solution_seeds).items():

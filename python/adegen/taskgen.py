@@ -10,10 +10,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import stand_in_tests
+from .ade_limits import MAX_TEST_NAME
 from .task_yaml import PromptEntry, SeedEntry, TaskYaml, Variant
 
 NO_NEWLINE = b"\\ No newline at end of file\n"
-MAX_TEST_NAME = 55
 
 
 # ---------------------------------------------------------------------------------------------

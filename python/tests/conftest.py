@@ -74,13 +74,17 @@ if importlib.util.find_spec("xdist") is not None:
 @pytest.fixture(scope="session", autouse=True)
 def adegen_cache(tmp_path_factory) -> Path:
     cache = tmp_path_factory.mktemp("adegen-cache")
+    from adegen import settings
+
     old = os.environ.get("ADEGEN_CACHE_DIR")
-    os.environ["ADEGEN_CACHE_DIR"] = str(cache)
+    os.environ["ADEGEN_CACHE_DIR"] = str(cache)  # this process and the subprocesses tests start
+    settings.reload()
     yield cache
     if old is None:
         os.environ.pop("ADEGEN_CACHE_DIR", None)
     else:
         os.environ["ADEGEN_CACHE_DIR"] = old
+    settings.reload()
 
 
 @pytest.fixture(scope="session")

@@ -9,14 +9,15 @@ from types import SimpleNamespace as NS
 import pytest
 import yaml
 
-from adegen import ade_run, backends, survey
+from adegen import ade_run, backends
 from adegen.backends.base import Backend
 from adegen.errors import InputError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adegen"
 # build-side modules that must reach database knowledge through adegen.backends only
 ROUTED = ["build.py", "cli_args.py", "taskgen.py", "task_yaml.py", "output.py", "proposals.py", "survey.py",
-          "ade_run.py", "patchcheck.py", "patterns.py", *[f"pipeline/{p.name}" for p in (PACKAGE / "pipeline").glob("*.py")]]
+          "ade_run.py", "patchcheck.py", "patterns.py", "project.py", "discover.py", "mutant_compile.py",
+          "ade_bench.py", *[f"pipeline/{p.name}" for p in (PACKAGE / "pipeline").glob("*.py")]]
 
 
 def _project(db_type: str, **kw):
@@ -78,8 +79,8 @@ def test_harness_commands_and_install_extras(tmp_path):
     assert [("--seed" in c) for c in ade_run.commands("acme001", "snowflake", tmp_path)] == [False]
     assert backends.get("snowflake").seed_steps(["a001"], tmp_path)[0].startswith("3. --seed export is DuckDB-only")
     assert "--seed" in backends.get("duckdb").seed_steps(["a001"], tmp_path)[1]
-    assert any(".env.example" in c for c in survey.install_commands(db_type="snowflake"))
-    assert not any(".env.example" in c for c in survey.install_commands(db_type="duckdb"))
+    assert any(".env.example" in c for c in backends.get("snowflake").install_extras("~/.ade-bench"))
+    assert backends.get("duckdb").install_extras("~/.ade-bench") == []
 
 
 def test_build_side_has_no_database_branches():
@@ -92,3 +93,29 @@ def test_build_side_has_no_database_branches():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in names:
                 offenders.append(f"{rel}:{node.lineno} {node.value!r}")
     assert offenders == []
+
+
+def test_which_duckdb_file_a_project_uses(tmp_path):
+    """One lookup (backends.duckdb.find_database): --db-path, else the profile's path, else ade-bench's
+    databases directories; the validator reads what it found, the input check opens it."""
+    from adegen.backends.duckdb import check_database_file, find_database
+
+    dirs = {k: tmp_path / k for k in ("db_dir", "profile", "ade")}
+    (dirs["ade"] / "duckdb").mkdir(parents=True)
+    for d in (dirs["db_dir"], dirs["profile"]):
+        d.mkdir()
+    project = NS(**{**vars(_project("duckdb", db_path=dirs["profile"] / "acme.duckdb")),
+                    "has_seed_files": lambda: False})
+    assert find_database(project, dirs["db_dir"], [dirs["ade"]]).path is None
+    (dirs["ade"] / "duckdb" / "acme.duckdb").write_bytes(b"")
+    found = find_database(project, dirs["db_dir"], [dirs["ade"]])
+    assert (found.origin, found.explicit) == ("ade-bench", True)
+    assert check_database_file(project, dirs["db_dir"], [dirs["ade"]]) is None  # ade-bench's: not opened
+    (dirs["profile"] / "acme.duckdb").write_bytes(b"not a database")
+    assert find_database(project, dirs["db_dir"], [dirs["ade"]]).origin == "profile"
+    with pytest.raises(InputError, match="cannot be opened as a DuckDB database") as err:
+        check_database_file(project, dirs["db_dir"], [dirs["ade"]])
+    assert err.value.field == "acme.outputs.dev.path"
+    (dirs["db_dir"] / "acme.duckdb").write_bytes(b"")
+    found = find_database(project, dirs["db_dir"], [dirs["ade"]])
+    assert (found.path, found.origin, found.explicit) == (dirs["db_dir"] / "acme.duckdb", "db_dir", True)

@@ -95,7 +95,7 @@ def test_at_least_half_snowflake_patterns(sf_run):
 
 def test_unproven_without_emulator_says_why(sf_run):
     _, doc, r, _, _ = sf_run
-    from adegen.validate.factory import NO_FLAG
+    from adegen.backends.snowflake import NO_FLAG
 
     assert doc["validation"]["usable"] is False and doc["validation"]["reason"] == NO_FLAG
     for t in doc["tasks"]:
@@ -161,7 +161,7 @@ def test_db_path_rejected(sf_env, tmp_path, extra):
 def test_emulator_server_that_fails_to_start(sf_env, tmp_path, monkeypatch, capsys):
     """--emulate-snowflake with a server that cannot start: a clear error, tasks written status: dev,
     no hang (the unit-level start failures are in test_emulator.py)."""
-    from adegen.validate.factory import emulator_missing
+    from adegen.emulator.install import emulator_missing
 
     if emulator_missing():
         pytest.skip(f"emulator extra not installed: {emulator_missing()}")

@@ -178,7 +178,7 @@ def test_killed_rerun_and_one_job_give_the_same_tasks(uninterrupted, killed_and_
 def test_candidate_order_depends_only_on_the_seed(example_project, acme_discovery, tmp_path):
     from adegen.cli_args import parse_args
     from adegen.pipeline import UI, RunContext, bulk_units, discovery, inputs
-    from adegen.survey import AdeBench
+    from adegen.ade_bench import AdeBench
 
     ctx = RunContext(opts=parse_args([str(example_project), "--output-dir", str(tmp_path), "--no-validate"]),
                      ui=UI(json_mode=True, interactive=False))

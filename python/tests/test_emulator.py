@@ -20,6 +20,7 @@ from adegen.emulator import (EmulatorStartError, EmulatorUnavailableError, Fakes
                              copy_project, run_dbt)
 from adegen.emulator import server as server_mod  # noqa: E402
 from adegen.errors import AdegenError  # noqa: E402
+from adegen.project import load_project  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SF_PROJECT = REPO / "integration_tests_snowflake"
@@ -149,7 +150,7 @@ def built_project(sf_server):
     """Scratch copy of integration_tests_snowflake: deps + seed + build on fakesnow."""
     srv, root = sf_server
     proj = copy_project(SF_PROJECT, root / "acme_sf")
-    profiles = srv.write_profiles(proj)
+    profiles = srv.write_profiles(load_project(proj))
     runs = {}
     for args in (["deps"], ["seed"], ["build"]):
         runs[args[0]] = r = srv.run_dbt(args, proj, profiles, timeout=240)
@@ -214,7 +215,7 @@ def test_duckdb_data_file_load_and_clone(built_project, tmp_path):
     loaded = srv.load_duckdb(db_file, database="ACME_DUCK", schemas={"main": "PUBLIC"})
     assert {t["table"] for t in loaded} == {f"ACME_DUCK.PUBLIC.{t.upper()}" for t in text_cols}
     assert {t["table"].split(".")[-1]: t["rows"] for t in loaded}["RAW_ORDERS"] == 256
-    profiles = srv.write_profiles(proj, database="ACME_DUCK")
+    profiles = srv.write_profiles(load_project(proj), database="ACME_DUCK")
     r = srv.run_dbt(["build", "--exclude", "resource_type:seed"], proj, profiles, timeout=240,
                     target_path=tmp_path / "target")
     assert r.ok, r.summary() + "\n" + r.tail(40)

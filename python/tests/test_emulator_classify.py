@@ -10,6 +10,7 @@ from adegen.emulator import (COMPAT_MACROS_SQL, classify_failure, conflicting_ma
                              emulator_profiles, install_compat_macros, unsupported_matches)
 from adegen.emulator.compat import COMPAT_MACRO_NAMES
 from adegen.errors import InputError
+from adegen.project import load_project
 
 REPO = Path(__file__).resolve().parents[2]
 SF_PROJECT = REPO / "integration_tests_snowflake"
@@ -107,13 +108,13 @@ def test_profiles_point_the_project_profile_at_the_emulator(monkeypatch):
     for var in ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE",
                 "SNOWFLAKE_WAREHOUSE", "DBT_PROFILES_DIR"):
         monkeypatch.delenv(var, raising=False)
-    prof = emulator_profiles(SF_PROJECT, host="127.0.0.1", port=4242)
+    prof = emulator_profiles(load_project(SF_PROJECT), host="127.0.0.1", port=4242)
     out = prof["acme_sf"]["outputs"][prof["acme_sf"]["target"]]
     assert prof["acme_sf"]["target"] == "dev"
     assert out["type"] == "snowflake" and out["database"] == "ACME_SF" and out["schema"] == "PUBLIC"
     assert (out["host"], out["port"], out["protocol"]) == ("127.0.0.1", 4242, "http")
     assert out["account"] and out["password"] and out["role"] and out["warehouse"]   # dummies, never empty
-    assert emulator_profiles(SF_PROJECT, host="127.0.0.1", port=1, database="T1")["acme_sf"]["outputs"]["dev"][
+    assert emulator_profiles(load_project(SF_PROJECT), host="127.0.0.1", port=1, database="T1")["acme_sf"]["outputs"]["dev"][
         "database"] == "T1"
 
 
@@ -130,7 +131,7 @@ def test_profiles_reject_non_snowflake(tmp_path):
     (tmp_path / "dbt_project.yml").write_text("name: d\nprofile: d\n")
     (tmp_path / "profiles.yml").write_text("d:\n  target: dev\n  outputs:\n    dev: {type: duckdb, path: x.duckdb}\n")
     with pytest.raises(InputError, match="not snowflake"):
-        emulator_profiles(tmp_path, host="127.0.0.1", port=1)
+        emulator_profiles(load_project(tmp_path), host="127.0.0.1", port=1)
 
 
 @pytest.mark.skipif(not SF_PROJECT.is_dir(), reason="integration_tests_snowflake/ missing")

@@ -13,7 +13,7 @@ from adegen import stand_in_tests
 from adegen.project import load_project
 from adegen.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
 from adegen.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate import Validator
+from adegen.backends import ValidatorSetup, make_validator
 
 SHOPFIX = Path(__file__).resolve().parent / "fixtures" / "shopfix"
 LONG = "customer_revenue_by_region_and_acquisition_channel_rolling_v2"  # 61 characters
@@ -32,7 +32,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def validator(project, tmp_path_factory):
-    v = Validator(load_project(project), db_dir=None, workdir=tmp_path_factory.mktemp("longname-work"), jobs=2)
+    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("longname-work"), jobs=2))
     v.baseline()
     yield v
     v.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+from adegen import settings
 from adegen.discover import Scratch, run_discovery
 from adegen.mutant_compile import compile_mutants
 from adegen.project import load_project
@@ -20,15 +21,15 @@ def _mutants(proj):
     return out
 
 
-def test_scratch_compile_matches_fresh_copy(fixtures_dir, tmp_path, monkeypatch):
+def test_scratch_compile_matches_fresh_copy(fixtures_dir, tmp_path):
     proj = tmp_path / "tiny"
     shutil.copytree(fixtures_dir / "tiny_duckdb", proj)
     info = load_project(proj)
     run_discovery(proj)  # the scratch copy and its partial-parse state
     muts = _mutants(proj)
     fast = compile_mutants(info, muts)
-    monkeypatch.setenv("ADEGEN_COMPILE_FRESH_COPY", "1")
-    slow = compile_mutants(info, muts, workdir=tmp_path)
+    with settings.override(compile_fresh_copy=True):
+        slow = compile_mutants(info, muts, workdir=tmp_path)
     assert {k: v.ok for k, v in fast.items()} == {k: v.ok for k, v in slow.items()}
     assert fast["ok0"].ok and fast["ok1"].ok and fast["noparse0"].ok is False
     assert fast["ok0"].compiled == slow["ok0"].compiled

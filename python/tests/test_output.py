@@ -5,10 +5,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from adegen import backends
 from adegen import output as out
 from adegen.errors import InputError
 
@@ -30,6 +32,25 @@ def test_lock_is_exclusive_and_stale_lock_is_taken_over(tmp_path):
     b.acquire()
     assert b.held
     b.release()
+
+
+def test_a_lock_whose_pid_another_process_got_is_taken_over(tmp_path):
+    """The lock holds the owner's start time too (one owner record, `owners`, as the run work
+    directories have it): a live process that merely got the dead owner's pid holds nothing."""
+    import os
+    import socket
+
+    from adegen import owners
+
+    lock = tmp_path / ".adegen.lock"
+    lock.write_text(f"{os.getpid()} {socket.gethostname()} 1\n")  # this pid, another start time
+    b = out.RunLock(tmp_path)
+    b.acquire()
+    assert b.held and owners.alive(lock.read_text()) is True
+    b.release()
+    lock.write_text(owners.record() + "\n")  # the live owner itself: never taken over
+    with pytest.raises(InputError, match="another run is writing to"):
+        out.RunLock(tmp_path).acquire()
 
 
 def test_task_writer_is_atomic_and_never_overwrites(tmp_path):
@@ -79,7 +100,8 @@ def test_copy_project_standalone(tmp_path):
     (p / "packages.yml").write_text("packages:\n  - local: ../adegen_pkg\n  - package: dbt-labs/dbt_utils\n    version: 1.3.0\n")
     (p / "package-lock.yml").write_text("packages:\n  - local: ../adegen_pkg\n    name: adegen\n"
                                         "  - package: dbt-labs/dbt_utils\n    version: 1.3.0\nsha1_hash: abc\n")
-    profiles = out.render_profiles("proj", "dev", "duckdb", "proj", "main", {"path": "/abs/proj.duckdb"})
+    profiles = backends.get("duckdb").copy_profile(SimpleNamespace(
+        profile_name="proj", target_name="dev", db_name="proj", schema="main", target_config={"path": "/abs/proj.duckdb"}))
     dest = tmp_path / "out" / "projects" / "proj"
     created, notes = out.copy_project(p, dest, profiles_yml=profiles, adegen_root=adegen_root)
     assert created and any("adegen" in n for n in notes)
@@ -116,6 +138,7 @@ def test_local_package_outside_project_is_refused(tmp_path):
 
 
 def test_snowflake_profile_uses_env():
-    prof = yaml.safe_load(out.render_profiles("p", "dev", "snowflake", "ACME", "MAIN"))
+    prof = yaml.safe_load(backends.get("snowflake").copy_profile(SimpleNamespace(
+        profile_name="p", target_name="dev", db_name="ACME", schema="MAIN", target_config={})))
     o = prof["p"]["outputs"]["dev"]
     assert o["database"] == "ACME" and "SNOWFLAKE_ACCOUNT" in o["account"] and "path" not in o

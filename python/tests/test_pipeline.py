@@ -13,7 +13,7 @@ from adegen.cli_args import parse_args
 from adegen.pipeline import RunContext, UI
 from adegen.pipeline import discovery, inputs, propose, workspace
 from adegen.pipeline.realise import TaskJob, realise_task
-from adegen.survey import AdeBench
+from adegen.ade_bench import AdeBench
 
 
 @pytest.fixture()
@@ -29,7 +29,7 @@ def ctx(example_project, acme_discovery, tmp_path) -> RunContext:
 
 def _one_proposal(ctx):
     cands, _ = propose.enumerate_candidates(ctx)
-    pset = pp.select(cands, propose.scope(ctx), count=1)
+    pset = pp.select(cands, ctx.scope(), count=1)
     assert pset.proposals
     return pset.proposals[0]
 
@@ -86,15 +86,15 @@ def test_run_record_from_the_context(ctx, acme_discovery):
 
     p = _one_proposal(ctx)
     ctx.output = workspace.prepare(ctx)
-    ctx.doc.update({"adegen_version": "test", "exit_code": 0})
+    ctx.doc.adegen_version, ctx.doc.exit_code = "test", 0
     entry = realise_task(ctx, TaskJob(p, "acme001", []))
-    ctx.doc["tasks"] = [entry]
+    ctx.doc.tasks = [entry]
     runs = ctx.opts.output_dir / ".adegen" / "runs"
     runs.mkdir(parents=True)
     (runs / ".adegen-tmp-stale.json").write_text("{")  # left by a killed run
     record.clean_stale(ctx.opts.output_dir)
     path = record.write_record(ctx, ctx.started)
-    assert [x.name for x in runs.iterdir()] == [path.name] and ctx.doc["run_record"] == str(path)
+    assert [x.name for x in runs.iterdir()] == [path.name] and ctx.doc.run_record == str(path)
     rec = json.loads(path.read_text())
     schemas = ctx.opts.project_dir.parent / "python" / "adegen" / "schemas"
     for name in ("build.schema.json", "run_record.schema.json"):

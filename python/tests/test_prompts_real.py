@@ -11,7 +11,7 @@ import pytest
 
 from adegen import prompts
 from adegen.project import load_project
-from adegen.validate import Validator
+from adegen.backends import ValidatorSetup, make_validator
 
 PROJECT = Path(__file__).resolve().parent / "fixtures" / "shopfix"
 MODELS = ("stg_orders", "stg_customers", "fct_orders", "customer_revenue", "order_statuses", "fct_order_events")
@@ -47,7 +47,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def screened(tmp_path_factory):
-    v = Validator(load_project(PROJECT), db_dir=None, workdir=tmp_path_factory.mktemp("prompts"), jobs=2)
+    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("prompts"), jobs=2))
     try:
         v.baseline()
         items = []

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from adegen import proposals as pp
+from adegen import settings
 from adegen import survey as sv
 from adegen.drops import DropCode
 
@@ -144,6 +145,5 @@ def test_a_failure_writing_one_sites_prompt_drops_that_site_only(example_project
     assert len(res.proposals) == 5 and first.model not in {p.model for p in res.proposals}
     assert any(d.model == first.model and "internal error: ValueError: math domain error" in d.reason
                and d.code is DropCode.PROMPT_ERROR for d in res.dropped)
-    monkeypatch.setenv("ADEGEN_DEBUG", "1")  # a developer asking for the traceback gets the exception
-    with pytest.raises(ValueError):
+    with settings.override(debug=True), pytest.raises(ValueError):  # a developer asking for the traceback
         pp.select(cands, _scope(example_project, acme_discovery, s), count=5)

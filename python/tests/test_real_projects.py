@@ -24,7 +24,7 @@ import realfix as rf  # noqa: E402
 from adegen import paths  # noqa: E402
 from adegen.harness import run_harness  # noqa: E402
 from adegen.project import load_project  # noqa: E402
-from adegen.validate import Validator  # noqa: E402
+from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 from adegen.validate.pool import BudgetExceeded, WorkerPool  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,7 +159,7 @@ def test_nested_local_packages_proven(vendored, tmp_path):
 
 @pytest.fixture(scope="module")
 def vend_validator(vendored, tmp_path_factory):
-    v = Validator(load_project(vendored), workdir=tmp_path_factory.mktemp("vend-work"), jobs=2)
+    v = make_validator(load_project(vendored), ValidatorSetup(tmp_path_factory.mktemp("vend-work"), jobs=2))
     v.baseline()
     yield v
     v.close()
@@ -206,7 +206,7 @@ def test_runaway_self_join_is_dropped_and_the_run_goes_on(tmp_path):
         "models/staging/stg_events.sql": "select k, v from {{ source('raw', 'events') }}",
         "models/marts/events_joined.sql": JOIN_SQL,
     }, tables={"events": "select i as k, i % 97 as v from range(300000) r(i)"}, sources=("events",))
-    v = Validator(load_project(root), workdir=tmp_path / "work", jobs=2)
+    v = make_validator(load_project(root), ValidatorSetup(tmp_path / "work", jobs=2))
     try:
         v.baseline()
         path = "models/marts/events_joined.sql"
@@ -239,7 +239,7 @@ def test_small_data_runaway_is_stopped_by_the_compile_checks_sql(tmp_path):
     fine = (root / path).read_text().replace("b.v as v2", "b.v + 1 as v2")
     compiled = compile_mutants(project, [("runaway", path, runaway), ("fine", path, fine)], workdir=tmp_path)
     assert compiled["runaway"].catalog == "compile" and '"compile"' in compiled["runaway"].compiled
-    v = Validator(project, workdir=tmp_path / "work", jobs=2)
+    v = make_validator(project, ValidatorSetup(tmp_path / "work", jobs=2))
     try:
         v.baseline()
         pat = SimpleNamespace(id="wrong_join_key", symptom="extra_rows", difficulty="easy")
@@ -312,7 +312,7 @@ def test_gradable_copy_layouts():
 
 
 def test_typed_macro_storage_version(hub_project, tmp_path):
-    v = Validator(load_project(hub_project), workdir=tmp_path, jobs=1)
+    v = make_validator(load_project(hub_project), ValidatorSetup(tmp_path, jobs=1))
     try:
         v.baseline()
         st = v.facts().storage

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import duckdb
 import pytest
 
-from reliability_kit import (PROFILES, REPO, assert_complete_tasks, build_cmd, make_project,  # noqa: F401
-                             rel_env, run_build, task_dirs, tree_state)
+from reliability_kit import (MODELS, PROFILES, RAW_CUSTOMERS, RAW_ORDERS, REPO, assert_complete_tasks,  # noqa: F401
+                             build_cmd, make_project, rel_env, run_build, task_dirs, tree_state)
 
 VALID_PATTERN = textwrap.dedent("""\
     patterns:
@@ -118,6 +119,27 @@ def _duckdb_no_data(tmp, content: bytes | None):
         (p / "tiny.duckdb").write_bytes(content)
     out = tmp / "out"
     return Prepared(p, [p, "--output-dir", out, "--pick", "all"], out)  # validation on: the DB matters
+
+
+def _duckdb_in_ade_bench(tmp):
+    """No seeds and no database in the project: ade-bench's databases directory holds it, and
+    --ade-bench-dir says where ade-bench is (the check and the validator must both look there)."""
+    models = {"models/_src.yml": "version: 2\nsources:\n  - name: raw\n    schema: main\n    tables:\n"
+                                 "      - name: raw_orders\n      - name: raw_customers\n",
+              **{k: v.replace("ref('raw_orders')", "source('raw', 'raw_orders')")
+                 .replace("ref('raw_customers')", "source('raw', 'raw_customers')") for k, v in MODELS.items()}}
+    p = make_project(tmp, models=models, seeds=False)
+    ade = tmp / "ade-bench"
+    dbs = ade / "shared" / "databases" / "duckdb"
+    dbs.mkdir(parents=True)
+    con = duckdb.connect(str(dbs / "tiny.duckdb"))
+    for table, text in (("raw_orders", RAW_ORDERS), ("raw_customers", RAW_CUSTOMERS)):
+        (tmp / f"{table}.csv").write_text(text)
+        con.execute(f"create table main.{table} as select * from read_csv('{tmp / f'{table}.csv'}', header=true)")
+    con.close()
+    out = tmp / "out"
+    return Prepared(p, [p, "--output-dir", out, "--pick", "all", "--count", "3", "--ade-bench-dir", ade], out,
+                    watch=[ade / "shared"])
 
 
 def _duckdb_locked(tmp):
@@ -228,6 +250,9 @@ CASES: list[Case] = [
          ("profiles.yml", "tiny.outputs.dev.path", "tiny.duckdb", "cannot be opened as a DuckDB database")),
     Case("duckdb_locked_by_writer", _duckdb_locked,
          ("profiles.yml", "tiny.outputs.dev.path", "tiny.duckdb", "locked by another process")),
+    Case("duckdb_only_in_ade_bench_dir", _duckdb_in_ade_bench, (), code=0,
+         why="ade-bench's databases directory (--ade-bench-dir) holds the project's database, where the tasks "
+             "will find it: the input check and the proofs read it there"),
     # --- projects dbt cannot parse or that hold nothing to work on
     Case("jinja_syntax_error", _with_project(extra={"models/marts/broken.sql": "select {{ ref('stg_orders' }} as x\n"}),
          ("models/marts/broken.sql", "Compilation Error")),
@@ -346,7 +371,7 @@ def _execute(case: Case, tmp: Path, env: dict) -> Outcome:
     return Outcome(pr, before, after, wb, wa, r, time.monotonic() - t0)
 
 
-SLOW = {"models_all_zero_rows", "five_hundred_jinja_only_models", "model_with_250kB_line",
+SLOW = {"duckdb_only_in_ade_bench_dir", "models_all_zero_rows", "five_hundred_jinja_only_models", "model_with_250kB_line",
         "jinja_syntax_error", "unknown_ref", "all_models_disabled"}  # these run dbt
 
 

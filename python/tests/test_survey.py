@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from adegen import ade_bench, backends
 from adegen import survey as sv
 
 FIX = Path(__file__).parent / "fixtures" / "ade_tasks" / "ade-bench"
@@ -72,23 +73,24 @@ def test_detection_order(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + "/usr/bin:/bin")
     # nothing at all
-    assert not sv.detect_ade_bench().found
+    assert not ade_bench.detect_ade_bench().found
     # `ade` exists but `ade --help` fails: not enough
     _fake_ade(tmp_path / "bin", ok=False)
-    assert not sv.detect_ade_bench().found
+    assert not ade_bench.detect_ade_bench().found
     # fallback: ~/.ade-bench/pyproject.toml naming ade-bench
     (home / ".ade-bench").mkdir()
     (home / ".ade-bench" / "pyproject.toml").write_text('[project]\nname = "ade-bench"\n')
-    a = sv.detect_ade_bench()
+    a = ade_bench.detect_ade_bench()
     assert a.found and a.path == home / ".ade-bench" and a.tasks_dir == home / ".ade-bench" / "tasks"
     # a working `ade` wins
     _fake_ade(tmp_path / "bin", ok=True)
-    a = sv.detect_ade_bench()
+    a = ade_bench.detect_ade_bench()
     assert a.found and "ade" in a.how
     # explicit directory
-    assert sv.detect_ade_bench(FIX).path == FIX
+    assert ade_bench.detect_ade_bench(FIX).path == FIX
 
 
 def test_install_commands_mention_env_for_snowflake():
-    assert any(".env.example" in c for c in sv.install_commands(db_type="snowflake"))
-    assert not any(".env.example" in c for c in sv.install_commands(db_type="duckdb"))
+    assert any(".env.example" in c for c in backends.get("snowflake").install_extras("~/.ade-bench"))
+    assert not backends.get("duckdb").install_extras("~/.ade-bench")
+    assert not any(".env.example" in c for c in ade_bench.install_commands())

@@ -17,7 +17,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adegen.project import load_project  # noqa: E402
-from adegen.validate import Validator  # noqa: E402
+from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ACME = REPO / "integration_tests"
@@ -45,7 +45,7 @@ def shipped_copy(dest: Path) -> Path:
 @pytest.fixture(scope="module")
 def acme_validator(tmp_path_factory):
     """A validator with the intact build of integration_tests (its baseline), shared by this module."""
-    v = Validator(load_project(ACME), db_dir=None, workdir=tmp_path_factory.mktemp("acme-work"), jobs=2)
+    v = make_validator(load_project(ACME), ValidatorSetup(tmp_path_factory.mktemp("acme-work"), jobs=2))
     try:
         v.baseline()
         yield v

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from adegen.harness import TestNameTooLong, run_harness, storage_version  # noqa: E402
 from adegen.harness.dbfiles import list_relations  # noqa: E402
 from adegen.project import load_project  # noqa: E402
-from adegen.validate import Validator  # noqa: E402
+from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIX / "shopfix"
@@ -33,7 +33,7 @@ def model_text(path):
 @pytest.fixture(scope="session")
 def validator(tmp_path_factory):
     work = tmp_path_factory.mktemp("validate")
-    v = Validator(load_project(PROJECT), db_dir=None, workdir=work, jobs=2)
+    v = make_validator(load_project(PROJECT), ValidatorSetup(work, jobs=2))
     v.baseline()
     yield v
     v.close()

@@ -22,7 +22,7 @@ from adegen.project import load_project  # noqa: E402
 from adegen.rewrite import ModelContext, apply_site, sites_for_model  # noqa: E402
 from adegen.task_yaml import PromptEntry, SeedEntry, Variant  # noqa: E402
 from adegen.taskgen import TaskPlan, build_task_files, unified_diff  # noqa: E402
-from adegen.validate import make_validator  # noqa: E402
+from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 from adegen.validate.snowflake import EmulatorValidator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,8 +69,8 @@ def make_task(tasks: Path, task_id: str, original: str, mutant: str, table: str)
 def sf_env(tmp_path_factory):
     root = tmp_path_factory.mktemp("sf-validate")
     project = shipped_copy(root / "projects" / "acme_sf")
-    v = make_validator(load_project(SF), emulate_snowflake=True, workdir=root / "work", jobs=2,
-                       dbt_timeout=300)
+    v = make_validator(load_project(SF), ValidatorSetup(root / "work", jobs=2, emulate_snowflake=True,
+                                                        dbt_timeout=300))
     assert isinstance(v, EmulatorValidator), v.usable()
     t0 = time.monotonic()
     v.baseline()
@@ -175,10 +175,10 @@ def test_missing_data_file_is_not_usable(tmp_path):
     v.close()
 
 
-# -- factory ---------------------------------------------------------------------------------------
+# -- the Snowflake backend's make_validator -------------------------------------------------------
 
 def test_factory_without_flag_says_why(tmp_path):
-    v = make_validator(load_project(SF), emulate_snowflake=False, workdir=tmp_path)
+    v = make_validator(load_project(SF), ValidatorSetup(tmp_path, emulate_snowflake=False))
     ok, why = v.usable()
     assert not ok
     assert why == ("Snowflake tasks are unproven: no Snowflake connection; pass --emulate-snowflake to prove "
@@ -189,17 +189,17 @@ def test_factory_without_flag_says_why(tmp_path):
 
 
 def test_factory_without_extra_says_install(tmp_path, monkeypatch):
-    from adegen.validate import factory
+    from adegen.emulator import install
 
-    real = factory._import
+    real = install._import
 
     def fake_import(name, *a, **kw):
         if name.startswith("fakesnow"):
             raise ModuleNotFoundError(f"No module named {name!r}")
         return real(name, *a, **kw)
 
-    monkeypatch.setattr(factory, "_import", fake_import)
-    v = make_validator(load_project(SF), emulate_snowflake=True, workdir=tmp_path)
+    monkeypatch.setattr(install, "_import", fake_import)
+    v = make_validator(load_project(SF), ValidatorSetup(tmp_path, emulate_snowflake=True))
     ok, why = v.usable()
     assert not ok
     assert why.startswith("Snowflake tasks are unproven: install adegen[snowflake-emulator] and pass "
@@ -213,7 +213,7 @@ def test_factory_duckdb_project_gets_the_duckdb_validator(tmp_path, fixtures_dir
     p = fixtures_dir / "tiny_duckdb"
     if not (p / "dbt_project.yml").is_file():
         pytest.skip("tiny_duckdb fixture missing")
-    v = make_validator(load_project(p), emulate_snowflake=True, workdir=tmp_path)
+    v = make_validator(load_project(p), ValidatorSetup(tmp_path, emulate_snowflake=True))
     try:
         assert isinstance(v, Validator)
     finally:

@@ -4,7 +4,7 @@ preference, summary notes). `get(db_type)` / `for_project(project)` return its `
 from __future__ import annotations
 
 from ..errors import InputError
-from .base import Backend
+from .base import Backend, TargetFacts, ValidatorSetup
 from .duckdb import DuckDBBackend
 from .snowflake import SnowflakeBackend
 
@@ -20,6 +20,11 @@ def get(db_type: str) -> Backend:
                          field="type") from None
 
 
+def make_validator(project, setup: ValidatorSetup):
+    """The project's execution validator, made by its database's backend (tests, bench)."""
+    return for_project(project).make_validator(project, setup)
+
+
 def for_project(project) -> Backend:
     """The backend of a loaded project; an unsupported adapter names profiles.yml and `type`."""
     if project.adapter_type not in BACKENDS:
@@ -28,4 +33,4 @@ def for_project(project) -> Backend:
     return BACKENDS[project.adapter_type]
 
 
-__all__ = ["BACKENDS", "NAMES", "Backend", "for_project", "get"]
+__all__ = ["BACKENDS", "NAMES", "Backend", "TargetFacts", "ValidatorSetup", "for_project", "get", "make_validator"]

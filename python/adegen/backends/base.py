@@ -2,15 +2,48 @@
 (as sqlglot keeps one module per dialect). The dbt side of the same differences lives in
 `macros/cross_db/` (adapter.dispatch); the validator internals live in `adegen.validate`.
 
-Adding a database: a module here with a `Backend` subclass, its name in `backends.BACKENDS`, a
-validator in `validate.factory.make_validator`, and its macros in `macros/cross_db/`."""
+Adding a database: a module here with a `Backend` subclass (how its profile target reads, its
+profiles, its validator, ...), its name in `backends.BACKENDS`, and its macros in
+`macros/cross_db/`. The database type is branched on here and nowhere else: the rest of adegen asks
+the project's backend (`backends.for_project`)."""
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..ade_bench import AdeBench, databases_dirs
+from ..dbt.profiles import profiles_text
 from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """What a profile target says about the database (`Backend.read_target`)."""
+
+    db_name: str  # duckdb: the file's stem; snowflake: `database`
+    db_path: Path | None  # duckdb: absolute path of the database file (may not exist yet)
+    schema: str
+
+
+@dataclass(frozen=True)
+class ValidatorSetup:
+    """What a validator is made with (`Backend.make_validator`), besides the project."""
+
+    workdir: Path
+    jobs: int = 2
+    progress: Callable[[str], None] | None = None
+    prove_mode: str = "inprocess"
+    emulate_snowflake: bool = False  # Snowflake: prove on the local fakesnow emulator
+    db_dir: Path | None = None  # DuckDB: --db-path
+    ade: AdeBench | None = None  # the run's ade-bench (its databases); None: the usual places
+    data_file: Path | None = None  # Snowflake on the emulator: a DuckDB file with the raw data
+    dbt_timeout: float | None = None  # Snowflake on the emulator: seconds per dbt call
+
+    def ade_databases(self) -> tuple[Path, ...]:
+        """ade-bench's databases directories (`AdeBench.databases`)."""
+        return self.ade.databases if self.ade is not None else databases_dirs(None)
 
 
 class Backend:
@@ -33,7 +66,12 @@ class Backend:
                              f"for {project.name}, and {self.title()} variants have no db_dir ({self.reached_how} "
                              f"{project.db_name} {self.reached_with}); drop --db-path", field="--db-path")
 
-    def check_database(self, project, opts) -> None:
+    def read_target(self, target: dict, project_dir: Path, profiles_path: Path, field: str) -> TargetFacts:
+        """The database facts of a rendered profile target (`field`: its place in profiles.yml,
+        for the error naming a missing key)."""
+        raise NotImplementedError
+
+    def check_database(self, project, opts, ade: AdeBench) -> None:
         """With validation on: refuse a database the run cannot read (exit 2, before dbt runs)."""
 
     def option_notes(self, opts) -> tuple[dict, list[str]]:
@@ -45,11 +83,10 @@ class Backend:
 
     # -- validation -----------------------------------------------------------------------------
 
-    def make_validator(self, project, opts, workdir: Path, progress: Callable[[str], None]):
-        from ..validate.factory import make_validator
-
-        return make_validator(project, emulate_snowflake=opts.emulate_snowflake, workdir=workdir,
-                              db_dir=opts.db_path, jobs=opts.jobs, progress=progress)
+    def make_validator(self, project, setup: ValidatorSetup):
+        """This database's execution validator (the Validator protocol, validate/contract.py), or a
+        `validate.Unavailable` that says why the tasks cannot be proven."""
+        raise NotImplementedError
 
     def unproven_reason(self, why: str) -> str:
         """The validator's reason as the tail of a task's "unproven: ..." line."""
@@ -66,11 +103,20 @@ class Backend:
         raise NotImplementedError
 
     def copy_profile(self, project) -> str:
-        """The standalone copy's profiles.yml."""
-        from ..output import render_profiles
+        """The standalone copy's profiles.yml: the project's profile with one target, this
+        database's `profile_target`."""
+        return profiles_text(project.profile_name, project.target_name,
+                             self.profile_target(project.db_name, project.schema, project.target_config))
 
-        return render_profiles(project.profile_name, project.target_name, self.name, project.db_name,
-                               project.schema, project.target_config)
+    def offline_target(self, project, db_file: Path) -> dict:
+        """The profiles.yml target discovery and the mutant compile run dbt with: never the user's
+        database (`db_file`: a scratch file a file-based database may use)."""
+        raise NotImplementedError
+
+    def compiled_catalog(self, db_file: Path) -> str | None:
+        """The catalog compiled SQL names when compiled against `offline_target(..., db_file)`
+        (None: it names the project's own database)."""
+        return None
 
     def variant_fields(self, opts) -> dict:
         """task.yaml variant keys beyond db_type/db_name/project_*, in order."""

@@ -1,10 +1,67 @@
 """DuckDB: a database file. ade-bench copies `<db_dir or shared/databases/duckdb>/<db_name>.duckdb`
-to `/app/<db_name>.duckdb`; proofs run against the file the task will use; `--seed` works."""
+to `/app/<db_name>.duckdb`; proofs run against the file the task will use; `--seed` works.
+
+Which file a project's data comes from is decided here once (`find_database`: --db-path, the
+profile's path, ade-bench's databases) for the input check, the validator and the next steps."""
 from __future__ import annotations
 
 from pathlib import Path
-from ..errors import AdegenError
-from .base import Backend, _q
+
+from ..ade_bench import AdeBench
+from ..database_file import FROM_ADE_BENCH, FROM_DB_DIR, FROM_PROFILE, DatabaseFile
+from ..dbt.profiles import duckdb_output
+from ..errors import AdegenError, InputError
+from .base import Backend, TargetFacts, ValidatorSetup, _q
+
+
+def find_database(project, db_dir: Path | None, ade_databases) -> DatabaseFile:
+    """The DuckDB file a project's data comes from: `<db_dir>/<db_name>.duckdb` (--db-path), else
+    the profile's path, else `duckdb/<db_name>.duckdb` in ade-bench's databases directories
+    (`ade_databases`, `AdeBench.databases`), first that exists."""
+    name = f"{project.db_name}.duckdb"
+    if db_dir is not None and (Path(db_dir) / name).is_file():
+        found = Path(db_dir).resolve() / name
+        return DatabaseFile(found, FROM_DB_DIR, f"database {found} (db_dir)")
+    if project.db_path and Path(project.db_path).is_file():
+        return DatabaseFile(Path(project.db_path).resolve(), FROM_PROFILE, f"database {project.db_path} (profile)")
+    for d in (root / "duckdb" for root in ade_databases):
+        if (d / name).is_file():
+            return DatabaseFile((d / name).resolve(), FROM_ADE_BENCH, f"database {d / name} (ade-bench databases)")
+    return DatabaseFile(None, "", f"no {name} found (db_dir, profile path, ADE_DATABASES_DIR, ade-bench)")
+
+
+def check_database_file(project, db_dir: Path | None, ade_databases) -> Path | None:
+    """The DuckDB file execution validation would read, opened read-only once: a file that is not a
+    DuckDB database or is locked by another process is an InputError naming it. A missing file is
+    one too, unless the project has seeds (validation then seeds a fresh database) or ade-bench's
+    databases directory has it. Returns the file (None when there is none to check). Nothing is
+    written."""
+    tfield = f"{project.profile_name}.outputs.{project.target_name}.path"
+    found = find_database(project, db_dir, ade_databases)
+    if found.origin == FROM_ADE_BENCH:
+        return None  # ade-bench's own database: not the user's to check
+    if found.path is None:
+        if project.db_path is None or project.has_seed_files():  # :memory: / MotherDuck, or seeds
+            return None
+        raise InputError(f"the DuckDB database {project.db_path} does not exist and the project has no seeds, "
+                         "so there is no data to validate the tasks against: build it (dbt build), pass "
+                         "--db-path DIR (a directory holding "
+                         f"{project.db_name}.duckdb) or --no-validate", file=project.profiles_path, field=tfield)
+    file, fld = (Path(db_dir), "--db-path") if found.origin == FROM_DB_DIR else (project.profiles_path, tfield)
+    db_file = found.path
+    import duckdb  # opened only here, once, before dbt runs
+
+    try:
+        duckdb.connect(str(db_file), read_only=True).close()
+    except duckdb.Error as e:
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "lock" in text.lower():
+            raise InputError(f"the DuckDB database {db_file} is locked by another process ({text}); close that "
+                             "connection (a running dbt, a notebook, the DuckDB CLI) and re-run",
+                             file=file, field=fld) from None
+        raise InputError(f"{db_file} cannot be opened as a DuckDB database ({text})", file=file,
+                         field=fld) from None
+    return db_file
 
 
 class DuckDBBackend(Backend):
@@ -16,20 +73,40 @@ class DuckDBBackend(Backend):
     def title(self) -> str:
         return "DuckDB"
 
-    def check_database(self, project, opts) -> None:
-        if opts.validate:
-            from ..project import check_duckdb_database
+    def read_target(self, target: dict, project_dir: Path, profiles_path: Path, field: str) -> TargetFacts:
+        path = str(target.get("path") or ":memory:")
+        db_path = None
+        if path == ":memory:" or path.startswith(("md:", "motherduck:")) or "://" in path:
+            db_name = "memory" if path == ":memory:" else path.split(":", 1)[-1].split("?")[0]
+        else:
+            p = Path(path).expanduser()
+            db_path = (p if p.is_absolute() else project_dir / p).resolve()
+            db_name = db_path.stem
+        return TargetFacts(db_name, db_path, str(target.get("schema") or "main"))
 
-            check_duckdb_database(project, opts.db_path)  # missing, corrupt or locked database: exit 2 now
+    def check_database(self, project, opts, ade: AdeBench) -> None:
+        if opts.validate:  # missing, corrupt or locked database: exit 2 now
+            check_database_file(project, opts.db_path, ade.databases)
 
     def option_notes(self, opts) -> tuple[dict, list[str]]:
         return {}, (["--emulate-snowflake has no effect on a DuckDB project"] if opts.emulate_snowflake else [])
 
+    def make_validator(self, project, setup: ValidatorSetup):
+        # imported when the run starts its validator: the validator brings duckdb and dbt along
+        from ..validate.validator import Validator
+
+        return Validator(project, database=find_database(project, setup.db_dir, setup.ade_databases()),
+                         workdir=setup.workdir, jobs=setup.jobs, progress=setup.progress, prove_mode=setup.prove_mode)
+
     def profile_target(self, db_name: str, schema: str, target_config: dict | None = None) -> dict:
         # cwd is /app in ade-bench, where the database file is copied; extensions and settings kept
-        from ..dbt.profiles import duckdb_output
-
         return duckdb_output(_TargetFacts(target_config, schema), f"./{db_name}.duckdb", threads=1)
+
+    def offline_target(self, project, db_file: Path) -> dict:
+        return duckdb_output(project, str(db_file))
+
+    def compiled_catalog(self, db_file: Path) -> str | None:
+        return db_file.stem
 
     def variant_fields(self, opts) -> dict:
         return {"db_dir": str(opts.db_path)} if opts.db_path else {}
@@ -40,7 +117,8 @@ class DuckDBBackend(Backend):
             db_file = opts.db_path / f"{project.db_name}.duckdb"
             return db_file, (f"db_dir is set to {opts.db_path}; it must contain {project.db_name}.duckdb"
                              + ("" if db_file.is_file() else " (it does not yet)"))
-        target = (f"{ade.path}/shared/databases/duckdb/{project.db_name}.duckdb" if ade.path
+        # where ade-bench will look: the first of its databases directories (`AdeBench.databases`)
+        target = (str(ade.databases[0] / "duckdb" / f"{project.db_name}.duckdb") if ade.path and ade.databases
                   else f"<ade-bench>/shared/databases/duckdb/{project.db_name}.duckdb")
         if validator is not None:
             try:

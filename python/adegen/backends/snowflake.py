@@ -4,13 +4,19 @@ and are labelled "proven on emulator", never "proven on Snowflake"; `--seed` is 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from .base import Backend
+from ..dbt.profiles import snowflake_env_output, snowflake_offline_output
+from ..errors import InputError
+from .base import Backend, TargetFacts, ValidatorSetup
 
 SNOWFLAKE_ENV = ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE",
                  "SNOWFLAKE_WAREHOUSE")
 EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake_prove.EMULATOR_LABEL (fakesnow, not Snowflake)
-UNPROVEN_PREFIX = "Snowflake tasks are unproven: "  # how the validator factory words its reasons
+UNPROVEN_PREFIX = "Snowflake tasks are unproven: "  # how make_validator words its reasons
+NO_FLAG = (UNPROVEN_PREFIX + "no Snowflake connection; pass --emulate-snowflake to prove them on the local "
+           "fakesnow emulator")
+NO_EXTRA = UNPROVEN_PREFIX + "install adegen[snowflake-emulator] and pass --emulate-snowflake"
 
 
 def snowflake_env_unset(environ=None) -> list[str]:
@@ -27,14 +33,40 @@ class SnowflakeBackend(Backend):
     proof_fields = {"on": "emulator"}
     reached_with = "with the SNOWFLAKE_* credentials"
 
+    def read_target(self, target: dict, project_dir: Path, profiles_path: Path, field: str) -> TargetFacts:
+        for key in ("database", "schema"):
+            if not target.get(key):
+                raise InputError("required for snowflake", file=profiles_path, field=f"{field}.{key}")
+        return TargetFacts(str(target["database"]), None, str(target["schema"]))
+
     def option_notes(self, opts) -> tuple[dict, list[str]]:
         return {"snowflake_env_unset": snowflake_env_unset()}, []
 
+    def make_validator(self, project, setup: ValidatorSetup):
+        """Without a Snowflake account: the fakesnow emulator when asked for and installed, else an
+        `Unavailable` saying how to get the tasks proven (they are written status: dev)."""
+        # imported when the run makes its validator: the emulator and validator packages bring
+        # duckdb, dbt and the Snowflake connector along
+        from ..emulator.install import emulator_missing
+        from ..validate.unavailable import Unavailable
+
+        if not setup.emulate_snowflake:
+            return Unavailable(NO_FLAG)
+        missing = emulator_missing()
+        if missing:
+            return Unavailable(f"{NO_EXTRA} ({missing})")
+        from ..validate.snowflake import EmulatorValidator
+
+        kw = {"dbt_timeout": setup.dbt_timeout} if setup.dbt_timeout else {}
+        return EmulatorValidator(project, workdir=setup.workdir, data_file=setup.data_file, jobs=setup.jobs,
+                                 progress=setup.progress, prove_mode=setup.prove_mode, **kw)
+
     def profile_target(self, db_name: str, schema: str, target_config: dict | None = None) -> dict:
         # credentials from the SNOWFLAKE_* environment variables, as ade-bench's container has them
-        from ..dbt.profiles import snowflake_env_output
-
         return snowflake_env_output(db_name, schema)
+
+    def offline_target(self, project, db_file: Path) -> dict:
+        return snowflake_offline_output(project)  # dummy credentials: compiling runs no query
 
     def unproven_reason(self, why: str) -> str:
         return why[len(UNPROVEN_PREFIX):] if why.startswith(UNPROVEN_PREFIX) else why

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DbtError
+from ..settings import get_settings
 from .result import FAILED, OK, TIMEOUT, DbtResult, NodeStatus, strip_ansi
 
 ERROR_EVENTS = {"RunningOperationCaughtError", "RunningOperationUncaughtError", "MainEncounteredError",
@@ -426,7 +427,7 @@ def _dbt_importable() -> bool:
 
 
 def backend_name(wanted: str | None = None) -> str:
-    wanted = (wanted or os.environ.get("ADEGEN_DBT_RUNNER", "")).strip().lower()
+    wanted = (wanted or get_settings().dbt_runner).strip().lower()
     if wanted == "subprocess":
         return "subprocess"
     return "inprocess" if _dbt_importable() else "subprocess"

@@ -7,7 +7,7 @@ real Snowflake (fakesnow is more permissive, and a few functions differ silently
     from adegen.emulator import FakesnowServer, copy_project
     proj = copy_project(project_dir, scratch / "proj")     # + compat macros, absolute local packages
     with FakesnowServer(scratch / "fakesnow") as srv:      # free 127.0.0.1 port, hardened launcher
-        profiles = srv.write_profiles(proj)                # or a ProjectInfo; database=... to isolate
+        profiles = srv.write_profiles(load_project(proj))  # database=... to isolate
         srv.run_dbt(["deps"], proj, profiles, timeout=120, check=True)
         srv.seed(proj, profiles)                           # or srv.load_duckdb(file, database=...)
         r = srv.run_dbt(["build"], proj, profiles, timeout=600)
@@ -29,13 +29,14 @@ from .errors import (EmulatorError, EmulatorStartError, EmulatorTimeoutError, Em
                      EmulatorUnsupportedError)
 from .profiles import copy_project, emulator_profiles, snowflake_target
 from .runner import DbtResult, run_dbt
-from .server import FAKESNOW_VERSION, FakesnowServer, fakesnow_available, free_port
+from .install import FAKESNOW_VERSION, emulator_missing, fakesnow_available
+from .server import FakesnowServer, free_port
 
 __all__ = [
     "COMPAT_FILE_NAME", "COMPAT_MACROS_SQL", "DbtResult", "EmulatorError", "EmulatorStartError",
     "EmulatorTimeoutError", "EmulatorUnavailableError", "EmulatorUnsupportedError", "ErrorBlock",
     "FAKESNOW_VERSION", "FakesnowServer", "KNOWN_MISSING_FUNCTIONS", "UNSUPPORTED_PATTERNS",
     "UnsupportedMatch", "classify_failure", "conflicting_macros", "copy_project", "emulator_profiles",
-    "error_blocks", "fakesnow_available", "free_port", "install_compat_macros", "run_dbt",
+    "emulator_missing", "error_blocks", "fakesnow_available", "free_port", "install_compat_macros", "run_dbt",
     "snowflake_target", "unsupported_matches",
 ]

@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import AdegenError
-from .profiles import copy_project, snowflake_target
+from ..project import load_project
+from .profiles import copy_project, emulator_profiles, snowflake_target
 from .server import FakesnowServer
 
 
@@ -41,15 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     scratch = ns.keep or Path(tempfile.mkdtemp(prefix="adegen-emulator-"))
     try:
         proj = copy_project(ns.project, scratch / "project")
-        snowflake_target(proj)                     # bad profile: fail before starting a server
+        info = load_project(proj)
+        snowflake_target(info)                     # bad profile: fail before starting a server
         with FakesnowServer(scratch / "fakesnow") as srv:
             print(f"fakesnow {srv.version} on {srv.url} (log {srv.log_path})", flush=True)
-            profiles = srv.write_profiles(proj, database=ns.database)
+            profiles = srv.write_profiles(info, database=ns.database)
             srv.run_dbt(["deps"], proj, profiles, timeout=ns.timeout, check=True)
             if ns.duckdb:
-                from .profiles import emulator_profiles
-
-                (pname, prof), = emulator_profiles(proj, host=srv.host, port=srv.port,
+                (pname, prof), = emulator_profiles(info, host=srv.host, port=srv.port,
                                                    database=ns.database).items()
                 out = prof["outputs"][prof["target"]]
                 schemas = dict(s.split("=", 1) for s in ns.duckdb_schema) or {"main": out["schema"]}

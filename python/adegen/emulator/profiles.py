@@ -9,23 +9,15 @@ from ..dbt import copy_tree, snowflake_emulator_output
 from ..dbt.packages import localize_outside_paths
 from ..dbt.profiles import EMULATOR_CREDENTIALS, profiles_doc, write_profiles_doc
 from ..errors import InputError
+from .compat import install_compat_macros
 
 DUMMY_CREDENTIALS = EMULATOR_CREDENTIALS
 
 
-def snowflake_target(project: Any, *, profiles_dir: str | Path | None = None,
-                     target: str | None = None) -> tuple[str, str, dict]:
-    """(profile_name, target_name, rendered target config) of a project dir or a ProjectInfo-like
-    object (attributes profile_name, target_name, target_config[, adapter_type])."""
-    if hasattr(project, "target_config") and hasattr(project, "profile_name"):
-        cfg = dict(project.target_config)
-        tname = target or project.target_name
-        pname = project.profile_name
-    else:
-        from ..project import load_project
-
-        info = load_project(project, profiles_dir=profiles_dir, target=target)
-        cfg, tname, pname = dict(info.target_config), info.target_name, info.profile_name
+def snowflake_target(project: Any) -> tuple[str, str, dict]:
+    """(profile_name, target_name, rendered target config) of a loaded project (a ProjectInfo, or
+    an object with its profile_name, target_name and target_config)."""
+    cfg, tname, pname = dict(project.target_config), project.target_name, project.profile_name
     if str(cfg.get("type", "")).lower() != "snowflake":
         raise InputError(f"profile {pname!r} target {tname!r} is type {cfg.get('type')!r}, not snowflake",
                          field=f"{pname}.outputs.{tname}.type")
@@ -35,11 +27,10 @@ def snowflake_target(project: Any, *, profiles_dir: str | Path | None = None,
     return pname, tname, cfg
 
 
-def emulator_profiles(project: Any, *, host: str, port: int, profiles_dir: str | Path | None = None,
-                      target: str | None = None, database: str | None = None, schema: str | None = None,
+def emulator_profiles(project: Any, *, host: str, port: int, database: str | None = None, schema: str | None = None,
                       threads: int | None = None) -> dict:
-    """The profiles.yml content (dict) for running `project` against fakesnow at host:port."""
-    pname, tname, cfg = snowflake_target(project, profiles_dir=profiles_dir, target=target)
+    """The profiles.yml content (dict) for running a loaded `project` against fakesnow at host:port."""
+    pname, tname, cfg = snowflake_target(project)
     out = snowflake_emulator_output(cfg, host=host, port=port,
                                     overrides={"database": database, "schema": schema, "threads": threads})
     return profiles_doc(pname, tname, out)
@@ -54,8 +45,6 @@ def copy_project(src: str | Path, dest: str | Path, *, compat_macros: bool = Tru
     dbt_packages/, logs/, databases). `local:` packages outside the project are made absolute so
     `dbt deps` in the copy still finds them. With `compat_macros`, the fakesnow compat macros are
     installed into the copy."""
-    from .compat import install_compat_macros
-
     src, dest = Path(src).resolve(), Path(dest)
     if not (src / "dbt_project.yml").is_file():
         raise InputError("not a dbt project (no dbt_project.yml)", file=src)

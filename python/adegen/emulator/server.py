@@ -1,7 +1,7 @@
 """A hardened fakesnow HTTP server as a subprocess on 127.0.0.1, always stopped.
 
     with FakesnowServer(scratch / "fakesnow") as srv:
-        profiles_dir = srv.write_profiles(project_dir)
+        profiles_dir = srv.write_profiles(load_project(project_dir))
         srv.run_dbt(["seed"], project_dir, profiles_dir, timeout=120)
 
 The server keeps one shared in-memory DuckDB for its lifetime (dbt cannot choose another store),
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import errno
-import importlib.util
 import json
 import os
 import signal
@@ -26,37 +25,14 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..sqlquote import bare_or_quoted
 from .errors import EmulatorError, EmulatorStartError, EmulatorUnavailableError
+from .install import FAKESNOW_VERSION, fakesnow_available
 from .profiles import emulator_profiles, write_profiles_yml
 from .runner import DEFAULT_DBT_TIMEOUT, DbtResult, run_dbt
 
-FAKESNOW_VERSION = "0.12.1"          # the launcher monkeypatches this version's internals
 LAUNCHER = Path(__file__).resolve().parent / "_fakesnow_launcher.py"
 HOST = "127.0.0.1"
-_REQUIRED_MODULES = ("fakesnow", "uvicorn", "starlette", "snowflake.connector", "pyarrow")
-
-
-def fakesnow_version() -> str | None:
-    try:
-        from importlib.metadata import version
-        return version("fakesnow")
-    except Exception:  # PackageNotFoundError and friends
-        return None
-
-
-def fakesnow_available() -> tuple[bool, str]:
-    """(True, version) when the current python can run the launcher, else (False, reason)."""
-    missing = []
-    for mod in _REQUIRED_MODULES:
-        try:
-            if importlib.util.find_spec(mod) is None:
-                missing.append(mod)
-        except (ImportError, ValueError):
-            missing.append(mod)
-    if missing:
-        return False, (f"missing python modules {', '.join(missing)}; install the emulator with "
-                       f"pip install 'fakesnow[server]=={FAKESNOW_VERSION}' (extra: adegen[snowflake-emulator])")
-    return True, fakesnow_version() or "unknown"
 
 
 def free_port(host: str = HOST) -> int:
@@ -277,17 +253,15 @@ class FakesnowServer:
                                 + (f"; log {self.log_path}:\n{self.log_tail()}" if self.proc else ""))
 
     # -- projects -------------------------------------------------------------------------------
-    def write_profiles(self, project: Any, *, out_dir: str | Path | None = None,
-                       profiles_dir: str | Path | None = None, target: str | None = None,
-                       database: str | None = None, schema: str | None = None,
-                       threads: int | None = None) -> Path:
+    def write_profiles(self, project: Any, *, out_dir: str | Path | None = None, database: str | None = None,
+                       schema: str | None = None, threads: int | None = None) -> Path:
         """Write a profiles.yml with the project's profile/target pointed at this server.
 
-        `project`: a project dir or a ProjectInfo(-like) object. Database/schema are the project's
+        `project`: a loaded project (ProjectInfo or alike). Database/schema are the project's
         unless overridden. Returns the directory to pass as --profiles-dir / DBT_PROFILES_DIR."""
         self._require_running()
-        content = emulator_profiles(project, host=self.host, port=self.port, profiles_dir=profiles_dir,
-                                    target=target, database=database, schema=schema, threads=threads)
+        content = emulator_profiles(project, host=self.host, port=self.port, database=database, schema=schema,
+                                    threads=threads)
         if out_dir is None:
             self._profiles_count += 1
             out_dir = self.data_dir / f"profiles-{self._profiles_count}"
@@ -346,21 +320,18 @@ class FakesnowServer:
         conn = self.connect()
         try:
             cur = conn.cursor()
-            cur.execute(f"create database if not exists {_ident(dst)}")
-            cur.execute(f"select table_schema, table_name, table_type from {_ident(src)}.information_schema.tables "
+            name = bare_or_quoted
+            cur.execute(f"create database if not exists {name(dst)}")
+            cur.execute(f"select table_schema, table_name, table_type from {name(src)}.information_schema.tables "
                         "where table_schema <> 'INFORMATION_SCHEMA' order by 1, 2")
             for schema, table, ttype in cur.fetchall():
-                cur.execute(f"create schema if not exists {_ident(dst)}.{_ident(schema)}")
+                cur.execute(f"create schema if not exists {name(dst)}.{name(schema)}")
                 if ttype == "BASE TABLE":
-                    cur.execute(f"create or replace table {_ident(dst)}.{_ident(schema)}.{_ident(table)} "
-                                f"clone {_ident(src)}.{_ident(schema)}.{_ident(table)}")
+                    cur.execute(f"create or replace table {name(dst)}.{name(schema)}.{name(table)} "
+                                f"clone {name(src)}.{name(schema)}.{name(table)}")
                     copied.append(f"{schema}.{table}")
         finally:
             conn.close()
         return copied
 
 
-def _ident(name: str) -> str:
-    if name.replace("_", "").replace("$", "").isalnum() and not name[0].isdigit():
-        return name
-    return '"' + name.replace('"', '""') + '"'

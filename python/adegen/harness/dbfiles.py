@@ -6,21 +6,11 @@ from pathlib import Path
 
 import duckdb
 
+from ..sqlquote import ident, literal
+
 # ade-bench's image pins duckdb 1.3.0; files tagged with a newer storage version cannot be read
 # there. v1.0.0 is readable by every duckdb >= 1.0.
 HARNESS_STORAGE_VERSION = "v1.0.0"
-
-
-def _q(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
-
-
-def _lit(value: str) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-quote_literal = _lit  # the public names
-quote_ident = _q
 
 
 def mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
@@ -32,14 +22,14 @@ def mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
                        [name]).fetchall()
     attached = {r[0].lower() for r in con.execute("select database_name from duckdb_databases()").fetchall()}
     if catalog.lower() not in attached:
-        con.execute(f"ATTACH ':memory:' AS {_q(catalog)}")
+        con.execute(f"ATTACH ':memory:' AS {ident(catalog)}")
     have = {(s.lower(), t.lower()) for s, t in con.execute(
         "select table_schema, table_name from information_schema.tables where table_catalog = ?", [catalog]).fetchall()}
     for schema, rel in rels:
         if rel.lower() in text and (schema.lower(), rel.lower()) not in have:
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {_q(catalog)}.{_q(schema)}")
-            con.execute(f"CREATE VIEW {_q(catalog)}.{_q(schema)}.{_q(rel)} AS "
-                        f"SELECT * FROM {_q(name)}.{_q(schema)}.{_q(rel)}")
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {ident(catalog)}.{ident(schema)}")
+            con.execute(f"CREATE VIEW {ident(catalog)}.{ident(schema)}.{ident(rel)} AS "
+                        f"SELECT * FROM {ident(name)}.{ident(schema)}.{ident(rel)}")
 
 
 def copy_file(src: Path, dst: Path) -> Path:
@@ -66,15 +56,15 @@ def write_versioned_copy(src: Path | None, dst: Path, *, drop: list[tuple[str, s
             p.unlink()
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH {_lit(dst)} AS adegen_out (STORAGE_VERSION {_lit(storage_version)})")
+        con.execute(f"ATTACH {literal(dst)} AS adegen_out (STORAGE_VERSION {literal(storage_version)})")
         if src is not None:
             tmp = dst.with_name(dst.stem + ".adegen-src.duckdb")
             copy_file(Path(src), tmp)
             try:
                 # attach the copy under the database's catalog name (the file stem) so view
                 # definitions, which name that catalog, keep resolving
-                src_alias = _q(dst.stem)
-                con.execute(f"ATTACH {_lit(tmp)} AS {src_alias}")
+                src_alias = ident(dst.stem)
+                con.execute(f"ATTACH {literal(tmp)} AS {src_alias}")
                 for schema, name in drop:
                     kind = con.execute(
                         "select table_type from information_schema.tables where table_catalog="
@@ -82,7 +72,7 @@ def write_versioned_copy(src: Path | None, dst: Path, *, drop: list[tuple[str, s
                         [dst.stem, schema, name]).fetchone()
                     if kind:
                         what = "VIEW" if kind[0] == "VIEW" else "TABLE"
-                        con.execute(f"DROP {what} IF EXISTS {src_alias}.{_q(schema)}.{_q(name)} CASCADE")
+                        con.execute(f"DROP {what} IF EXISTS {src_alias}.{ident(schema)}.{ident(name)} CASCADE")
                 con.execute(f"COPY FROM DATABASE {src_alias} TO adegen_out")
                 con.execute(f"DETACH {src_alias}")
             finally:
@@ -99,7 +89,7 @@ def storage_version(path: Path) -> str | None:
     """The storage compatibility tag of a DuckDB file (e.g. 'v1.0.0+'), or None."""
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH {_lit(path)} AS f (READ_ONLY)")
+        con.execute(f"ATTACH {literal(path)} AS f (READ_ONLY)")
         row = con.execute(
             "select tags['storage_version'] from duckdb_databases() where database_name='f'"
         ).fetchone()
@@ -126,7 +116,7 @@ def largest_table_rows(path: Path) -> int | None:
     the file cannot be read."""
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH {_lit(path)} AS f (READ_ONLY)")
+        con.execute(f"ATTACH {literal(path)} AS f (READ_ONLY)")
         row = con.execute("select max(estimated_size) from duckdb_tables() where database_name = 'f'").fetchone()
         return int(row[0] or 0) if row else 0
     except duckdb.Error:

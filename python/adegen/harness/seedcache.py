@@ -31,7 +31,7 @@ import duckdb
 
 from ..dbt.scratch import is_skipped
 from . import yamlc
-from .dbfiles import _lit, _q
+from ..sqlquote import ident, literal
 
 CONFIG_SUFFIXES = (".yml", ".yaml", ".sql")
 # root-project paths whose .sql files define nodes (never seed configuration); generic tests
@@ -150,7 +150,7 @@ class SeedCache:
         con = duckdb.connect(str(db_file))
         try:
             for name, src in sorted(cached.items()):
-                con.execute(f"ATTACH {_lit(src)} AS adegen_seed (READ_ONLY)")
+                con.execute(f"ATTACH {literal(src)} AS adegen_seed (READ_ONLY)")
                 try:
                     if _copy_in(con):
                         done.add(name)
@@ -169,7 +169,7 @@ class SeedCache:
         tmp = self.dir / f".{key}.{os.getpid()}.tmp"
         con = duckdb.connect(str(tmp))
         try:
-            con.execute(f"ATTACH {_lit(db_file)} AS adegen_src (READ_ONLY)")
+            con.execute(f"ATTACH {literal(db_file)} AS adegen_src (READ_ONLY)")
             kept = _copy_plain_table(con, name)
             con.execute("DETACH adegen_src")
         except duckdb.Error:
@@ -194,7 +194,7 @@ def _copy_in(con) -> bool:
         "from duckdb_schemas() where database_name = current_database()", [schema, schema, name]).fetchone()
     if schemas != 1 or relations != 0:
         return False
-    con.execute(f"CREATE TABLE {_q(schema)}.{_q(name)} AS SELECT * FROM adegen_seed.main.seed")
+    con.execute(f"CREATE TABLE {ident(schema)}.{ident(name)} AS SELECT * FROM adegen_seed.main.seed")
     return True
 
 
@@ -216,6 +216,6 @@ def _copy_plain_table(con, name: str) -> bool:
         "  and table_name = ?)", [schema, table, schema, table]).fetchone()[0]
     if extras:
         return False
-    con.execute(f"CREATE TABLE main.seed AS SELECT * FROM adegen_src.{_q(schema)}.{_q(table)}")
+    con.execute(f"CREATE TABLE main.seed AS SELECT * FROM adegen_src.{ident(schema)}.{ident(table)}")
     con.execute("CREATE TABLE main.adegen_meta AS SELECT ? AS schema_name, ? AS table_name", [schema, table])
     return True

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from .dbfiles import _lit, _q
+from ..sqlquote import ident, literal
 
 BIGINT_MIN, BIGINT_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -50,7 +50,7 @@ def table_schema(con, table: str) -> list[tuple[str, str]]:
     """(column_name, lower(data_type)) like `_extract_table_schema` (no schema filter)."""
     rows = con.execute(
         "SELECT column_name, data_type FROM information_schema.columns "
-        f"WHERE table_name = {_lit(table)} ORDER BY ordinal_position"
+        f"WHERE table_name = {literal(table)} ORDER BY ordinal_position"
     ).fetchall()
     return [(n, t.lower()) for n, t in rows]
 
@@ -69,7 +69,7 @@ def export_solution_seeds(db_file: Path, tables: list[str], project_name: str,
         for t in tables:
             schemas[t] = table_schema(con, t)
             csv_path = seeds_dir / f"solution__{t}.csv"
-            con.execute(f"COPY {t} TO {_lit(csv_path)} (HEADER, DELIMITER ',');")
+            con.execute(f"COPY {t} TO {literal(csv_path)} (HEADER, DELIMITER ',');")
     finally:
         con.close()
     write_no_op(seeds_dir / "_no-op.txt", project_name, schemas)
@@ -101,36 +101,36 @@ def check_table(db_file: Path, table: str, *, other_db: Path | None = None) -> S
         con.execute("SET TimeZone = 'UTC'")
         cols = table_schema(con, table)
         chk.columns = [c for c, _ in cols]
-        chk.rows = con.execute(f"select count(*) from {_q(table)}").fetchone()[0]
+        chk.rows = con.execute(f"select count(*) from {ident(table)}").fetchone()[0]
         for name, typ in cols:
-            qn = _q(name)
+            qn = ident(name)
             if typ in ("varchar", "text", "string") or typ.startswith("varchar"):
-                n = con.execute(f"select count(*) from {_q(table)} where {qn} = ''").fetchone()[0]
+                n = con.execute(f"select count(*) from {ident(table)} where {qn} = ''").fetchone()[0]
                 if n:
                     chk.empty_string_columns.append(name)
                     chk.problems.append(f"{table}.{name}: {n} empty string(s) (dbt seed loads them as NULL)")
             if typ in ("hugeint", "uhugeint", "ubigint"):
                 n = con.execute(
-                    f"select count(*) from {_q(table)} where {qn} < {BIGINT_MIN} or {qn} > {BIGINT_MAX}"
+                    f"select count(*) from {ident(table)} where {qn} < {BIGINT_MIN} or {qn} > {BIGINT_MAX}"
                 ).fetchone()[0]
                 if n:
                     chk.hugeint_overflow_columns.append(name)
                     chk.problems.append(f"{table}.{name}: {n} value(s) outside the bigint range "
                                         "(dbt seed cannot load them)")
         if other_db is not None:
-            con.execute(f"ATTACH {_lit(other_db)} AS adegen_other (READ_ONLY)")
+            con.execute(f"ATTACH {literal(other_db)} AS adegen_other (READ_ONLY)")
             other_cols = {r[0] for r in con.execute(
                 "select column_name from information_schema.columns where table_catalog="
-                f"'adegen_other' and table_name = {_lit(table)}").fetchall()}
+                f"'adegen_other' and table_name = {literal(table)}").fetchall()}
             other_rows = con.execute(
-                f"select count(*) from adegen_other.main.{_q(table)}").fetchone()[0]
+                f"select count(*) from adegen_other.main.{ident(table)}").fetchone()[0]
             if other_rows != chk.rows or set(chk.columns) != other_cols:
                 chk.row_count_unstable = True
                 chk.problems.append(f"{table}: two builds of the solved state differ in rows/columns "
                                     f"({chk.rows} vs {other_rows})")
             else:
-                chk.nondeterministic_columns = differing_columns(con, f"main.{_q(table)}",
-                                                               f"adegen_other.main.{_q(table)}", chk.columns)
+                chk.nondeterministic_columns = differing_columns(con, f"main.{ident(table)}",
+                                                               f"adegen_other.main.{ident(table)}", chk.columns)
                 if chk.nondeterministic_columns:
                     chk.problems.append(f"{table}: non-deterministic column(s) "
                                         + ", ".join(chk.nondeterministic_columns))
@@ -146,7 +146,7 @@ def differing_columns(con, a: str, b: str, columns: list[str]) -> list[str]:
     def diff(cols: list[str]) -> int:
         if not cols:
             return 0
-        sel = ", ".join(f"cast({_q(c)} as varchar)" for c in cols)
+        sel = ", ".join(f"cast({ident(c)} as varchar)" for c in cols)
         return con.execute(
             f"select count(*) from ((select {sel} from {a} except all select {sel} from {b}) "
             f"union all (select {sel} from {b} except all select {sel} from {a}))").fetchone()[0]

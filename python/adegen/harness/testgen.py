@@ -12,10 +12,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..ade_limits import MAX_TEST_NAME
 from ..errors import InputError
 
 EQUALITY_MACRO_FILENAME = "ade_bench_equality_test.sql"
-MAX_TEST_NAME = 55
 _BODY_MARKER = "-- ADEGEN-BODY\n"
 
 

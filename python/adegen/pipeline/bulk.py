@@ -1,9 +1,9 @@
-"""Bulk mode (`python -m adegen.bulk`): the build's stages run at scale, without questions.
+"""Bulk mode (`python -m adegen.bulk`): the build's stages run at scale, without questions, on
+the run skeleton the build uses (`pipeline/run.py`); its own stages (`bulk_tasks`):
 
-    load project -> ade-bench -> validator (background baseline) -> discover -> survey
-    -> [run lock] ledger -> workspace -> every (model, pattern, site) candidate, seeded order
+    [run lock] ledger -> workspace -> every (model, pattern, site) candidate, seeded order
     -> loop: compile check + screen ahead, propose, prove side by side, commit in order
-    -> tasks.jsonl, DATASET.md, experiment set -> run record
+    -> tasks.jsonl, DATASET.md, experiment set
 
 Only proven tasks are written (an unproven candidate is a drop). Resuming: the ledger
 (`pipeline/ledger.py`) says which candidates are decided and which tasks are this run's own; those
@@ -14,15 +14,14 @@ import dataclasses
 import shlex
 import time
 
-from .. import __version__
 from ..cli_args import Options
-from ..paths import owned_run_dir
-from . import bulk_units, dataset, discovery, inputs, validation, workspace
+from ..output import RunLock, highest_task_number
+from . import bulk_units, dataset, workspace
 from .bulk_loop import BulkLoop, LoopSetup
 from .context import RunContext
 from .ledger import Ledger, clean_stale
 from .progress import BulkUI, Progress
-from .run import finish_files
+from .run import run
 
 
 @dataclasses.dataclass
@@ -49,37 +48,25 @@ def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
     """(exit code, --json document): 0 when --tasks tasks are proven, 1 when the candidates ran out
     first (or nothing can be proven); bad input raises InputError before anything is written."""
     ctx = RunContext(opts=bopts.opts, ui=ui, command="bulk")
-    ctx.doc.update({"adegen_version": __version__, "mode": "bulk", "seed": bopts.seed, "tasks_wanted": bopts.tasks,
-                    "jobs": bopts.opts.jobs})
-    inputs.load_project(ctx)
-    inputs.detect_ade_bench(ctx)
-    with owned_run_dir("adegen-bulk-") as ctx.workroot:
-        try:
-            validation.start(ctx)
-            discovery.discover(ctx)
-            discovery.survey(ctx)
-            validation.wait(ctx)
-            if ctx.validator is None:
-                ui.say(f"Bulk mode writes proven tasks only, and execution validation is unavailable: "
-                       f"{ctx.unproven_reason()}")
-                return ctx.finish(1)
-            from ..output import RunLock
+    ctx.doc.mode, ctx.doc.seed, ctx.doc.tasks_wanted, ctx.doc.jobs = "bulk", bopts.seed, bopts.tasks, bopts.opts.jobs
+    return run(ctx, lambda c: bulk_tasks(c, bopts))
 
-            lock = RunLock(bopts.opts.output_dir)
-            lock.acquire()
-            try:
-                code = _generate(ctx, bopts)
-            finally:
-                lock.release()
-        finally:
-            validation.close(ctx.pending.validator if ctx.pending is not None else None)
-    finish_files(ctx)  # the run record and the review page, as the build writes them
-    return ctx.finish(code)
+
+def bulk_tasks(ctx: RunContext, bopts: BulkOptions) -> int:
+    """Bulk mode's stages, under the run lock; the exit code."""
+    if ctx.validator is None:
+        ctx.ui.say(f"Bulk mode writes proven tasks only, and execution validation is unavailable: "
+                   f"{ctx.unproven_reason()}")
+        return 1
+    lock = RunLock(bopts.opts.output_dir)
+    lock.acquire()
+    try:
+        return _generate(ctx, bopts)
+    finally:
+        lock.release()
 
 
 def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
-    from ..output import highest_task_number
-
     out_dir = bopts.opts.output_dir
     clean_stale(out_dir)
     ledger = Ledger.open(out_dir, bopts.key_fields())
@@ -126,16 +113,16 @@ def _leave_out_own_tasks(ctx: RunContext, ledger: Ledger, tasks_dir) -> None:
 def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -> int:
     ui, rows = ctx.ui, ledger.tasks
     facts, paths = result["facts"], result["paths"]
-    ctx.doc["tasks"] = ctx.report.tasks  # this process's commits, as the build reports them
-    ctx.doc["dataset"] = {
+    ctx.doc.tasks = ctx.report.tasks  # this process's commits, as the build reports them
+    ctx.doc.dataset = {
         "tasks": [dataset.public_row(r) for r in rows], "written_this_run": len(rows) - result["written_before"],
         "candidates": facts["candidates"], "decided": ledger.cursor, "excluded": facts["excluded"],
         "dropped": dict(sorted(ledger.drops_by_label().items())), "ledger": str(ledger.path),
         **{k: str(v) for k, v in paths.items()},
     }
-    ctx.doc["dropped_by_reason"] = dict(sorted(ledger.drops_by_label().items()))  # what the review page counts
-    ctx.doc["dropped_by_code"] = dict(sorted(ledger.drops.items()))
-    ctx.doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)
+    ctx.doc.dropped_by_reason = dict(sorted(ledger.drops_by_label().items()))  # what the review page counts
+    ctx.doc.dropped_by_code = dict(sorted(ledger.drops.items()))
+    ctx.doc.elapsed_sec = round(time.monotonic() - ctx.t0, 1)
     ui.say(f"Bulk: {len(rows)}/{bopts.tasks} proven task(s) in {bopts.opts.output_dir / 'tasks'} "
            f"({len(rows) - result['written_before']} this run); {sum(ledger.drops.values())} candidate(s) dropped.")
     for k, v in paths.items():

@@ -25,6 +25,7 @@ from pathlib import Path
 from .. import output as out
 from .. import proposals as pp
 from ..drops import Drop, DropCode
+from ..survey import ExistingTask
 from . import dataset
 from .context import RunContext
 from .propose import check_candidates
@@ -159,11 +160,9 @@ class BulkLoop:
         """(Proposal, None) or (None, drops.Drop) for one candidate; prompts of `taken` (the run's
         tasks, including the ones this step assumes proven) and of surveyed tasks are avoided."""
         ctx = self.ctx
-        from .propose import scope
-
         # the task's index places it in the cycle of report details (`taken` holds texts, not
         # findings, so a materialization task ahead of it counts too)
-        pset = pp.select([unit.candidate], dataclasses.replace(scope(ctx), survey=_survey_with(ctx.survey, taken),
+        pset = pp.select([unit.candidate], dataclasses.replace(ctx.scope(), survey=_survey_with(ctx.survey, taken),
                                                                order=index), count=1, screen=self.screen)
         if pset.proposals:
             prop = pset.proposals[0]
@@ -234,8 +233,6 @@ class BulkLoop:
 
 def _survey_with(survey, taken: list[tuple[str, list[str]]]):
     """The survey plus the run's own tasks as far as prompts go (select avoids their prompts)."""
-    from ..survey import ExistingTask
-
     extra = [ExistingTask(task_id=tid, task_dir=Path(tid), location="bulk", description="", prompt=texts[0],
                           tags=[], difficulty="", prompts=list(texts)) for tid, texts in taken if texts]
     return dataclasses.replace(survey, tasks=list(survey.tasks) + extra)

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
+from . import propose
 from .context import RunContext
 
 # cost of a unit = sum of weight x how often its value was already taken (then the seeded jitter)
@@ -36,8 +37,6 @@ def enumerate_units(ctx: RunContext) -> tuple[list[Unit], list]:
     """(units in enumeration order, excluded pairs that repeat a surveyed task): the build's
     candidates (`propose.enumerate_candidates`: same model + family as a surveyed task excluded)
     split into one unit per rewrite site."""
-    from . import propose
-
     cands, excluded = propose.enumerate_candidates(ctx)
     units: list[Unit] = []
     for c in cands:

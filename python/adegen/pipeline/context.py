@@ -1,17 +1,29 @@
 """The one object every stage of a run receives: options, console, project, validator, results.
 
 Stages are plain functions `stage(ctx, ...)` that read what earlier stages left in the context and
-add their own result; nothing is threaded through positional arguments. A later bulk mode builds
-the same context and calls the same stages in a loop."""
+add their own result; nothing is threaded through positional arguments. The build and bulk mode
+run the same stages (`pipeline/run.py` holds their order); bulk mode calls some in a loop."""
 from __future__ import annotations
 
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..ade_bench import AdeBench
+from ..backends import Backend
 from ..cli_args import Options
+from ..patterns import Catalog
+from ..project import ProjectInfo
+from ..survey import Survey
+from .document import RunDoc
+from .pending import PendingValidator
+
+if TYPE_CHECKING:  # both import seconds' worth of modules (duckdb, dbt, inflect): not at the command's start
+    from ..proposals import Scope
+    from ..realism import MeasureRun
+    from ..validate.contract import ValidatorProtocol
 
 
 class UI:
@@ -70,36 +82,39 @@ class RunContext:
     t0: float = field(default_factory=time.monotonic)
     started: float = field(default_factory=time.time)  # wall clock, names the run record
     report: RunReport = field(default_factory=RunReport)
-    doc: dict[str, Any] = field(default_factory=dict)  # the --json document, filled by the stages
-    project: Any = None  # ProjectInfo
-    backend: Any = None  # adegen.backends.Backend of the project's database
-    ade: Any = None  # survey.AdeBench
+    doc: RunDoc = field(default_factory=RunDoc)  # the --json document, filled by the stages
+    project: ProjectInfo | None = None
+    backend: Backend | None = None  # of the project's database
+    ade: AdeBench | None = None  # where ade-bench is (located once)
     workroot: Path | None = None  # scratch directory of the run (removed at the end)
-    pending: Any = None  # validation.PendingValidator while the baseline builds
-    validator: Any = None  # a usable validator once the baseline is built, else None
-    measure: Any = None  # realism.MeasureRun: where the patterns' data preconditions are measured
+    pending: PendingValidator | None = None  # the validator while the baseline builds
+    validator: ValidatorProtocol | None = None  # a usable validator once the baseline is built, else None
+    measure: MeasureRun | None = None  # where the patterns' data preconditions are measured (propose.measure_run)
     discovery: dict | None = None
-    catalog: Any = None  # patterns.Catalog
-    survey: Any = None  # survey.Survey
+    catalog: Catalog | None = None
+    survey: Survey | None = None  # existing tasks (bulk mode leaves its own out)
     output: OutputPlan | None = None
     command: str = "build"  # "build" | "bulk": names the run in its record and the review page
     record: dict | None = None  # the run record once written (record.write_record)
 
+    def scope(self) -> Scope:
+        """The run's proposal scope (after discovery and survey): what enumeration, ranking and
+        selection read of the project."""
+        from ..proposals import Scope  # the prompt writer's word forms (inflect) take seconds to import
+
+        return Scope(self.opts.project_dir, self.project.name, self.project.adapter_type, self.discovery, self.survey,
+                     prefer_db_specific=self.backend.prefer_db_specific)
+
     def timing(self, name: str, since: float) -> None:
-        self.doc.setdefault("timings_sec", {})[name] = round(time.monotonic() - since, 1)
+        self.doc.timing(name, since)
 
     def disable_validation(self, reason: str) -> None:
         """Execution validation is off from here on; tasks are written status: dev."""
         self.validator = None
-        self.doc.setdefault("validation", {}).update({"usable": False, "reason": reason})
+        self.doc.validation.usable, self.doc.validation.reason = False, reason
 
     def unproven_reason(self) -> str:
-        """Why tasks of this run cannot be proven (the validator factory's reason), for status: dev."""
+        """Why tasks of this run cannot be proven (the backend's reason), for status: dev."""
         if not self.opts.validate:
             return "--no-validate"
-        why = str((self.doc.get("validation") or {}).get("reason") or "execution validation unavailable")
-        return self.backend.unproven_reason(why)
-
-    def finish(self, code: int) -> tuple[int, dict]:
-        self.doc["exit_code"] = code
-        return code, self.doc
+        return self.backend.unproven_reason(str(self.doc.validation.reason or "execution validation unavailable"))

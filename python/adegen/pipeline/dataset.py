@@ -13,7 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from ..output import TMP_PREFIX, write_text_atomic
+from ..atomic import TMP_PREFIX, write_text_atomic
+from ..proposal_facts import models_between
 
 PRIVATE_FIELDS = ("prompt_texts",)  # kept in the ledger (distinct prompts on resume), not in tasks.jsonl
 
@@ -42,8 +43,6 @@ def task_row(p, task_id: str, proof, discovery: dict) -> dict:
 def _distance(discovery: dict, start_uid: str, table: str) -> int:
     """DAG distance when screening did not measure it: the models on the paths from the changed
     model to `table` (`models_between`, both ends included) minus one."""
-    from ..proposal_facts import models_between
-
     start = next((m for m in discovery.get("models", []) if m["unique_id"] == start_uid), None)
     if start is not None and start["name"] == table:
         return 0

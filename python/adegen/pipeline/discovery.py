@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import time
 
+from .. import survey as sv
+from ..discover import run_discovery
 from ..errors import InputError
+from ..paths import optional_patterns_dir
+from ..patterns import load_catalog
 from .context import RunContext
 
 
 def discover(ctx: RunContext) -> None:
     """ctx.discovery; a project whose models are all disabled is bad input."""
-    from ..discover import run_discovery
-
     opts, ui = ctx.opts, ctx.ui
     ui.say("Running discovery...")
     t1 = time.monotonic()
-    discovery = run_discovery(opts.project_dir, patterns_dirs=opts.patterns_dirs,
-                              profiles_dir=opts.profiles_dir, target=opts.target)
+    discovery = run_discovery(opts.project_dir, patterns_dirs=opts.patterns_dirs, project=ctx.project)
     ctx.timing("discovery", t1)
     name = ctx.project.name
     if not any(m.get("package_name") == name and m.get("enabled", True) for m in discovery.get("models", [])):
@@ -50,10 +51,6 @@ def discovery_summary(d: dict) -> str:
 
 def survey(ctx: RunContext) -> None:
     """ctx.catalog and ctx.survey (existing tasks in ade-bench's tasks/ and the output's tasks/)."""
-    from .. import survey as sv
-    from ..paths import optional_patterns_dir
-    from ..patterns import load_catalog
-
     ui = ctx.ui
     ctx.catalog = load_catalog(ctx.opts.patterns_dirs)
     # existing tasks are classified against every family adegen knows, the optional ones included
@@ -64,7 +61,7 @@ def survey(ctx: RunContext) -> None:
     ctx.report.warnings.extend(found.warnings)
     ui.say(found.brief())
     ui.say()
-    ctx.doc["survey"] = {
+    ctx.doc.survey = {
         "locations": [str(p) for p in found.locations],
         "tasks": [{"task_id": t.task_id, "location": t.location, "difficulty": t.difficulty,
                    "description": t.description, "prompt": t.prompt, "tags": t.tags,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..drops import DropCode, regroup
 from ..errors import InputError
-from ..output import TMP_PREFIX, write_text_atomic
+from ..atomic import TMP_PREFIX, write_text_atomic
 
 LEDGER_VERSION = 1
 LEDGER_DIR = Path(".adegen") / "bulk"

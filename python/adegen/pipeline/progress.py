@@ -1,16 +1,17 @@
-"""Bulk mode's console: a one-line progress bar (proven, dropped by reason, ETA) on a terminal,
-one plain line per decided candidate otherwise. While candidates are processed, the stages'
-own chatter (screening, proving) goes only to `<output>/.adegen/bulk.log`."""
+"""Bulk mode's console: a one-line progress bar (proven, dropped by reason, ETA; drawn by tqdm) on a
+terminal, one plain line per decided candidate otherwise. While candidates are processed, the
+stages' own chatter (screening, proving) goes only to `<output>/.adegen/bulk.log`."""
 from __future__ import annotations
 
-import shutil
 import threading
-import time
 from pathlib import Path
+
+from tqdm import tqdm
 
 from .context import UI
 
-BAR_WIDTH = 24
+# "[#######.................] 3/10 proven, dropped 2 (equivalent on this data 2) | ETA 01:20"
+BAR_FORMAT = "[{bar:24}] {n}/{total} proven{postfix} | ETA {remaining}"
 
 
 class BulkUI(UI):
@@ -48,38 +49,31 @@ class BulkUI(UI):
 
 
 class Progress:
-    """Counts of the loop and their display; `tty` decides bar or plain lines."""
+    """Counts of the loop and their display: on a terminal a tqdm bar (proven of wanted, dropped by
+    reason, ETA from the rate of this run's tasks), otherwise one plain line per decided candidate;
+    in --json mode the lines go to stderr (`UI.out`), so stdout stays one JSON document."""
 
     def __init__(self, ui: UI, want: int, start: tuple[int, int]):
         self.out = ui.out
         self.tty = bool(getattr(self.out, "isatty", lambda: False)()) and not ui.json_mode
-        self.want, self.t0 = want, time.monotonic()
-        self.start_proven, self.start_decided = start
-        self.last_len = 0
-
-    def eta(self, proven: int) -> str:
-        done = proven - self.start_proven
-        if done <= 0:
-            return "ETA --"
-        left = (time.monotonic() - self.t0) / done * max(self.want - proven, 0)
-        return f"ETA {int(left // 60)}m{int(left % 60):02d}s"
+        self.want = want
+        start_proven, _start_decided = start
+        self.bar = None
+        if self.tty:
+            # `initial`: tasks of an earlier run count as proven, not in the rate behind the ETA
+            self.bar = tqdm(total=want, initial=start_proven, file=self.out, bar_format=BAR_FORMAT, ascii=".#",
+                            postfix="dropped 0", dynamic_ncols=True, mininterval=0, leave=True)
 
     def update(self, proven: int, drops: dict[str, int], event: str) -> None:
-        dropped = ", ".join(f"{k} {n}" for k, n in sorted(drops.items(), key=lambda kv: (-kv[1], kv[0])))
-        counts = f"{proven}/{self.want} proven, dropped {sum(drops.values())}" + (f" ({dropped})" if dropped else "")
-        if not self.tty:
+        if self.bar is None:
             print(f"[{proven}/{self.want}] {event}", file=self.out, flush=True)
             return
-        filled = int(BAR_WIDTH * min(proven, self.want) / max(self.want, 1))
-        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {counts} | {self.eta(proven)}"
-        width = shutil.get_terminal_size((100, 20)).columns - 1
-        line = line[:width]
-        self.out.write("\r" + line + " " * max(self.last_len - len(line), 0))
-        self.out.flush()
-        self.last_len = len(line)
+        dropped = ", ".join(f"{k} {n}" for k, n in sorted(drops.items(), key=lambda kv: (-kv[1], kv[0])))
+        self.bar.n = proven
+        self.bar.set_postfix_str(f"dropped {sum(drops.values())}" + (f" ({dropped})" if dropped else ""),
+                                 refresh=False)
+        self.bar.refresh()
 
     def finish(self) -> None:
-        if self.tty and self.last_len:
-            self.out.write("\n")
-            self.out.flush()
-
+        if self.bar is not None:
+            self.bar.close()

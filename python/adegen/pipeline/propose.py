@@ -15,14 +15,6 @@ ROUNDS = 3  # pools tried before giving up on reaching --count
 POOL_FACTOR = 4  # a pool holds this many times --count candidates
 
 
-def scope(ctx: RunContext):
-    """The run's `proposals.Scope` (after discovery and survey)."""
-    from .. import proposals as pp
-
-    return pp.Scope(ctx.opts.project_dir, ctx.project.name, ctx.project.adapter_type, ctx.discovery, ctx.survey,
-                    prefer_db_specific=ctx.backend.prefer_db_specific)
-
-
 def measure_run(ctx: RunContext):
     """The run's realism.MeasureRun (built once): the intact build the preconditions are measured
     on (none without a DuckDB intact build: then nothing is measured), the discovery payload and
@@ -64,7 +56,7 @@ def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from .. import proposals as pp
 
-    cands, excluded = pp.enumerate_candidates(scope(ctx), ctx.catalog, warn=ctx.ui.warn)
+    cands, excluded = pp.enumerate_candidates(ctx.scope(), ctx.catalog, warn=ctx.ui.warn)
     return pp.rank(cands, ctx.survey), excluded
 
 
@@ -79,7 +71,7 @@ def propose(ctx: RunContext):
     opts, ui, project = ctx.opts, ctx.ui, ctx.project
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
-    run_scope = scope(ctx)
+    run_scope = ctx.scope()
     remaining = list(cands)
     chosen: list = []
     dropped: list = []
@@ -106,13 +98,13 @@ def propose(ctx: RunContext):
         p.number = i
     pset = pp.ProposalSet(chosen, excluded, dropped, len(cands))
     ctx.timing("proposals", t1)
-    ctx.doc["proposals"] = [p.to_json() for p in pset.proposals]
-    ctx.doc["excluded"] = {"count": len(pset.excluded),
+    ctx.doc.proposals = [p.to_json() for p in pset.proposals]
+    ctx.doc.excluded = {"count": len(pset.excluded),
                            "items": [{"model": m, "pattern_id": p, "task_id": t} for m, p, t in pset.excluded],
                            "line": pset.excluded_line()}
-    ctx.doc["dropped_candidates"] = [{"model": d.model, "pattern_id": d.pattern_id, "reason": d.reason,
-                                      "code": d.code.id} for d in pset.dropped]
-    ctx.doc["tasks"] = []
+    ctx.doc.dropped_candidates = [{"model": d.model, "pattern_id": d.pattern_id, "reason": d.reason,
+                                   "code": d.code.id} for d in pset.dropped]
+    ctx.doc.tasks = []
     return pset
 
 
@@ -157,13 +149,13 @@ def pick(ctx: RunContext, pset) -> list | None:
         picked = list(range(n)) if ctx.opts.yes else _ask(ui, n)
     else:
         ui.say("Not a terminal and no --pick: nothing was written. Re-run with --pick all (or --pick 1,3).")
-        ctx.doc["selected"] = []
+        ctx.doc.selected = []
         return None
-    ctx.doc["selected"] = [i + 1 for i in picked]
+    ctx.doc.selected = [i + 1 for i in picked]
     chosen = [pset.proposals[i] for i in picked]
     if ctx.opts.prompt_command and chosen:
         rewrite_prompts(ctx, chosen)
-        ctx.doc["proposals"] = [p.to_json() for p in pset.proposals]
+        ctx.doc.proposals = [p.to_json() for p in pset.proposals]
     return chosen
 
 

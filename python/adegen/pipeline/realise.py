@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import output as out
+from ..assertions import render_assertions, resolve_placeholders
 from ..errors import AdegenError
+from ..patchcheck import TaskPatches, check_task
+from ..proposal_facts import models_between
+from ..task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from ..taskgen import TaskPlan, build_task_files, unified_diff
 from .context import RunContext
 from .record import task_details
 
@@ -24,8 +30,6 @@ def render_tests(ctx: RunContext, proposals: list) -> dict[int, list[tuple[str, 
     """Assertion SQL for every selected proposal, in one renderer call (the package's macros).
     A renderer failure is dbt's error on a project discovery already parsed: it ends the run
     (exit 2) rather than writing tasks whose pattern needs an assertion without it."""
-    from ..assertions import render_assertions, resolve_placeholders
-
     entries, owners = [], []
     for p in proposals:
         for t in p.assertion_tests:
@@ -48,9 +52,6 @@ def render_tests(ctx: RunContext, proposals: list) -> dict[int, list[tuple[str, 
 def task_plan(ctx: RunContext, job: TaskJob):
     """The TaskPlan of one job: every prompt level, every graded table (the compared table and
     the tables a medium/hard prompt names, each rebuilt by test_setup), the run's variant."""
-    from ..task_yaml import PromptEntry, SeedEntry, Variant
-    from ..taskgen import TaskPlan
-
     p, plan, project, opts = job.proposal, ctx.output, ctx.project, ctx.opts
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(opts))
@@ -68,8 +69,6 @@ def task_plan(ctx: RunContext, job: TaskJob):
 def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:
     """The proposal's test_setup models, plus the models between the mutated model and every other
     graded table (DAG order kept: depth, then name, as models_between orders them)."""
-    from ..proposals import models_between
-
     out = list(p.test_setup_models)
     for table in tables[1:]:
         out += [m for m in models_between(ctx.discovery, p.model_unique_id, table) if m not in out]
@@ -106,11 +105,6 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     """Files, patch round trip and proof of one task in its temp dir (unproven: status dev there);
     None when the round trip fails (nothing left behind). Safe to call from several threads at
     once for different task ids: it touches only its own temp dir and the validator."""
-    from .. import output as out
-    from ..patchcheck import TaskPatches, check_task
-    from ..task_yaml import update_task_yaml
-    from ..taskgen import build_task_files, unified_diff
-
     p, plan = job.proposal, ctx.output
     setup_patch = unified_diff(p.original, p.mutant, p.model_path)
     solution_patch = unified_diff(p.mutant, p.original, p.model_path)

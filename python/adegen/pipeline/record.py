@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..output import TMP_PREFIX, write_text_atomic
+from ..atomic import TMP_PREFIX, write_text_atomic
 from ..report.records import graph_from_discovery
 from . import runtime
 from .context import RunContext
@@ -44,9 +44,9 @@ def task_details(p, proof=None) -> dict:
 
 
 def build_record(ctx: RunContext, started: float, run_id: str) -> dict:
-    if "runtime" not in ctx.doc:  # written before the summary collected it
-        ctx.doc["runtime"] = runtime.collect(ctx)
-    doc = copy.deepcopy(_plain(ctx.doc))
+    if ctx.doc.runtime is None:  # written before the summary collected it
+        ctx.doc.runtime = runtime.collect(ctx)
+    doc = copy.deepcopy(_plain(ctx.doc.to_json()))
     details = ctx.report.task_details
     for t in doc.get("tasks", []):
         t.update(details.get(t["task_id"], {}))
@@ -60,11 +60,11 @@ def build_record(ctx: RunContext, started: float, run_id: str) -> dict:
 
 
 def write_record(ctx: RunContext, started: float) -> Path:
-    """Write the record atomically (temp file + rename); its path, also set as doc["run_record"]."""
+    """Write the record atomically (temp file + rename); its path, also set as ctx.doc.run_record."""
     runs = ctx.opts.output_dir / RUNS_DIR
     runs.mkdir(parents=True, exist_ok=True)
     path = runs / f"{_utc(started, '%Y%m%dT%H%M%SZ')}-{os.getpid()}.json"
-    ctx.doc["run_record"] = str(path)
+    ctx.doc.run_record = str(path)
     ctx.record = build_record(ctx, started, path.stem)
     write_text_atomic(path, json.dumps(ctx.record, indent=2, default=str) + "\n", tmp_prefix=TMP_PREFIX)
     return path

@@ -1,58 +1,80 @@
-"""The build's flow: the stages in order, on one RunContext.
+"""The order of a run's stages, in one place: the skeleton the build and bulk mode share, and the
+build's own stages.
 
-    load project -> ade-bench -> validator (background baseline) -> discover -> survey
-    -> enumerate + screen (proposals) -> pick -> write (realise each task) -> summary
+    run(ctx, generate):
+      inputs.load_project -> inputs.locate_ade_bench -> inputs.check_inputs -> inputs.offer_ade_bench
+      [the run's work directory; the validator is closed on every way out]
+        validation.start (workers, then the baseline in the background)
+        -> discovery.discover -> discovery.survey -> validation.wait
+        -> generate(ctx): the command's stages, its exit code
+           build (`build_tasks`): propose.propose -> propose.show -> propose.pick -> write_tasks
+                                  -> summary.finish
+           bulk mode (`pipeline/bulk.py`): the run lock, the ledger, workspace.prepare, the loop,
+                                  the dataset files
+        -> runtime.collect
+      -> the run record and the review page (`finish_files`), when the run wrote (or tried to
+         write) tasks
 
-Nothing is written before the pick; every stage below `load project` runs inside the try that
-closes the validator and removes the run's scratch directory."""
+Nothing is written before `generate`; bad input raises InputError before the work directory
+exists."""
 from __future__ import annotations
 
-from .. import __version__
+from typing import Callable
+
 from ..cli_args import Options
 from ..paths import owned_run_dir
+from ..report import write_report
 from . import discovery, inputs, propose, record, runtime, summary, validation
 from .context import UI, RunContext
 from .write import write_tasks
 
+Generate = Callable[[RunContext], int]  # the command's stages after the baseline: the exit code
 
-def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
-    """(exit code, --json document); bad input raises InputError before anything is written."""
-    ctx = RunContext(opts=opts, ui=ui)
-    ctx.doc["adegen_version"] = __version__
+
+def run(ctx: RunContext, generate: Generate) -> tuple[int, dict]:
+    """(exit code, --json document) of one run of a command on `ctx`."""
     inputs.load_project(ctx)
-    inputs.detect_ade_bench(ctx)
+    inputs.locate_ade_bench(ctx)
+    inputs.check_inputs(ctx)
+    inputs.offer_ade_bench(ctx)
     # the validator's worker processes start before any in-process dbt run; the baseline builds
     # in a worker while discovery runs here
-    with owned_run_dir("adegen-build-") as ctx.workroot:  # a killed run's work dir is removed by the next run
+    with owned_run_dir(f"adegen-{ctx.command}-") as ctx.workroot:  # a killed run's work dir is removed by the next run
         try:
             validation.start(ctx)
-            code, doc = _after_validator_start(ctx)
-            if "runtime" not in doc:  # runs that stop before the summary report their facts too
-                doc["runtime"] = runtime.collect(ctx)
-            return code, doc
+            discovery.discover(ctx)
+            discovery.survey(ctx)
+            validation.wait(ctx)
+            ctx.doc.exit_code = generate(ctx)
+            if ctx.doc.runtime is None:  # runs that stop before the summary report their facts too
+                ctx.doc.runtime = runtime.collect(ctx)
         finally:
             validation.close(ctx.pending.validator if ctx.pending is not None else None)
+    if ctx.output is not None:  # tasks were written, or their writing began
+        finish_files(ctx)
+    return ctx.doc.exit_code, ctx.doc.to_json()
 
 
-def _after_validator_start(ctx: RunContext) -> tuple[int, dict]:
-    discovery.discover(ctx)
-    discovery.survey(ctx)
-    validation.wait(ctx)
+def build_tasks(ctx: RunContext) -> int:
+    """The build's stages: proposals, the pick, the tasks, the summary; the exit code."""
     pset = propose.propose(ctx)
     if not pset.proposals:
         ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
-        return ctx.finish(1)
+        return 1
     propose.show(ctx, pset)
     chosen = propose.pick(ctx, pset)
     if chosen is None:
-        return ctx.finish(0)
+        return 0
     if not chosen:
         ctx.ui.say("Nothing selected; nothing was written.")
-        return ctx.finish(0)
+        return 0
     written = write_tasks(ctx, chosen)
-    code, doc = summary.finish(ctx, written)
-    finish_files(ctx)
-    return code, doc
+    return summary.finish(ctx, written)
+
+
+def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
+    """One build: (exit code, --json document); bad input raises InputError before anything is written."""
+    return run(RunContext(opts=opts, ui=ui), build_tasks)
 
 
 def finish_files(ctx: RunContext) -> None:
@@ -64,12 +86,10 @@ def finish_files(ctx: RunContext) -> None:
         ctx.ui.warn(f"could not write the run record: {exc}")
     if not ctx.opts.report:
         return
-    from ..report import write_report
-
     try:
         page = write_report(ctx.opts.output_dir, run_doc=ctx.record)
     except Exception as exc:  # noqa: BLE001 - a page that cannot be drawn must not fail the run
         ctx.ui.warn(f"could not write the review page: {type(exc).__name__}: {exc}")
         return
-    ctx.doc["report"] = str(page)
+    ctx.doc.report = str(page)
     ctx.ui.say(f"Review page: {page}")

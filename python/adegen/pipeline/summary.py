@@ -5,11 +5,12 @@ from __future__ import annotations
 import shlex
 import time
 
+from .. import ade_run
 from . import runtime
 from .context import RunContext
 
-def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
-    """Print what was written and what to do next; (exit code, --json document)."""
+def finish(ctx: RunContext, written: list[str]) -> int:
+    """Print what was written and what to do next; the exit code."""
     ui, doc, report = ctx.ui, ctx.doc, ctx.report
     tasks_dir = ctx.opts.output_dir / "tasks"
     if report.tasks:
@@ -19,16 +20,16 @@ def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
             ui.say(f"  {t['patch_check']['line']}")
     for t in report.dropped_tasks:
         ui.warn(t)
-    doc["runtime"] = runtime.collect(ctx)
+    doc.runtime = runtime.collect(ctx)
     ui.say()
-    for line in runtime.lines(doc["runtime"]):
+    for line in runtime.lines(doc.runtime):
         ui.say(line)
-    steps = next_steps(ctx, written, doc.get("database", {}).get("note"))
-    doc["next_steps"] = steps
-    doc["elapsed_sec"] = round(time.monotonic() - ctx.t0, 1)
+    steps = next_steps(ctx, written, (doc.database or {}).get("note"))
+    doc.next_steps = steps
+    doc.elapsed_sec = round(time.monotonic() - ctx.t0, 1)
     if not written:
         ui.say("No task passed validation; nothing was written.")
-        return ctx.finish(1)
+        return 1
     ui.say()
     ui.say(f"Wrote {len(written)} task(s) to {tasks_dir}:")
     for t in report.tasks:
@@ -37,7 +38,7 @@ def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
     ui.say()
     note = ctx.backend.summary_note(report.tasks, ctx.unproven_reason(), ctx.validator is not None)
     if note is not None:
-        doc["validation"][f"{ctx.backend.name}_note"] = note
+        doc.validation.notes[f"{ctx.backend.name}_note"] = note
         ui.say(note)
         ui.say()
     if ctx.opts.run_harness:
@@ -45,21 +46,19 @@ def finish(ctx: RunContext, written: list[str]) -> tuple[int, dict]:
     ui.say("Next steps:")
     for s in steps:
         ui.say(f"  {s}")
-    ui.say("Timings: " + ", ".join(f"{k} {v:.0f}s" for k, v in doc.get("timings_sec", {}).items())
+    ui.say("Timings: " + ", ".join(f"{k} {v:.0f}s" for k, v in (doc.timings_sec or {}).items())
            + f", total {time.monotonic() - ctx.t0:.0f}s")
     if ctx.validator is not None and not any(t.get("proven") for t in report.tasks):
         ui.say("No task could be proven by execution (all are status: dev).")
-        return ctx.finish(1)
-    return ctx.finish(0)
+        return 1
+    return 0
 
 
 def _run_harness(ctx: RunContext, written: list[str], tasks_dir) -> None:
-    from .. import ade_run
-
     ui = ctx.ui
     ui.say("Phase 5 (--run-harness): ade-bench's harness")
-    ctx.doc["harness_run"] = ade_run.run_tasks(written, ctx.project.adapter_type, tasks_dir, say=ui.say)
-    for r in ctx.doc["harness_run"]["results"]:
+    ctx.doc.harness_run = ade_run.run_tasks(written, ctx.project.adapter_type, tasks_dir, say=ui.say)
+    for r in ctx.doc.harness_run["results"]:
         if r["verdict"] != "PASS":
             ctx.report.warnings.append(f"{r['task_id']}: harness {r['line']}")
     ui.say()

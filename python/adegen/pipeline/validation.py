@@ -5,37 +5,12 @@ The validator is used only through the contract of docs/architecture.md ("Build 
 contract"): usable, baseline, seed_based, screen, screen_many, prepare_database, prove, close."""
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any, Callable
 
+from ..backends import ValidatorSetup
 from .context import RunContext
-
-
-class PendingValidator:
-    """A Validator whose baseline build runs in a background thread (the work itself happens in
-    the validator's worker processes)."""
-
-    def __init__(self, validator, warn: Callable[[str], None]):
-        self.validator = validator
-        self.warn = warn
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="adegen-baseline", daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        try:
-            self.validator.baseline()
-        except BaseException as exc:  # noqa: BLE001 - reported in result()
-            self.error = exc
-
-    def result(self):
-        self.thread.join()
-        if self.error is not None:
-            exc = self.error
-            self.warn(f"baseline build failed ({exc}); tasks will be patch-validated only (status: dev)")
-            return None, f"baseline failed: {exc}"
-        return self.validator, "ok"
+from .pending import PendingValidator
 
 
 class ValidatorBroken(Exception):
@@ -43,18 +18,20 @@ class ValidatorBroken(Exception):
 
 
 def start(ctx: RunContext) -> None:
-    """ctx.pending (or the reason validation is off in ctx.doc["validation"])."""
+    """ctx.pending (or the reason validation is off in ctx.doc.validation)."""
     if not ctx.opts.validate:
-        ctx.doc["validation"].update({"usable": False, "reason": "--no-validate"})
+        ctx.doc.validation.usable, ctx.doc.validation.reason = False, "--no-validate"
         return
     ctx.pending, why = _start(ctx)
     if ctx.pending is None:
-        ctx.doc["validation"].update({"usable": False, "reason": why})
+        ctx.doc.validation.usable, ctx.doc.validation.reason = False, why
 
 
 def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
-    ui = ctx.ui
-    v = ctx.backend.make_validator(ctx.project, ctx.opts, ctx.workroot / "validate", ui.progress)
+    ui, opts = ctx.ui, ctx.opts
+    v = ctx.backend.make_validator(ctx.project, ValidatorSetup(
+        ctx.workroot / "validate", jobs=opts.jobs, progress=ui.progress, emulate_snowflake=opts.emulate_snowflake,
+        db_dir=opts.db_path, ade=ctx.ade))
     ok, why = v.usable()
     if not ok:
         ui.warn(f"execution validation unusable ({why}); tasks will be patch-validated only (status: dev)")
@@ -76,7 +53,7 @@ def wait(ctx: RunContext) -> None:
     t1 = time.monotonic()
     ctx.validator, why = ctx.pending.result()
     ctx.timing("baseline_wait", t1)
-    ctx.doc["validation"].update({"usable": ctx.validator is not None, "reason": why})
+    ctx.doc.validation.usable, ctx.doc.validation.reason = ctx.validator is not None, why
 
 
 def close(validator: Any) -> None:
@@ -102,12 +79,11 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
     one at a time by the selection; a later miss is still screened on its own. Raises
     ValidatorBroken when every mutant of the first batch fails the same way."""
     from .. import proposals as pp
-    from .propose import scope  # propose imports this module
 
     ui, validator = ctx.ui, ctx.validator
     cache: dict[tuple[int, int], Any] = {}
     for round_ in range(SCREEN_ROUNDS):
-        dry = pp.select(cands, scope(ctx), count=count, screen=lambda c, site, text: cache.get((id(c), site.index)))
+        dry = pp.select(cands, ctx.scope(), count=count, screen=lambda c, site, text: cache.get((id(c), site.index)))
         items, keys = [], []
         for p in dry.proposals:
             c = p.candidate

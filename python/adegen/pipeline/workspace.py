@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import output as out
+from ..paths import package_root
 from . import record
 from .context import OutputPlan, RunContext
 
 
 def prepare(ctx: RunContext) -> OutputPlan:
     """ctx.output: the project copy (or the original with --no-copy) and the database."""
-    from .. import output as out
-
     opts = ctx.opts
     tasks_dir = opts.output_dir / "tasks"
     out.clean_stale_temp(tasks_dir)
@@ -24,15 +24,12 @@ def prepare(ctx: RunContext) -> OutputPlan:
     plan = OutputPlan(tasks_dir=tasks_dir, project_root=project_root, project_dir_field=project_dir_field,
                       seed_based=seed_based, known_models={m["name"] for m in ctx.discovery.get("models", [])})
     plan.db_file, plan.db_note = ctx.backend.database(ctx)
-    ctx.doc["database"] = {"db_file": str(plan.db_file) if plan.db_file else None, "note": plan.db_note}
+    ctx.doc.database = {"db_file": str(plan.db_file) if plan.db_file else None, "note": plan.db_note}
     ctx.output = plan
     return plan
 
 
 def _project_copy(ctx: RunContext) -> tuple[Path, str]:
-    from .. import output as out
-    from ..paths import package_root
-
     opts, ui, project = ctx.opts, ctx.ui, ctx.project
     if opts.no_copy:
         ui.warn("--no-copy: task.yaml points at the original project; the output is not self-contained")
@@ -52,10 +49,6 @@ def looks_seed_based(project, discovery) -> bool:
     source's identifier is the name of a seed CSV of the project."""
     if any(str(d).startswith("seed.") for m in discovery.get("models", []) for d in m.get("depends_on", [])):
         return True
-    stems = set()
-    for sp in project.seed_paths or ["seeds"]:
-        d = Path(project.project_dir) / sp
-        if d.is_dir():
-            stems |= {p.stem.lower() for p in d.rglob("*.csv")}
+    stems = {p.stem.lower() for p in project.seed_files()}
     return any(str(s.get("identifier") or s.get("table") or "").lower() in stems
                for s in discovery.get("sources", []))

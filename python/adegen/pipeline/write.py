@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from .. import output as out
 from .context import RunContext
 from .realise import TaskJob, realise_task, render_tests
 from .workspace import prepare
@@ -11,8 +12,6 @@ from .workspace import prepare
 
 def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
     """The ids of the tasks written (ctx.report.tasks holds their --json entries)."""
-    from .. import output as out
-
     t1 = time.monotonic()
     tests_by_prop = render_tests(ctx, chosen)
     written: list[str] = []
@@ -34,6 +33,6 @@ def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
         raise
     finally:
         lock.release()
-    ctx.doc["tasks"] = ctx.report.tasks
+    ctx.doc.tasks = ctx.report.tasks
     ctx.timing("generation", t1)
     return written

@@ -13,7 +13,8 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from ..errors import InputError
+from ..errors import AdegenError, InputError
+from ..patterns import load_catalog
 from .assemble import Context, assemble
 from .dag import NODE_H
 from .folders import read_task_folders
@@ -48,9 +49,6 @@ def render_page(page: Page) -> str:
 def _catalog():
     """The shipped pattern catalog, for naming the pattern of a task without a record; None when it
     cannot be loaded (the page then shows what the patch alone tells)."""
-    from ..errors import AdegenError
-    from ..patterns import load_catalog
-
     try:
         return load_catalog()
     except AdegenError:

@@ -11,8 +11,9 @@ Every mutant build (screen) and proof build gets:
   directory) in the scratch profile of every worker.
 A candidate over budget is dropped with the reason ("runaway: ...").
 
-Environment overrides (for constrained machines): ADEGEN_BUDGET_MIN_SECONDS, ADEGEN_BUDGET_FACTOR,
-ADEGEN_BUDGET_ROW_FACTOR, ADEGEN_BUDGET_ROW_FLOOR, ADEGEN_DUCKDB_MEMORY_LIMIT, ADEGEN_DUCKDB_TEMP_LIMIT.
+The numbers are settings (`adegen.settings`: ADEGEN_BUDGET_MIN_SECONDS, ADEGEN_BUDGET_FACTOR,
+ADEGEN_BUDGET_ROW_FACTOR, ADEGEN_BUDGET_ROW_FLOOR, ADEGEN_BUDGET_PRECOUNT_MIN_ROWS,
+ADEGEN_DUCKDB_MEMORY_LIMIT, ADEGEN_DUCKDB_TEMP_LIMIT), for constrained machines.
 """
 from __future__ import annotations
 
@@ -22,35 +23,21 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..settings import get_settings
+
 GiB = 1024 ** 3
-
-
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
-MIN_SECONDS = _env_float("ADEGEN_BUDGET_MIN_SECONDS", 30.0)
-FACTOR = _env_float("ADEGEN_BUDGET_FACTOR", 10.0)
-ROW_FACTOR = _env_float("ADEGEN_BUDGET_ROW_FACTOR", 20.0)
-ROW_FLOOR = int(_env_float("ADEGEN_BUDGET_ROW_FLOOR", 100_000))
 KILL_GRACE = 15.0  # seconds between cancelling the queries and killing the worker
-# below this many rows in every table of the intact build, a screen skips the row precount of the
-# mutated model (a dbt compile per screen): even a cartesian product of such tables stays within
-# what the wall-time budget and DuckDB's memory/temp limits stop
-PRECOUNT_MIN_ROWS = int(_env_float("ADEGEN_BUDGET_PRECOUNT_MIN_ROWS", 10_000))
 
 
 @dataclass(frozen=True)
 class Budget:
     seconds: float            # wall time of one build
     rows: dict[str, int]      # table (lower-case alias) -> row guard
+    floor: int                # the row guard of a table without an intact row count
     precount: bool = True     # count the mutated model's SELECT (LIMIT guard + 1) before building it
 
     def guard(self, table: str) -> int:
-        return self.rows.get(table.lower(), ROW_FLOOR)
+        return self.rows.get(table.lower(), self.floor)
 
     @property
     def deadline(self) -> float:
@@ -60,20 +47,23 @@ class Budget:
 
 def needs_precount(largest_table_rows: int | None) -> bool:
     """Is a precount worth its dbt compile? Not when every table of the intact build is small
-    (unknown sizes: yes)."""
-    return largest_table_rows is None or largest_table_rows > PRECOUNT_MIN_ROWS
+    (unknown sizes: yes): below `budget_precount_min_rows` rows even a cartesian product of such
+    tables stays within what the wall-time budget and DuckDB's memory/temp limits stop."""
+    return largest_table_rows is None or largest_table_rows > get_settings().budget_precount_min_rows
 
 
 def row_guard(intact_rows: int) -> int:
-    return max(ROW_FLOOR, int(ROW_FACTOR * max(0, intact_rows)))
+    s = get_settings()
+    return max(s.budget_row_floor, int(s.budget_row_factor * max(0, intact_rows)))
 
 
 def build_budget(model_seconds: dict[str, float], uids, overhead: float, rows: dict[str, int]) -> Budget:
     """The budget of a build of `uids` (intact seconds per model from the baseline), `overhead`
     seconds of dbt start-up/parse on top, row guards from the intact row counts (`rows`)."""
+    s = get_settings()
     intact = sum(float(model_seconds.get(u, 0.0)) for u in uids)
-    return Budget(max(MIN_SECONDS, FACTOR * intact) + overhead,
-                  {t: row_guard(n) for t, n in rows.items()})
+    return Budget(max(s.budget_min_seconds, s.budget_factor * intact) + overhead,
+                  {t: row_guard(n) for t, n in rows.items()}, s.budget_row_floor)
 
 
 def size_bytes(text: str) -> int | None:
@@ -99,8 +89,8 @@ def duckdb_settings(workdir: Path, jobs: int) -> dict[str, str]:
     Path(workdir).mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(workdir).free
     temp = min(10 * GiB, max(GiB, free // (4 * max(1, jobs))))
-    memory = size_bytes(os.environ.get("ADEGEN_DUCKDB_MEMORY_LIMIT", "")) or memory
-    temp = size_bytes(os.environ.get("ADEGEN_DUCKDB_TEMP_LIMIT", "")) or temp
+    memory = size_bytes(get_settings().duckdb_memory_limit) or memory
+    temp = size_bytes(get_settings().duckdb_temp_limit) or temp
     return {"memory_limit": f"{memory // (1024 ** 2)}MiB", "max_temp_directory_size": f"{temp // (1024 ** 2)}MiB",
             "temp_directory": str(Path(workdir) / "duckdb-tmp")}
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 
 from ..harness.seeds import differing_columns
-from .oracle import columns, compare_relations, q
+from ..sqlquote import ident as q
+from .oracle import columns, compare_relations
 
 
 def unstable_tables(reference: Path, other: Path, tables: list[str]) -> dict[str, list[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .oracle import q
+from ..sqlquote import ident as q
 
 MAX_TABLES = 4      # tables measured per mutant
 MAX_COLUMNS = 6     # changed columns profiled per table

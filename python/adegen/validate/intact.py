@@ -18,7 +18,7 @@ import duckdb
 from ..dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
 from ..dbt.profiles import write_profiles as write_profiles_dir
 from ..harness import dbfiles
-from . import oracle
+from ..sqlquote import ident
 from .contract import StorageChoice
 from .jobs import Baseline, WorkerConfig
 
@@ -131,13 +131,13 @@ def snapshot(db_file: Path, snap: Path, models: dict) -> dict[str, int]:
         p.unlink(missing_ok=True)
     con = duckdb.connect(str(snap))
     rows: dict[str, int] = {}
-    cat = oracle.q(Path(db_file).stem)  # view definitions name this catalog
+    cat = ident(Path(db_file).stem)  # view definitions name this catalog
     try:
         con.execute(f"ATTACH '{db_file}' AS {cat} (READ_ONLY)")
         for schema, alias in model_relations(models):
-            rel = f"{oracle.q(schema)}.{oracle.q(alias)}"
+            rel = f"{ident(schema)}.{ident(alias)}"
             try:
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {oracle.q(schema)}")
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {ident(schema)}")
                 con.execute(f"CREATE TABLE {rel} AS SELECT * FROM {cat}.{rel}")
                 rows[f"{schema}.{alias}"] = con.execute(f"select count(*) from {rel}").fetchone()[0]
             except duckdb.Error:
@@ -178,7 +178,7 @@ def shuffle_tables(db_file: Path) -> None:
         rels = con.execute("select table_schema, table_name from information_schema.tables where "
                            "table_catalog = current_database() and table_type = 'BASE TABLE'").fetchall()
         for s, t in rels:
-            rel = f"{oracle.q(s)}.{oracle.q(t)}"
+            rel = f"{ident(s)}.{ident(t)}"
             con.execute(f"CREATE OR REPLACE TABLE {rel} AS SELECT * FROM {rel} ORDER BY hash(rowid + 1)")
         con.execute("CHECKPOINT")
     finally:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-def q(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
+from ..sqlquote import ident as q
 
 
 @dataclass

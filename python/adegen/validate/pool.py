@@ -24,6 +24,8 @@ import time
 from concurrent.futures import Future
 from typing import Callable
 
+from ..settings import get_settings
+
 POLL = 0.2  # seconds between checks for shutdown / deadlines while waiting
 
 
@@ -182,7 +184,7 @@ class WorkerPool:
 
     def __init__(self, jobs: int, *, on_start: Callable[[], object] | None = None,
                  start_method: str | None = None):
-        self.ctx = mp.get_context(start_method or os.environ.get("ADEGEN_MP_START") or "spawn")
+        self.ctx = mp.get_context(start_method or get_settings().mp_start)
         self.on_start = on_start
         self.jobs: queue.Queue = queue.Queue()
         self.closing = threading.Event()

@@ -11,7 +11,7 @@ The SELECT counted is the one the candidate's compile check already produced (`S
 compiled against the compile database: its catalog is mapped onto this database's relations by
 views), so the guard costs one bounded count and no dbt call; when there is none, or it does not
 run here, the model is compiled in the worker (`dbt compile`) - only for databases with a table
-over `budget.PRECOUNT_MIN_ROWS` rows, as before. A count over the guard is the same "runaway"
+over `budget_precount_min_rows` rows (a setting), as before. A count over the guard is the same "runaway"
 verdict the build would reach after its rows were materialised (or after the time budget).
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ import duckdb
 from ..dbt import NO_ARTIFACTS
 from ..drops import DropCode
 from ..harness import dbfiles
-from ..harness.dbfiles import _lit
 from ..measured import RelationKind
+from ..sqlquote import ident, literal
 from . import evidence, oracle
 from .contract import Observation
 from .inspector import RelationInspector
@@ -65,7 +65,7 @@ def drop_relations(db_file: Path, rels: list[tuple[str, str]]) -> None:
             kind = kinds.get((schema.lower(), name.lower()))
             if kind:
                 what = "VIEW" if kind == "VIEW" else "TABLE"
-                con.execute(f"DROP {what} IF EXISTS {oracle.q(schema)}.{oracle.q(name)}")
+                con.execute(f"DROP {what} IF EXISTS {ident(schema)}.{ident(name)}")
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -92,10 +92,10 @@ def count_limited(db_file: Path, sql: str, bound: RowCount, catalog: str | None 
         for key in ("memory_limit", "max_temp_directory_size", "temp_directory"):
             if bound.settings.get(key):
                 con.execute(f"SET {key} = '{bound.settings[key]}'")
-        con.execute(f"ATTACH {_lit(str(db_file))} AS {oracle.q(name)} (READ_ONLY)")
+        con.execute(f"ATTACH {literal(str(db_file))} AS {ident(name)} (READ_ONLY)")
         if catalog and catalog.lower() != name.lower():
             dbfiles.mirror_catalog(con, name, catalog, sql)
-        con.execute(f"USE {oracle.q(name)}")
+        con.execute(f"USE {ident(name)}")
         timer.start()
         n = con.execute(f"select count(*) from (select 1 from ({sql}) limit {int(bound.limit) + 1})").fetchone()[0]
         return n, False
@@ -204,8 +204,8 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         for u, mm in sel.items():
             if mm["materialized"] == "ephemeral":
                 continue
-            rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
-            base_rel, mut_rel = f"adegen_base.{rel}", f"{oracle.q(cfg.db_name)}.{rel}"
+            rel = f"{ident(mm['schema'])}.{ident(mm['alias'])}"
+            base_rel, mut_rel = f"adegen_base.{rel}", f"{ident(cfg.db_name)}.{rel}"
             guard = job.budget.guard(mm["alias"])
             try:
                 n = con.execute(f"select count(*) from {mut_rel}").fetchone()[0]

@@ -134,10 +134,6 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
     def __exit__(self, *exc):
         self.close()
 
-    def _has_seed_files(self) -> bool:
-        pdir = Path(self.project.project_dir)
-        return any(any((pdir / sp).rglob("*.csv")) for sp in (self.project.seed_paths or ["seeds"]))
-
     def _connect(self, srv, database: str | None = None):
         return srv.connect(database=database)
 
@@ -156,7 +152,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
             if not self.data_file.is_file():
                 return False, f"Snowflake tasks are unproven: data file {self.data_file} not found"
             return True, f"fakesnow {info} emulator; raw data from {self.data_file}"
-        if self._has_seed_files():
+        if self.project.has_seed_files():
             return True, f"fakesnow {info} emulator; raw data from the project's seeds"
         return False, ("Snowflake tasks are unproven: the emulator needs the raw data, but the project has "
                        "no seeds and no DuckDB data file was supplied")
@@ -206,7 +202,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                 self._load_data(srv, self.database)
             # `dbt seed` writes the manifest too: no separate parse when the project has seeds
             # (a model that refs a seed makes the project seed-based; unreferenced seeds are harmless)
-            if self._has_seed_files():
+            if self.project.has_seed_files():
                 r = self._run(srv, ["seed"], app, profiles)
                 info["seconds"]["seed"] = r.duration
                 if not r.ok:

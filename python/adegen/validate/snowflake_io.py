@@ -3,20 +3,16 @@ relations into local DuckDB files, cloning and dropping screening databases (fak
 CLONE or DROP DATABASE)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-
-from . import oracle
+from ..sqlquote import bare_or_quoted, ident
 
 _SEMI_STRUCTURED = ("VARIANT", "OBJECT", "ARRAY")
 
 
 def _sf_ident(name: str) -> str:
     """A Snowflake identifier: unquoted (upper-cased by Snowflake) when plain, else quoted."""
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name):
-        return name.upper()
-    return '"' + name.replace('"', '""') + '"'
+    return bare_or_quoted(name, upper=True)
 
 
 def _sf_type(field) -> str:
@@ -133,15 +129,15 @@ class EmulatorIO:
             con = duckdb.connect(str(out_db))
             try:
                 for i, (schema, alias) in enumerate(rels):
-                    local = (f"main.{oracle.q(local_names[i])}" if local_names
-                             else f"{oracle.q(schema)}.{oracle.q(alias)}")
+                    local = (f"main.{ident(local_names[i])}" if local_names
+                             else f"{ident(schema)}.{ident(alias)}")
                     try:
                         cur.execute(f"select * from {_sf_ident(database)}.{_sf_ident(schema)}.{_sf_ident(alias)}")
                         tbl = cur.fetch_arrow_all(force_return_table=True)
                     except Exception:  # noqa: BLE001 - a missing relation is a difference
                         continue
                     if not local_names:
-                        con.execute(f"CREATE SCHEMA IF NOT EXISTS {oracle.q(schema)}")
+                        con.execute(f"CREATE SCHEMA IF NOT EXISTS {ident(schema)}")
                     con.register("adegen_arrow", tbl)
                     con.execute(f"CREATE TABLE {local} AS SELECT * FROM adegen_arrow")
                     con.unregister("adegen_arrow")
@@ -207,8 +203,8 @@ class EmulatorIO:
         try:
             con.execute(f"ATTACH '{snapshot}' AS adegen_snap (READ_ONLY)")
             for (s, a), n in zip(rels, names):
-                con.execute(f"CREATE TABLE main.{oracle.q(n)} AS SELECT * FROM "
-                            f"adegen_snap.{oracle.q(s)}.{oracle.q(a)}")
+                con.execute(f"CREATE TABLE main.{ident(n)} AS SELECT * FROM "
+                            f"adegen_snap.{ident(s)}.{ident(a)}")
         finally:
             con.close()
 

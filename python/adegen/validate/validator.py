@@ -7,7 +7,6 @@ over it is stopped and its worker replaced, and the run goes on.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 import time
@@ -15,9 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..database_file import DatabaseFile
 from ..drops import DropCode
 from ..errors import InputError
 from ..harness import dbfiles
+from ..settings import get_settings
 from . import fastprove, intact, proof, screening
 from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
@@ -27,30 +28,12 @@ from .jobs import Baseline, ScreenJob, WorkerConfig
 from .pool import BudgetExceeded, WorkerLost, WorkerPool
 
 
-def ade_bench_database_dirs() -> list[Path]:
-    """Where ade-bench looks for `<db_name>.duckdb` when a task has no db_dir."""
-    dirs = []
-    if os.environ.get("ADE_DATABASES_DIR"):
-        dirs.append(Path(os.environ["ADE_DATABASES_DIR"]) / "duckdb")
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("ade_bench")
-        if spec and spec.origin:
-            dirs.append(Path(spec.origin).resolve().parent.parent / "shared" / "databases" / "duckdb")
-    except (ImportError, ValueError):
-        pass
-    dirs.append(Path.home() / ".ade-bench" / "shared" / "databases" / "duckdb")
-    return dirs
-
-
 class Validator:
     """One per build run; owns scratch dirs under `workdir` (removed by close())."""
 
-    def __init__(self, project, *, db_dir: Path | None = None, workdir: Path, jobs: int = 2,
+    def __init__(self, project, *, database: DatabaseFile, workdir: Path, jobs: int = 2,
                  progress: Callable[[str], None] | None = None, prove_mode: str = "inprocess"):
         self.project = project
-        self.db_dir = Path(db_dir).resolve() if db_dir else None
         self.root = Path(workdir).resolve() / "adegen-validate"
         self.root.mkdir(parents=True, exist_ok=True)
         self.jobs = max(1, int(jobs))
@@ -60,7 +43,7 @@ class Validator:
         self._base: Baseline | None = None
         self._lock = threading.RLock()        # pool creation
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
-        self.db_source, self.db_explicit, self._db_reason = self._find_db()
+        self.db_source, self.db_explicit, self._db_reason = database.path, database.explicit, database.reason
         self.db_fingerprint = fastprove.fingerprint(self.db_source) if self.db_source else None
         self._files = ProofFiles(self.db_source, self.db_fingerprint)  # what the run's proofs know
         self._facts = RunFacts()
@@ -108,23 +91,6 @@ class Validator:
     def __exit__(self, *exc):
         self.close()
 
-    def _find_db(self) -> tuple[Path | None, bool, str]:
-        p = self.project
-        name = f"{p.db_name}.duckdb"
-        if self.db_dir is not None and (self.db_dir / name).is_file():
-            return self.db_dir / name, True, f"database {self.db_dir / name} (db_dir)"
-        db_path = getattr(p, "db_path", None)
-        if db_path and Path(db_path).is_file():
-            return Path(db_path).resolve(), False, f"database {db_path} (profile)"
-        for d in ade_bench_database_dirs():
-            if (d / name).is_file():
-                return (d / name).resolve(), True, f"database {d / name} (ade-bench databases)"
-        return None, False, f"no {name} found (db_dir, profile path, ADE_DATABASES_DIR, ade-bench)"
-
-    def _has_seed_files(self) -> bool:
-        pdir = Path(self.project.project_dir)
-        return any(any((pdir / sp).rglob("*.csv")) for sp in getattr(self.project, "seed_paths", None) or ["seeds"])
-
     # ------------------------------------------------------------------ contract
     def usable(self) -> tuple[bool, str]:
         if getattr(self.project, "adapter_type", "duckdb") != "duckdb":
@@ -135,7 +101,7 @@ class Validator:
             return True, self._db_reason
         if self._base is not None and self._base.seed_based:
             return True, "seed-based project: a fresh database is seeded"
-        if self._has_seed_files():
+        if self.project.has_seed_files():
             return True, "no database file, but the project has seeds: a fresh database is seeded"
         return False, self._db_reason
 
@@ -275,6 +241,6 @@ class Validator:
                                       Path(db_file).resolve(), mode)
         run = self.proof_run()
         chain = [FullEmulation(run, mode)]
-        if mode == "inprocess" and os.environ.get("ADEGEN_PROVE_FAST", "1") != "0":
+        if mode == "inprocess" and get_settings().prove_fast:
             chain.insert(0, fastprove.PreparedProof(run))
         return proof.prove(req, chain, self.progress)

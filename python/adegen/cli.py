@@ -1,0 +1,77 @@
+"""The plumbing every command line entry point shares (`python -m adegen.build`, `python -m
+adegen.bulk`): the one error boundary of a command and its exit. Neither entry point imports the
+other; both import this."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+from . import __version__
+from .errors import AdegenError
+from .settings import get_settings
+
+
+def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any],
+                execute: Callable[[Any], tuple[int, dict]]) -> int:
+    """The one error boundary of a command (the build, bulk mode): `parse(argv)` gives options
+    with a `json` flag, `execute(options)` the (exit code, --json document). A problem the user can
+    fix ends with one message (`adegen: error: ...`, exit 2 for bad input), Ctrl-C with exit 130
+    (unfinished task dirs are removed on the way out), anything unexpected with one line and exit 1
+    (`ADEGEN_DEBUG=1` adds the traceback). No traceback otherwise."""
+    json_mode = "--json" in (argv if argv is not None else sys.argv[1:])
+    previous_hook = sys.unraisablehook
+
+    def unraisable(args):  # a Ctrl-C that landed in a finalizer: no "Exception ignored" traceback,
+        if isinstance(args.exc_value, KeyboardInterrupt):  # and not lost either: re-delivered to the
+            import _thread  # main thread once this hook has returned
+            import threading
+
+            threading.Timer(0.05, _thread.interrupt_main).start()
+            return
+        previous_hook(args)
+
+    sys.unraisablehook = unraisable
+    try:
+        opts = parse(argv)
+        code, doc = execute(opts)
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print("adegen: interrupted; nothing half-written was left behind", file=sys.stderr)
+        return 130
+    except AdegenError as exc:
+        error, code = exc.render(), exc.exit_code
+    except OSError as exc:  # e.g. a disk that fills up or a directory that turns read-only mid-run
+        where = f"{exc.filename}: " if exc.filename else ""
+        error, code = f"{where}{exc.strerror or exc}", 1
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+        if get_settings().debug:
+            import traceback
+
+            traceback.print_exc()
+        error, code = (f"internal error: {type(exc).__name__}: {exc} (re-run with ADEGEN_DEBUG=1 for the "
+                       "traceback)"), 1
+    else:
+        if opts.json:
+            print(json.dumps(doc, indent=2, default=str))
+        return code
+    print(f"adegen: error: {error}", file=sys.stderr)
+    if json_mode:
+        print(json.dumps({"adegen_version": __version__, "error": error, "exit_code": code}))
+    return code
+
+
+def exit_with(code: int) -> None:
+    """sys.exit(code) once main() has returned: the outcome is final, so a Ctrl-C during interpreter
+    teardown is ignored (it would end the process by SIGINT, without a message); after a handled
+    Ctrl-C exit 130 at once, so an interrupt dbt or Jinja saw first cannot re-kill the process."""
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
