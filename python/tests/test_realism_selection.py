@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import duckdb
 
+from adegen.drops import DropCode
 from adegen.prompts import checks
 from adegen.proposal_site import deep_table, retarget
 from adegen.validate import oracle
@@ -84,7 +85,8 @@ def test_a_surrogate_key_the_bug_reassigns_is_not_the_key_of_the_diff():
 
 
 def _unit(family):
-    return SimpleNamespace(candidate=SimpleNamespace(family=family))
+    return SimpleNamespace(candidate=SimpleNamespace(family=family, name="orders",
+                                                     pattern=SimpleNamespace(id=f"{family}_pattern")))
 
 
 def test_bulk_passes_over_a_family_holding_a_fifth_while_others_are_left():
@@ -93,7 +95,8 @@ def test_bulk_passes_over_a_family_holding_a_fifth_while_others_are_left():
     # 10 tasks wanted: a family may hold 2
     assert family_cap_reason(_unit("config-materialization"), ["config-materialization"], [_unit("join")], 10) is None
     why = family_cap_reason(_unit("config-materialization"), ["config-materialization"] * 2, [_unit("join")], 10)
-    assert why and why.startswith("family cap: config-materialization")
+    assert why and why.reason.startswith("family cap: config-materialization")
+    assert why.code is DropCode.FAMILY_CAP and why.pattern_id == "config-materialization_pattern"
     # nothing else left to try: the family may go on
     assert family_cap_reason(_unit("config-materialization"), ["config-materialization"] * 2,
                              [_unit("config-materialization")], 10) is None
