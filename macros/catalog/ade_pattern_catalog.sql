@@ -285,6 +285,14 @@
       'requires': {}
     },
     {
+      'id': 'labels_respelled',
+      'family': 'string',
+      'difficulty': 'medium',
+      'db_types': 'all',
+      'applies_when': [['case']],
+      'requires': {}
+    },
+    {
       'id': 'like_pattern_changed',
       'family': 'string',
       'difficulty': 'medium',

@@ -14,6 +14,7 @@ import yaml
 
 from adegen import assertion_types, backends, lexer, paths, realism, symptoms
 from adegen.errors import InputError
+from adegen.rewrite.engine import MAX_LINES, MAX_LINES_LIMIT
 
 FAMILIES = (
     "join", "aggregation", "filter", "comparison", "null-handling", "case-logic", "dedup-set-ops",
@@ -25,7 +26,7 @@ DIFFICULTIES = ("easy", "medium", "hard")
 DB_TYPES = backends.NAMES  # the databases adegen has a backend for
 REQUIRED = ("id", "name", "family", "difficulty", "db_types", "applies_when", "mutation", "rewrite",
             "symptom", "symptom_template", "guidance", "realistic", "precondition")
-OPTIONAL = ("requires", "assertion_tests", "tags")
+OPTIONAL = ("requires", "assertion_tests", "tags", "max_lines")
 REQUIRES_KEYS = ("materialized", "min_refs", "min_sources", "min_columns")
 MATERIALIZATIONS = ("table", "view", "incremental", "ephemeral")
 ASSERTION_TYPES = assertion_types.TYPES  # the one registry of assertion test types
@@ -58,6 +59,7 @@ class Pattern:
     precondition: tuple = ()
     assertion_tests: tuple = ()  # ({"type": ..., "args": {...}}, ...)
     source_file: Path = Path()
+    max_lines: int = MAX_LINES  # the most lines one site may touch (find_sites)
 
     def to_macro_dict(self) -> dict:
         return {
@@ -171,6 +173,15 @@ def _validate_rewrite(rw, applies, file, pid):
                   file, pid, "applies_when")
 
 
+def _max_lines(raw: dict, file, pid) -> int:
+    """The pattern's `max_lines` (default MAX_LINES): an edit spanning a block (a group of labels)
+    may touch more lines than one small edit, within a bound that keeps a site one readable change."""
+    value = raw.get("max_lines", MAX_LINES)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LINES_LIMIT:
+        _fail(f"max_lines must be an integer from 1 to {MAX_LINES_LIMIT} (got {value!r})", file, pid, "max_lines")
+    return value
+
+
 def _validate(raw: dict, file: Path, pos: int) -> Pattern:
     if not isinstance(raw, dict):
         _fail(f"pattern #{pos + 1} must be a mapping", file, None, f"patterns[{pos}]")
@@ -255,7 +266,7 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
         realistic=" ".join(raw["realistic"].split()), requires=dict(req),
         precondition=tuple(dict(e) for e in raw["precondition"]),
         assertion_tests=tuple({"type": t["type"], "args": dict(t.get("args") or {})} for t in tests),
-        source_file=file,
+        source_file=file, max_lines=_max_lines(raw, file, pid),
     )
 
 

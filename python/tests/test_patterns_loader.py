@@ -109,12 +109,23 @@ def test_missing_field(tmp_path, field):
     ("precondition", "[{check: rows_change}, {check: joins_miss}]", ["precondition[1]", "unknown check 'joins_miss'", "unmatched_rows"]),
     ("precondition", "[{check: unmatched_rows, max_rows: 3}]", ["precondition[0]", "takes no parameter 'max_rows'", "max_share, min_rows"]),
     ("precondition", "[{check: unmatched_rows, min_rows: few}]", ["precondition[0]", "'min_rows' must be a number"]),
+    ("max_lines", "0", ["max_lines", "an integer from 1 to 12 (got 0)"]),
+    ("max_lines", "13", ["max_lines", "an integer from 1 to 12 (got 13)"]),
+    ("max_lines", "three", ["max_lines", "(got 'three')"]),
+    ("max_lines", "true", ["max_lines", "(got True)"]),
 ])
 def test_bad_field(tmp_path, field, value, words):
     msg = err(tmp_path, render({**GOOD, field: value}))
     assert "custom.yaml" in msg and "my_pattern" in msg
     for w in words:
         assert w in msg, msg
+
+
+def test_max_lines_defaults_to_two_and_is_read(tmp_path):
+    # every shipped pattern but the label block keeps the engine's two lines
+    assert {p.id for p in load_catalog().patterns if p.max_lines != 2} == {"labels_respelled"}
+    cat = load_catalog([write(tmp_path, render({**GOOD, "max_lines": 5}))])
+    assert cat.by_id["my_pattern"].max_lines == 5
 
 
 def test_unknown_assertion_type(tmp_path):

@@ -2,7 +2,8 @@
 mutation where the data makes it a real bug and rejects it where it does not (real DuckDB, the
 operators' own mutants where the operator is the point).
 
-outer_rows_filtered (join_filter_moved_to_where), unit_named (unit_conversion_dropped), and the
+outer_rows_filtered (join_filter_moved_to_where), unit_named (unit_conversion_dropped),
+spelling_upstream (labels_respelled: the raw source capitalises, staging lower()s), and the
 two checks the new patterns reuse with what they had to learn: value_occurs on a dropped CASE
 branch (rows an earlier branch takes do not count; a simple CASE) and related_column (a swap
 differs in the column's identifier; INTEGER and BIGINT are one kind of value)."""
@@ -196,3 +197,47 @@ def test_related_column_fails_for_ids_of_two_entities(tmp_path):
     db = database(tmp_path, "create table orders as select 7::integer as customer_id, 9::bigint as account_id")
     v = measure("related_column", db, sql, only_mutant("similar_column_swapped", sql))
     assert v.holds is False and "ids of different things" in v.fact, v
+
+
+# ---------------------------------------------------------------- spelling_upstream (labels_respelled)
+# f1004's shape: the raw results write 'Disqualified', the staging view lower()s them, and the mart
+# counts finishes per driver against the lower-case labels
+FINISHES = ("select driver_id,\n"
+            "    sum(case when position_desc = 'disqualified' then 1 else 0 end) as disqualified,\n"
+            "    sum(case when position_desc = 'excluded' then 1 else 0 end) as excluded\n"
+            "from \"shop\".\"main\".\"stg_results\"\ngroup by 1\n")
+STAGING = "create view stg_results as select driver_id, lower(status) as position_desc from raw_results"
+DAG = {"models": [{"unique_id": "model.f1.stg_results", "depends_on": ["source.f1.f1.results"]}],
+       "sources": [{"unique_id": "source.f1.f1.results", "source": "f1", "table": "results",
+                    "identifier": "raw_results"}]}
+MART = {"unique_id": "model.f1.finishes_by_driver", "depends_on": ["model.f1.stg_results"]}
+
+
+def results(*statuses: str) -> str:
+    rows = ", ".join(f"({k % 2}, '{s}')" for k, s in enumerate(statuses))
+    return f"create table raw_results as select * from (values {rows}) v(driver_id, status)"
+
+
+def upstream_verdict(db: Path, check: str = "spelling_upstream") -> Verdict:
+    """`check` on the operator's Title Case mutant of FINISHES, with the DAG above."""
+    (site,) = [s for s in find_sites(FINISHES, CAT.by_id["labels_respelled"], CTX) if "'Disqualified'" in s.after]
+    scope = locate(FINISHES, apply_site(FINISHES, site))
+    probe = ProbeDB(db, None)
+    try:
+        return run_check({"check": check}, CheckInput(scope, probe, {}, MART, DAG, site))
+    finally:
+        probe.close()
+
+
+def test_spelling_upstream_holds_where_the_source_writes_the_labels_capitalised(tmp_path):
+    db = database(tmp_path, results("Finished", "Disqualified", "Disqualified", "Excluded"), STAGING)
+    v = upstream_verdict(db)
+    assert v.holds is True, v
+    assert v.fact == "'Disqualified' is how source raw_results writes status (3 rows)"
+    assert upstream_verdict(db, "rows_change").holds is True  # and the counts really drop
+
+
+def test_spelling_upstream_fails_where_the_source_is_lower_case_too(tmp_path):
+    db = database(tmp_path, results("finished", "disqualified", "excluded"), STAGING)
+    v = upstream_verdict(db)
+    assert v.holds is False and v.fact == "'Disqualified', 'Excluded' occur nowhere upstream (2 relations searched)", v

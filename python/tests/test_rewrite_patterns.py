@@ -43,7 +43,7 @@ def test_positive(pid):
     assert macro_matches(case["sql"], pattern.to_macro_dict(), ctx)
     for s in sites:
         assert s.pattern_id == pid
-        check_site(case["sql"], s)
+        check_site(case["sql"], s, pattern.max_lines)
         removed, added = changed_tokens(s)
         assert removed or added
     assert [s.index for s in sites] == list(range(len(sites)))

@@ -56,7 +56,7 @@ def _check_text(raw: str, ctx, *, parse: bool, dialect: str = "duckdb"):
         sites = find_sites(raw, p, ctx)
         assert not sites or macro_matches(raw, p.to_macro_dict(), ctx), (ctx.name, p.id)
         for s in sites:
-            check_site(raw, s)
+            check_site(raw, s, p.max_lines)
             n += 1
             if base_parses and p.applies_to_db(dialect):
                 mutant = apply_site(raw, s)

@@ -23,7 +23,7 @@ def mutants(pid: str, sql: str) -> list[str]:
     """Every site's mutant of `sql` (each site checked against the engine's rules)."""
     out = []
     for s in find_sites(sql, CAT.by_id[pid], CTX):
-        check_site(sql, s)
+        check_site(sql, s, CAT.by_id[pid].max_lines)
         out.append(apply_site(sql, s))
     return out
 

@@ -10,12 +10,12 @@ from sqlglot import exp
 from ..rewrite.names import related_names, units_in, words
 from ..rewrite.operators.select_lists import item_text
 from ..rewrite.text import Struct
-from .measure_sql import column_name, count_rows, nearest, share, sql, when_test
+from .measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
+from ..harness.dbfiles import quote_ident, quote_literal
 from .probe import rows_query
 from .registry import CheckInput, Verdict, check
 
 MAX_RELATIONS = 8   # upstream relations searched for another spelling
-MAX_TEXT_COLUMNS = 24
 
 
 def _literal_pair(inp: CheckInput) -> tuple[exp.Literal, exp.Literal] | None:
@@ -35,7 +35,8 @@ def _partner(lit: exp.Literal) -> exp.Expression | None:
     return None
 
 
-def _upstream_tables(inp: CheckInput) -> list[str]:
+def _read_relations(inp: CheckInput) -> list[tuple[str, str]]:
+    """(name, SQL) of every database relation the compiled model reads (CTE names are not)."""
     seen, out = set(), []
     for t in inp.scope.tree.find_all(exp.Table):
         if not t.args.get("db") and not t.args.get("catalog"):
@@ -43,8 +44,12 @@ def _upstream_tables(inp: CheckInput) -> list[str]:
         name = sql(exp.table_(t.name, db=t.args.get("db"), catalog=t.args.get("catalog")))
         if name not in seen:
             seen.add(name)
-            out.append(name)
+            out.append((t.name, name))
     return out[:MAX_RELATIONS]
+
+
+def _upstream_tables(inp: CheckInput) -> list[str]:
+    return [rel for _name, rel in _read_relations(inp)]
 
 
 @check("other_spelling", min_rows=1)
@@ -62,16 +67,74 @@ def other_spelling(inp: CheckInput) -> Verdict:
         got = count_rows(inp.probe, select, [f"cast({sql(col)} as varchar) = {sql(after)}"], where=False)
         if got is not None and got[1] >= inp.params["min_rows"]:
             return Verdict(True, f"{share(got[1], got[0])} rows have {column_name(col)} = '{value}'", {"hits": got[1]})
-    for rel in _upstream_tables(inp):
-        types = inp.probe.columns(f"select * from {rel}") or {}
-        text = [c for c, t in types.items() if t.upper().startswith(("VARCHAR", "TEXT", "STRING"))][:MAX_TEXT_COLUMNS]
-        if not text:
-            continue
-        cond = " or ".join(f'"{c}" = {sql(after)}' for c in text)
-        row = inp.probe.one(f"select count(*) from (select 1 from {rel} where {cond} limit 1000)")
-        if row and row[0]:
-            return Verdict(True, f"'{value}' is how {rel.split('.')[-1]} writes it ({row[0]:,} rows)", {"hits": int(row[0])})
+    found = spelled_in(inp.probe, _upstream_tables(inp), [value])
+    if found is not None:
+        return Verdict(True, f"'{value}' is how {found.relation.split('.')[-1]} writes it ({found.rows:,} rows)",
+                       {"hits": found.rows})
     return Verdict(False, f"'{value}' occurs nowhere in the data the model reads", {})
+
+
+def _respelled(scope) -> list[tuple[str, str]]:
+    """(label, new spelling) of every string literal of the changed SELECT whose letter case the
+    mutant changed (the two parses have one shape: a re-spelling changes values only)."""
+    a = [x for x in scope.scope.find_all(exp.Literal) if x.is_string]
+    b = [x for x in scope.mutant_scope.find_all(exp.Literal) if x.is_string]
+    if len(a) != len(b):
+        return []
+    return [(x.this, y.this) for x, y in zip(a, b) if x.this != y.this and x.this.lower() == y.this.lower()]
+
+
+def _raw_ancestors(model: dict, discovery: dict) -> list[tuple[str, str]]:
+    """(kind, name) of the sources and seeds upstream of the model, nearest first: where the
+    values come from before a staging model normalises them."""
+    deps = {m["unique_id"]: m.get("depends_on", []) or [] for m in discovery.get("models", []) or []}
+    identifier = {s["unique_id"]: s["identifier"] for s in discovery.get("sources", []) or []}
+    out, seen, todo = [], set(), list(model.get("depends_on", []) or [])
+    while todo and len(out) < MAX_RELATIONS:
+        uid = todo.pop(0)
+        if uid in seen:
+            continue
+        seen.add(uid)
+        if uid.startswith(("source.", "seed.")):
+            out.append((uid.split(".")[0], identifier.get(uid, uid.split(".")[-1])))
+        todo.extend(deps.get(uid, []))
+    return out
+
+
+def _raw_relations(inp: CheckInput, skip: set) -> list[tuple[str, str]]:
+    """(label, SQL) of the upstream sources and seeds as relations of the intact build (a name
+    the model reads itself, in `skip`, is searched there already)."""
+    wanted = {name.lower(): f"{kind} {name}" for kind, name in _raw_ancestors(inp.model, inp.discovery)
+              if name.lower() not in skip}
+    if not wanted:
+        return []
+    names = ", ".join(quote_literal(n) for n in wanted)
+    row = inp.probe.one("select list([table_schema, table_name]) from information_schema.tables where "
+                        f"table_catalog = current_database() and lower(table_name) in ({names})")
+    found = [(schema, table) for schema, table in (row[0] if row and row[0] else [])]
+    return [(wanted[t.lower()], f"{quote_ident(sch)}.{quote_ident(t)}") for sch, t in found]
+
+
+@check("spelling_upstream", min_rows=1)
+def spelling_upstream(inp: CheckInput) -> Verdict:
+    """The labels' new spelling is how a relation upstream writes them (read, or a source or seed).
+
+    The engineer copied the labels from what they saw: a relation the model reads, or a source or
+    seed further up whose values a staging model normalises (lower())."""
+    pairs = _respelled(inp.scope)
+    if not pairs:
+        return Verdict.unmeasured("the change re-spells no string literal")
+    values = list(dict.fromkeys(new for _old, new in pairs))
+    read = _read_relations(inp)
+    where = read + _raw_relations(inp, {name.lower() for name, _rel in read})
+    found = spelled_in(inp.probe, [rel for _name, rel in where], values)
+    if found is None or found.rows < inp.params["min_rows"]:
+        listed = ", ".join(f"'{v}'" for v in values[:3]) + (", ..." if len(values) > 3 else "")
+        return Verdict(False, f"{listed} occur{'s' if len(values) == 1 else ''} nowhere upstream "
+                              f"({len(where)} relations searched)", {"relations": len(where)})
+    name = next(n for n, rel in where if rel == found.relation)
+    return Verdict(True, f"'{found.value}' is how {name} writes {found.column} ({found.rows:,} rows)",
+                   {"hits": found.rows})
 
 
 @check("label_case")

@@ -2,11 +2,17 @@
 scope, and the columns a node reads. Pure query building plus one ProbeDB call each."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sqlglot
 from sqlglot import exp
 
+from ..harness.dbfiles import quote_ident, quote_literal
 from .locate import SiteScope
 from .probe import WITH, ProbeDB, groups_query, rows_query, visible_ctes
+
+MAX_TEXT_COLUMNS = 24  # text columns of one relation searched for a spelling
+MAX_HITS = 1000        # matching rows counted, at most, per relation
 
 
 def sql(node: exp.Expression) -> str:
@@ -121,3 +127,34 @@ def projection_alias(node: exp.Expression) -> str | None:
 
 def share(part: int, whole: int) -> str:
     return f"{part:,} of {whole:,}"
+
+
+@dataclass(frozen=True)
+class Spelled:
+    """Where a spelling was found: the relation, one text column holding it, the value, and how
+    many rows hold one of the values searched for (counted up to MAX_HITS)."""
+
+    relation: str
+    column: str
+    value: str
+    rows: int
+
+
+def spelled_in(probe: ProbeDB, relations: list[str], values: list[str]) -> Spelled | None:
+    """The first relation (in the order given) with a text column holding one of `values` exactly:
+    the spelling someone saw when they wrote it into the model."""
+    listed = ", ".join(quote_literal(v) for v in values)
+    for rel in relations:
+        types = probe.columns(f"select * from {rel}") or {}
+        names = [c for c, t in types.items() if t.upper().startswith(("VARCHAR", "TEXT", "STRING"))][:MAX_TEXT_COLUMNS]
+        if not names:
+            continue
+        cols = [quote_ident(c) for c in names]
+        hit = " ".join(f"when {c} in ({listed}) then {k}" for k, c in enumerate(cols))
+        value = " ".join(f"when {c} in ({listed}) then {c}" for c in cols)
+        cond = " or ".join(f"{c} in ({listed})" for c in cols)
+        row = probe.one(f"select count(*), min(k), arg_min(v, k) from (select case {hit} end as k, case {value} end"
+                        f" as v from {rel} where {cond} limit {MAX_HITS})")
+        if row and row[0]:
+            return Spelled(rel, names[int(row[1])], str(row[2]), int(row[0]))
+    return None

@@ -10,7 +10,10 @@ from adegen.rewrite.context import ModelContext, requires_hold
 from adegen.rewrite.operators import OPERATORS
 from adegen.rewrite.text import Struct, compose, touched_lines
 
+# The most lines one site may touch: a pattern's `max_lines` (default MAX_LINES, at most
+# MAX_LINES_LIMIT). Most bugs are one small edit; a group of re-spelled labels spans its block.
 MAX_LINES = 2
+MAX_LINES_LIMIT = 12
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def find_sites(raw_sql: str, pattern, ctx: ModelContext) -> list[Site]:
             if after == before:
                 continue
             mutant = raw_sql[:start] + after + raw_sql[end:]
-            if touched_lines(raw_sql, mutant) > MAX_LINES:
+            if touched_lines(raw_sql, mutant) > pattern.max_lines:
                 continue
             (valid_fallback if c.fallback else valid_primary).append((start, end, before, after, c, mutant))
         picked = valid_primary or valid_fallback[:1]
