@@ -11,7 +11,7 @@ from ..rewrite.names import related_names, units_in, words
 from ..rewrite.operators.select_lists import item_text
 from ..rewrite.text import Struct
 from .measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
-from ..harness.dbfiles import quote_ident, quote_literal
+from ..sqlquote import ident as quote_ident, literal as quote_literal
 from .probe import rows_query
 from .registry import CheckInput, Verdict, check
 

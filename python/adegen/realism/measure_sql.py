@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from ..harness.dbfiles import quote_ident, quote_literal
+from ..sqlquote import ident as quote_ident, literal as quote_literal
 from .locate import SiteScope
 from .probe import WITH, ProbeDB, groups_query, rows_query, visible_ctes
 
