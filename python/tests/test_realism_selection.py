@@ -102,3 +102,16 @@ def test_bulk_passes_over_a_family_holding_a_fifth_while_others_are_left():
                              [_unit("config-materialization")], 10) is None
     # every later family is itself at the cap
     assert family_cap_reason(_unit("join"), ["join", "join", "window", "window"], [_unit("window")], 10) is None
+
+
+def test_a_pool_whose_every_site_fails_its_precondition_is_not_a_screening_round():
+    from adegen.pipeline.propose import has_live_site
+
+    failing = SimpleNamespace(drop_reason=lambda: "precondition not met: 0 of 9 rows fall through")
+    holding = SimpleNamespace(drop_reason=lambda: None)
+    compiled, broken = SimpleNamespace(ok=True), SimpleNamespace(ok=False)
+    cand = lambda results, measured: SimpleNamespace(sites=[0, 1], compile_results=results, preconditions=measured)
+    assert not has_live_site(cand({0: compiled, 1: compiled}, {0: failing, 1: failing}))
+    assert not has_live_site(cand({0: broken, 1: compiled}, {1: failing}))
+    assert has_live_site(cand({0: broken, 1: compiled}, {0: failing, 1: holding}))
+    assert has_live_site(cand({}, {}))  # not measured (no DuckDB build): screened as before

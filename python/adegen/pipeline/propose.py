@@ -11,7 +11,10 @@ from ..errors import InputError
 from . import validation
 from .context import RunContext
 
-ROUNDS = 3  # pools tried before giving up on reaching --count
+ROUNDS = 3  # pools screened before giving up on reaching --count (a pool nothing of which passes
+# the compile check and the data preconditions is not screened and does not count: on a small
+# database most sites fail their precondition, and the next pool costs one dbt compile)
+MAX_POOLS = 8  # pools compiled and measured at most, screened or not
 POOL_FACTOR = 4  # a pool holds this many times --count candidates
 
 
@@ -52,6 +55,16 @@ def check_candidates(ctx: RunContext, cands: list) -> None:
         ctx.ui.say(f"{failing} candidate site(s) fail their pattern's data precondition (not screened)")
 
 
+def has_live_site(c) -> bool:
+    """Whether a checked candidate has a site that compiles and meets its data precondition."""
+    for si in range(len(c.sites)):
+        r = c.compile_results.get(si)
+        measured = c.preconditions.get(si)
+        if (r is None or r.ok is not False) and (measured is None or not measured.drop_reason()):
+            return True
+    return False
+
+
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from .. import proposals as pp
@@ -75,15 +88,18 @@ def propose(ctx: RunContext):
     remaining = list(cands)
     chosen: list = []
     dropped: list = []
-    for _round in range(ROUNDS):
-        if not remaining or len(chosen) >= opts.count:
-            break
+    rounds = pools = 0
+    while remaining and len(chosen) < opts.count and rounds < ROUNDS and pools < MAX_POOLS:
+        pools += 1
         sel = pp.pool(remaining, run_scope, size=POOL_FACTOR * opts.count)
         if not sel:
             break
         ids = {id(c) for c in sel}
         remaining = [c for c in remaining if id(c) not in ids]
         check_candidates(ctx, sel)
+        if not any(has_live_site(c) for c in sel):
+            continue  # every site failed its compile check or data precondition: nothing was screened
+        rounds += 1
         screen = None
         if ctx.validator is not None:
             try:
