@@ -117,7 +117,14 @@ def test_unit_named_fails_where_no_name_says_a_unit():
     site = type(site)(site.pattern_id, 0, site.start - 4, site.end - 4, 1, sql[site.start - 4:site.end - 4], "")
     assert site.before == " / 100"
     v = unit_verdict(sql, site)
-    assert v.holds is False and v.fact == "no name of the edited expression says a unit", v
+    assert v.holds is False and v.fact == "no name of the edited expression, nor a comment on it, says a unit", v
+
+
+def test_unit_named_holds_where_the_comment_on_the_item_says_the_unit():
+    sql = "select\n    -- `amount` is stored in cents, so we convert it to dollars\n    amount / 100 as amount\nfrom t\n"
+    (site,) = find_sites(sql, CAT.by_id["unit_conversion_dropped"], CTX)
+    v = unit_verdict(sql, site)
+    assert v.holds is True and v.fact.startswith("the comment on it says cents"), v
 
 
 def test_unit_named_unmeasured_when_the_text_moved():

@@ -131,6 +131,10 @@ DROPPED_CONVERSIONS = [
     ("select {{ cents_to_dollars('a + b', 4) }} * 2 as doubled from t\n", "select (a + b) * 2 as doubled from t\n"),
     ("select id from t where revenue_cents >= {{ var('threshold_dollars') }} * 100\n",
      "select id from t where revenue_cents >= {{ var('threshold_dollars') }}\n"),
+    # a comment on the item says the unit (the line right above, or the rest of its line)
+    ("select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount / 100 as amount\nfrom t\n",
+     "select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount as amount\nfrom t\n"),
+    ("select amount / 100 as amount  -- cents to dollars\nfrom t\n", "select amount as amount  -- cents to dollars\nfrom t\n"),
 ]
 
 
@@ -201,6 +205,8 @@ NO_SITE = {
         "select amount_cents / 100.0::double as amount from t\n",
         "select {{ format_money('amount_cents') }} as amount from t\n",  # the macro's name says no unit
         "-- amount_cents / 100 as amount\nselect 'amount_cents / 100' as amount_usd from t\n",
+        "select\n    -- stored in cents\n\n    amount / 100 as amount\nfrom t\n",  # a blank line: not its note
+        "select\n    -- cents\n    id,\n    amount / 100 as amount\nfrom t\n",  # the note of another item
     ],
     "similar_column_swapped": [
         "select o.created_at as a, c.updated_at as b from o join c on o.id = c.id\n",   # other relations

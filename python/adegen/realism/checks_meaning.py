@@ -7,8 +7,8 @@ import re
 
 from sqlglot import exp
 
-from ..rewrite.names import related_names, units_in, words
-from ..rewrite.operators.select_lists import item_text
+from ..rewrite.names import comment_words, related_names, units_in, words
+from ..rewrite.operators.select_lists import item_note, item_text
 from ..rewrite.text import Struct
 from .measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
 from ..sqlquote import ident as quote_ident, literal as quote_literal
@@ -280,8 +280,9 @@ def incremental_model(inp: CheckInput) -> Verdict:
 
 @check("unit_named", needs_sql=False)
 def unit_named(inp: CheckInput) -> Verdict:
-    """A name of the edited select item (a column, its alias, the conversion macro) says the unit,
-    so leaving the conversion out leaves the values in another unit than the name promises."""
+    """A name of the edited select item (a column, its alias, the conversion macro) or a comment on
+    it (`-- stored in cents, converted to dollars`) says the unit, so leaving the conversion out
+    leaves the values in another unit than the name or the note promises."""
     site, raw_of = inp.site, inp.extra.get("raw_sql")
     raw = raw_of(inp.model.get("unique_id", "")) if callable(raw_of) else None
     if not raw or raw[site.start:site.end] != site.before:
@@ -289,7 +290,9 @@ def unit_named(inp: CheckInput) -> Verdict:
     S = Struct(raw)
     i = next((k for k, t in enumerate(S.toks) if t.end > site.start), S.n - 1)
     found = units_in(dict.fromkeys(words(site.before) + words(item_text(S, i))))
-    if not found:
-        return Verdict(False, "no name of the edited expression says a unit", {})
-    said = ", ".join(f"{name} says {unit}" for name, unit in found[:3])
-    return Verdict(True, f"{said}: without the conversion the values are in another unit", {"units": found})
+    noted = units_in(dict.fromkeys(comment_words(item_note(S, i))))
+    if not found and not noted:
+        return Verdict(False, "no name of the edited expression, nor a comment on it, says a unit", {})
+    said = ", ".join([f"{name} says {unit}" for name, unit in found[:3]]
+                     + [f"the comment on it says {unit}" for _name, unit in noted[:1]])
+    return Verdict(True, f"{said}: without the conversion the values are in another unit", {"units": found + noted})

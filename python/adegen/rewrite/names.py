@@ -51,6 +51,11 @@ def units_in(names) -> list[tuple[str, str]]:
     return out
 
 
+def comment_words(text: str) -> list[str]:
+    """The words of the comments in a piece of SQL (`-- stored in cents` -> stored, in, cents)."""
+    return [w for c in _COMMENT.findall(text) for w in _WORD.findall(c)]
+
+
 def words(text: str) -> list[str]:
     """Every identifier-like word of a piece of SQL outside comments (Jinja and string literals
     included: a macro name, a quoted column argument)."""

@@ -6,10 +6,10 @@ import difflib
 import math
 import re
 
-from adegen.rewrite.names import UNITS, parts, units_in, words
+from adegen.rewrite.names import UNITS, comment_words, parts, units_in, words
 from adegen.rewrite.text import SQL_WORDS, Candidate, Edit, case_like
 from adegen.rewrite.operators.registry import calls, operator, seq
-from adegen.rewrite.operators.select_lists import item_text
+from adegen.rewrite.operators.select_lists import item_note, item_text
 
 
 @operator("replace_tokens", required=("match", "replace"), anchor_arg="match")
@@ -289,7 +289,7 @@ def _factor_sites(S) -> list:
         if S.texts[i] not in ("/", "*") or (S.texts[i - 1] == "/" and S.toks[i - 1].end == S.toks[i].start):
             continue  # the second half of a `//` was seen with the first
         edit = _factor_edit(S, i)
-        if edit is not None and units_in(words(item_text(S, i))):
+        if edit is not None and units_in(words(item_text(S, i)) + comment_words(item_note(S, i))):
             out.append(Candidate(i, [edit], f"conversion {S.raw[edit.start:edit.end].strip()} dropped"))
     return out
 

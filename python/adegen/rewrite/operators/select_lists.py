@@ -130,3 +130,27 @@ def item_text(S, i) -> str:
     """The raw text of `item_span` (a select item with its alias, or the line)."""
     a, b = item_span(S, i)
     return S.raw[S.toks[a].start:S.toks[b].end]
+
+
+NOTE_LINES = 3  # comment-only lines right above an item that are read as its note
+
+
+def item_note(S, i) -> str:
+    """The comments that annotate the item holding token i: the rest of its last line and the
+    comment-only lines right above its first line (`-- amount is stored in cents` over
+    `amount / 100 as amount`)."""
+    a, b = item_span(S, i)
+    first, _ = S.line_of(S.toks[a].start)
+    _, last_end = S.line_of(S.toks[b].end)
+    notes = [S.raw[S.toks[b].end:last_end]]
+    end = first - 1
+    for _ in range(NOTE_LINES):
+        if end <= 0:
+            break
+        start = S.raw.rfind("\n", 0, end) + 1
+        line = S.raw[start:end].strip()
+        if not line.startswith(("--", "/*", "{#")) and not line.endswith(("*/", "#}")):
+            break
+        notes.append(line)
+        end = start - 1
+    return "\n".join(notes)
