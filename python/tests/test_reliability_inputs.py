@@ -35,6 +35,7 @@ VALID_PATTERN = textwrap.dedent("""\
         applies_when: ["sum"]
         mutation: Replace SUM with MIN.
         rewrite: {operator: replace_tokens, match: "sum", replace: "min"}
+        precondition: [{check: rows_change}]
         symptom: values_too_low
         symptom_template: "{table} totals are too low."
         guidance: Any summed measure.
@@ -273,10 +274,11 @@ CASES: list[Case] = [
          why="The input is valid, the data is just empty: no bug can change what ade-bench's equality test "
              "sees, so no task can be proven. That is 'nothing could be produced' (exit 1, with the reason) "
              "and never a task marked ready - not bad input."),
-    Case("five_hundred_jinja_only_models", _jinja_only_models, (), code=0,
-         why="A valid project whose models are pure Jinja has no SQL tokens outside Jinja, so only the "
-             "dbt-level patterns (materialization, ref/source swaps) can apply - legitimately. Expected: the "
-             "500 models parse and the run writes what it proposes, complete, in bounded time."),
+    Case("five_hundred_jinja_only_models", _jinja_only_models, ("No task could be proposed",), code=1,
+         why="A valid project whose models are pure Jinja has no SQL tokens outside Jinja and no ref, so no "
+             "data bug applies; the configuration-only patterns are optional (patterns/optional, added with "
+             "--patterns-dir). Expected: the 500 models parse and the run says, in bounded time, that "
+             "nothing could be proposed (exit 1), writing nothing."),
     # --- patterns
     _pattern_case("missing_field", lambda y: y.replace("    guidance: Any summed measure.\n", ""),
                   ("rel_custom", "guidance", "missing required field")),
