@@ -121,7 +121,8 @@ def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -
     facts, paths = result["facts"], result["paths"]
     ctx.doc.tasks = ctx.report.tasks  # this process's commits, as the build reports them
     ctx.doc.dataset = {
-        "tasks": [dataset.public_row(r) for r in rows if r.get("kept", True)], "written_this_run": len(rows) - result["written_before"],
+        "tasks": [dataset.public_row(r) for r in rows if r.get("kept", True)],  # --keep unsolved: kept False
+        "written_this_run": len(rows) - result["written_before"],
         "candidates": facts["candidates"], "decided": ledger.cursor, "excluded": facts["excluded"],
         "dropped": dict(sorted(ledger.drops_by_label().items())), "ledger": str(ledger.path),
         **{k: str(v) for k, v in paths.items()},
