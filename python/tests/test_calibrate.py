@@ -20,6 +20,7 @@ from adegen.calibrate.runner import CalibrationConfig, calibrate, run_once
 from adegen.calibrate.search import lineage
 from adegen.calibrate.tasks import load_tasks
 from adegen.errors import InputError
+from reliability_kit import tree_state
 
 
 # --------------------------------------------------------------------------- pure parts
@@ -129,7 +130,7 @@ def test_a_command_applying_the_solution_patch_solves_it(acme, cfg):
     c = cfg(f"patch -p1 < {shlex.quote(str(task.task_dir / 'solutions' / 'changes.patch'))} && "
             f"{_rebuild_line(task.task_dir)}")
     rec = run_once(task, c, 1, "t")
-    assert rec.solved, rec.reason + rec.output_tail
+    assert rec.solved and rec.graded, rec.reason + rec.output_tail
     assert rec.exit_code == 0 and not rec.timed_out and rec.diff["files"] and rec.seconds > 0
     patched = re.findall(r"^\+\+\+ b/(\S+)", (task.task_dir / "solutions" / "changes.patch").read_text(), re.M)
     assert rec.diff["files"] == sorted(patched)
@@ -183,7 +184,9 @@ def test_a_failing_agent_is_recorded(acme, cfg):
 def test_builtin_search_solves_every_task_and_records_its_tries(acme, cfg):
     out, tasks = acme
     c = cfg("builtin:search")
+    before = tree_state(out)  # the task folders, the project copy and its database
     result = calibrate(tasks, c)
+    assert tree_state(out) == before  # nothing outside the sandboxes changed
     assert len(result.records) == len(tasks) == 5
     for rec in result.records:
         assert rec.solved, (rec.task_id, rec.reason, rec.notes, rec.output_tail)

@@ -53,7 +53,7 @@ def test_bulk_calibrate_keep_all_writes_the_measure_everywhere(bulk_out):
         jsonschema.validate(row, json.loads(SCHEMA.read_text()))
     runs = _rows(out / "calibration.jsonl")
     assert sorted(x["task_id"] for x in runs) == sorted(x["id"] for x in rows)
-    assert all(x["solved"] and x["sandbox_removed"] and x["tries"] >= 1 for x in runs)
+    assert all(x["solved"] and x["graded"] and x["sandbox_removed"] and x["tries"] >= 1 for x in runs)
     page = (out / "report.html").read_text()
     assert "Measured difficulty" in page and "measured " + rows[0]["measured_difficulty"]["label"] in page
     assert "Measured difficulty" in (out / "DATASET.md").read_text()

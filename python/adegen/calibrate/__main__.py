@@ -94,7 +94,7 @@ def execute(args: CalibrateArgs) -> tuple[int, dict]:
 
         page = write_report(args.output_dir)
         say(f"Review page: {page}")
-    ungraded = [r for r in result.records if r.reason.startswith("not graded")]
+    ungraded = [r for r in result.records if not r.graded]
     doc = {"calibration_id": result.calibration_id, "calibration_jsonl": str(path),
            "runs": [r.to_json() for r in result.records],
            "measured": {k: v.to_json() for k, v in result.measured.items()},

@@ -54,6 +54,7 @@ class RunRecord:
     tests: dict = field(default_factory=dict)
     grade_seconds: float | None = None
     sandbox_removed: bool = False
+    graded: bool = False  # False: the sandbox could not be prepared or graded (reason says why)
     notes: list[str] = field(default_factory=list)
     output_tail: str = ""
 
@@ -93,7 +94,7 @@ def run_once(task: TaskRef, cfg: CalibrationConfig, run: int, calibration_id: st
         diff: DiffStats = diff_stats(before, sb.files())
         rec.diff = diff.to_json()
         grade = sb.grade()
-        rec.tests, rec.grade_seconds = grade.tests, grade.seconds
+        rec.tests, rec.grade_seconds, rec.graded = grade.tests, grade.seconds, True
         rec.solved = grade.solved and not agent.timed_out
         rec.reason = (f"agent killed at the {cfg.timeout:g}s timeout; " if agent.timed_out else "") + grade.reason
     except AdegenError as exc:
