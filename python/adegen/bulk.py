@@ -10,7 +10,9 @@ import sys
 from .cli import exit_with, run_command
 from .cli_args import ArgParser, add_project_args, project_options
 from .errors import InputError
+from .calibrate.agent import check_template
 from .pipeline.bulk import BulkOptions, run_bulk
+from .pipeline.calibration import KEEP, CalibrateOptions
 from .pipeline.ledger import LEDGER_DIR
 from .pipeline.progress import BulkUI
 
@@ -40,14 +42,28 @@ def parse_bulk_args(argv: list[str] | None = None) -> BulkOptions:
     p.add_argument("--seed", metavar="S", default="0", help="seed of the candidate order (default 0)")
     p.add_argument("--jobs", metavar="J", default=None,
                    help="proofs side by side, each in its own worker (default: the number of cores)")
+    p.add_argument("--calibrate", metavar="CMD", default=None,
+                   help="afterwards run this agent on every written task (a command template with {prompt}, "
+                        "{prompt_file}, {workdir}, {task_id}, {key}, or builtin:search) and record its measured "
+                        "difficulty in tasks.jsonl, calibration.jsonl and the review page")
+    p.add_argument("--keep", choices=KEEP, default="all",
+                   help="with --calibrate: all tasks (default), or only those the agent did not solve")
+    p.add_argument("--calibrate-timeout", metavar="S", default="1800",
+                   help="with --calibrate: seconds one agent run may take (default 1800)")
     args = list(sys.argv[1:] if argv is None else argv)
     ns = p.parse_args(args)
+    if ns.keep != "all" and ns.calibrate is None:
+        raise InputError("--keep unsolved needs --calibrate CMD", field="--keep")
     tasks = _positive(ns.tasks, "--tasks", 1)
     seed = _positive(ns.seed, "--seed", 0)
     jobs = _positive(ns.jobs, "--jobs", 1) if ns.jobs is not None else max(1, os.cpu_count() or 1)
     opts = project_options(ns)
     opts.jobs, opts.yes = jobs, False
-    return BulkOptions(opts, tasks, seed, args)
+    calibrate = None
+    if ns.calibrate is not None:
+        calibrate = CalibrateOptions(check_template(ns.calibrate, "--calibrate"), ns.keep,
+                                     float(_positive(ns.calibrate_timeout, "--calibrate-timeout", 1)))
+    return BulkOptions(opts, tasks, seed, args, calibrate)
 
 
 def _execute(bopts: BulkOptions) -> tuple[int, dict]:

@@ -17,6 +17,7 @@ import time
 from ..cli_args import Options
 from ..output import RunLock, highest_task_number
 from . import bulk_units, dataset, workspace
+from .calibration import CalibrateOptions, calibrate_written
 from .bulk_loop import BulkLoop, LoopSetup
 from .context import RunContext
 from .ledger import Ledger, clean_stale
@@ -30,6 +31,7 @@ class BulkOptions:
     tasks: int  # proven tasks wanted
     seed: int
     argv: list[str]  # the command line, for DATASET.md
+    calibrate: CalibrateOptions | None = None  # --calibrate: measure the written tasks with an agent
 
     @property
     def json(self) -> bool:
@@ -97,6 +99,10 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
         ctx.ui.quiet = False
         progress.finish()
         ledger.save()
+    if bopts.calibrate is not None:
+        t2 = time.monotonic()
+        calibrate_written(ctx, ledger, bopts.calibrate)
+        ctx.timing("calibration", t2)
     paths = dataset.write_dataset(out_dir, ledger, facts)
     ctx.timing("generation", t1)
     return _report(ctx, bopts, ledger, {"paths": paths, "facts": facts, "written_before": written_before})
@@ -115,7 +121,8 @@ def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -
     facts, paths = result["facts"], result["paths"]
     ctx.doc.tasks = ctx.report.tasks  # this process's commits, as the build reports them
     ctx.doc.dataset = {
-        "tasks": [dataset.public_row(r) for r in rows], "written_this_run": len(rows) - result["written_before"],
+        "tasks": [dataset.public_row(r) for r in rows if r.get("kept", True)],  # --keep unsolved: kept False
+        "written_this_run": len(rows) - result["written_before"],
         "candidates": facts["candidates"], "decided": ledger.cursor, "excluded": facts["excluded"],
         "dropped": dict(sorted(ledger.drops_by_label().items())), "ledger": str(ledger.path),
         **{k: str(v) for k, v in paths.items()},

@@ -16,7 +16,7 @@ import yaml
 from ..atomic import TMP_PREFIX, write_text_atomic
 from ..proposal_facts import models_between
 
-PRIVATE_FIELDS = ("prompt_texts",)  # kept in the ledger (distinct prompts on resume), not in tasks.jsonl
+PRIVATE_FIELDS = ("prompt_texts", "kept")  # kept in the ledger (distinct prompts on resume), not in tasks.jsonl
 
 
 def task_row(p, task_id: str, proof, discovery: dict) -> dict:
@@ -60,7 +60,7 @@ def experiment_set_name(project_name: str, seed: int) -> str:
 def write_dataset(output_dir: Path, ledger, facts: dict) -> dict[str, Path]:
     """tasks.jsonl, DATASET.md and (with at least one task) the experiment set; their paths.
     facts: project, seed, command, candidates (total), excluded (pairs repeating a surveyed task)."""
-    rows = [public_row(r) for r in ledger.tasks]
+    rows = [public_row(r) for r in ledger.tasks if r.get("kept", True)]  # --keep unsolved: kept False
     paths = {"tasks_jsonl": output_dir / "tasks.jsonl", "dataset_md": output_dir / "DATASET.md"}
     output_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(paths["tasks_jsonl"], "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows),
@@ -88,6 +88,9 @@ def dataset_markdown(rows: list[dict], ledger, facts: dict) -> str:
              "model and family.", ""]
     for title, key in (("Family", "family"), ("Layer", "layer"), ("Difficulty", "difficulty")):
         lines += _table(title, Counter(r[key] for r in rows))
+    if any(r.get("measured_difficulty") for r in rows):
+        lines += _table("Measured difficulty", Counter((r.get("measured_difficulty") or {}).get("label", "not measured")
+                                                       for r in rows))
     lines += _table("Dropped because", Counter(ledger.drops_by_label()))
     lines += ["Every task is `status: ready` and proven (the broken project fails its tests, the solved one "
               "passes). `tasks.jsonl` has one line per task; run them all with "

@@ -43,6 +43,10 @@ named in the page's warnings and skipped. The fields read (RUN RECORD, version 1
     graph             {models: [{name, layer, unique_id?}], edges: [[parent, child], ...]}
                       (the discovery graph; `graph_from_discovery(payload)` builds it)
 
+`<output_dir>/calibration.jsonl` (written by `python -m adegen.calibrate` and bulk mode's
+`--calibrate`): one row per agent run; a task's measured difficulty is the summary of its newest
+calibration (`adegen.calibrate.measure.by_task`), shown next to the build's guess.
+
 A task's facts come from the newest record naming it, a model's layer from any record's graph.
 Without a record the page still shows each task's id, status, prompts, diff, tests and seeds;
 model and family are then read from the setup patch (family inferred like the survey does),

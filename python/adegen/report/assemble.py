@@ -25,6 +25,7 @@ class Context:
     records: Records
     catalog: object | None  # adegen.patterns.Catalog, for inferring pattern and family
     graph_override: dict | None = None  # a graph from --project, preferred over the records'
+    measured: dict | None = None  # task id -> calibrate.measure.MeasuredDifficulty (calibration.jsonl)
     _graphs: dict | None = None
 
     def graph_for(self, run: RunRecord | None):
@@ -216,7 +217,13 @@ def task_view(folder: TaskFolder, ctx: Context) -> TaskView:
         task_yaml=highlight(folder.yaml_text, "yaml") if folder.yaml_text else None,
         impact=_impact(entry, folder, seeds), proof=proof, dag=pic, dag_note=dag_note,
         problems=folder.problems + problems,
+        **_measured(ctx, folder.task_id),
     )
+
+
+def _measured(ctx: Context, task_id: str) -> dict:
+    m = (ctx.measured or {}).get(task_id)
+    return {"measured": m.line(), "measured_label": m.label} if m is not None else {}
 
 
 def _sorted_counts(values) -> dict[str, int]:
@@ -251,6 +258,7 @@ def overview(tasks: list[TaskView], folders: list[TaskFolder], records: Records)
         by_difficulty=_sorted_counts(t.difficulty for t in tasks),
         dropped_by_reason=dict(sorted(dropped.items(), key=lambda kv: (-kv[1], kv[0]))),
         runs=runs, phases=phases, warnings=list(records.warnings),
+        by_measured=_sorted_counts(t.measured_label for t in tasks) if any(t.measured for t in tasks) else {},
     )
 
 

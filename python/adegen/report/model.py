@@ -87,6 +87,8 @@ class TaskView:
     dag: DagPicture | None
     dag_note: str
     problems: list[str]
+    measured: str = ""  # the measured difficulty's line (calibration.jsonl), "" when not measured
+    measured_label: str = "not measured"
 
 
 @dataclass
@@ -113,6 +115,7 @@ class Overview:
     runs: list[RunRow]
     phases: list[str]  # the timing columns, in first-seen order
     warnings: list[str]
+    by_measured: dict[str, int] = field(default_factory=dict)  # measured difficulty labels (calibrated tasks)
 
 
 @dataclass

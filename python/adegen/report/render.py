@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..calibrate.measure import by_task, read_rows
 from ..errors import AdegenError, InputError
 from ..patterns import load_catalog
 from .assemble import Context, assemble
@@ -65,7 +66,8 @@ def render_report(output_dir: Path, *, run_doc: dict | None = None, graph: dict 
     if not folders and not records.runs:
         raise InputError(f"nothing to report: no task folders (tasks/) and no run record ({RECORDS_DIR})",
                          file=output_dir)
-    page = assemble(output_dir, folders, Context(records, _catalog(), graph))
+    measured = by_task(read_rows(output_dir))
+    page = assemble(output_dir, folders, Context(records, _catalog(), graph, measured=measured))
     return render_page(page), page
 
 

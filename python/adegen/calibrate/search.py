@@ -1,0 +1,90 @@
+"""`builtin:search`: a deterministic repair search, the no-model baseline agent.
+
+It walks the models from the graded tables (the tables the task's tests compare, which the
+prompts name) up their lineage, breadth first (distance, then name), read from the sandbox's
+`target/manifest.json` (setup.sh's `dbt run` wrote it). In each model it enumerates the shipped
+catalog's edit sites on that model's text in the intact project the task names
+(`adegen.rewrite.engine.sites_for_model`, in catalog order) and tries each one's inverse: the
+inverse applies when the sandbox's model text is exactly that edit's result. Every site examined
+is one try. At the first inverse that applies it restores the text, rebuilds the model and its
+descendants (`dbt run --select <model>+`) and stops; the grade that follows decides whether the
+task is solved. No inverse applies anywhere: it stops unsolved, having tried them all.
+
+It reads the intact project, which an agent never sees: its tries measure the size of the catalog's
+search space between the named table and the bug, not skill."""
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+
+from ..errors import InputError
+from ..patterns import load_catalog
+from ..rewrite.context import ModelContext
+from ..rewrite.engine import apply_site, sites_for_model
+from .agent import AgentRun
+from .sandbox import Sandbox
+
+
+def lineage(manifest: dict, tables: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(model name, file path) of the graded tables and every model upstream of them, nearest
+    first (breadth first; ties by name). Only the project's own models (not packages')."""
+    project = manifest.get("metadata", {}).get("project_name")
+    models = {uid: n for uid, n in (manifest.get("nodes") or {}).items()
+              if n.get("resource_type") == "model" and (project is None or n.get("package_name") == project)}
+    by_name = {n["name"]: uid for uid, n in models.items()}
+    start = sorted(by_name[t] for t in tables if t in by_name)
+    seen, order, queue = set(start), [], deque(start)
+    while queue:
+        level = sorted(queue, key=lambda u: models[u]["name"])
+        queue.clear()
+        for uid in level:
+            order.append(uid)
+            for dep in sorted((models[uid].get("depends_on") or {}).get("nodes") or []):
+                if dep in models and dep not in seen:
+                    seen.add(dep)
+                    queue.append(dep)
+    return [(models[u]["name"], models[u]["original_file_path"]) for u in order]
+
+
+def inverse_tries(intact: str, broken: str, ctx: ModelContext, catalog) -> tuple[int, bool]:
+    """(sites examined, whether one's inverse applies): the catalog's sites on `intact` in order,
+    until one whose edit gives exactly `broken`."""
+    tries = 0
+    for sites in sites_for_model(intact, catalog, ctx, "duckdb").values():
+        for site in sites:
+            tries += 1
+            if apply_site(intact, site) == broken:
+                return tries, True
+    return tries, False
+
+
+def _manifest(sandbox: Sandbox) -> dict:
+    path = sandbox.app / "target" / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"builtin:search needs the manifest setup.sh's dbt run writes ({exc})",
+                         file=path) from None
+
+
+def search(sandbox: Sandbox) -> AgentRun:
+    """Run the search in a prepared sandbox; the result records its tries."""
+    t0 = time.monotonic()
+    catalog = load_catalog()
+    tries, notes = 0, []
+    for name, rel in lineage(_manifest(sandbox), sandbox.task.graded_tables):
+        ref, mine = sandbox.task.project_dir / rel, sandbox.app / rel
+        if not ref.is_file() or not mine.is_file():
+            continue
+        intact, broken = ref.read_text(encoding="utf-8"), mine.read_text(encoding="utf-8")
+        n, found = inverse_tries(intact, broken, ModelContext(name=name, path=rel), catalog)
+        tries += n
+        if found:
+            mine.write_text(intact, encoding="utf-8")
+            ok, console = sandbox.dbt(["run", "--select", f"{name}+"])
+            notes.append(f"inverse edit in {name} (try {tries}); dbt run {'ok' if ok else 'failed'}")
+            return AgentRun(0 if ok else 1, round(time.monotonic() - t0, 2), False,
+                            "" if ok else console[-2000:], tries=tries, notes=notes)
+    notes.append("no inverse edit of the catalog applies to any model upstream of the graded tables")
+    return AgentRun(1, round(time.monotonic() - t0, 2), False, tries=tries, notes=notes)

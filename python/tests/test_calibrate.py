@@ -1,0 +1,197 @@
+"""Calibration (`adegen.calibrate`) on the example project's built tasks (real dbt + DuckDB, no
+mocks): fake agent commands - one applies the solution patch, one does nothing, one edits the wrong
+model, one hangs (killed at the timeout with its children), one exits non-zero - each recorded
+correctly with its sandbox removed; `builtin:search` solves every task and records its tries; the
+pure parts (placeholders, usage parsing, diff, label, lineage) on small inputs."""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from adegen.calibrate.agent import AgentContext, check_template, parse_usage, render, run_agent_command
+from adegen.calibrate.diff import diff_stats
+from adegen.calibrate.measure import by_task, label, measured
+from adegen.calibrate.runner import CalibrationConfig, calibrate, run_once
+from adegen.calibrate.search import lineage
+from adegen.calibrate.tasks import load_tasks
+from adegen.errors import InputError
+from reliability_kit import tree_state
+
+
+# --------------------------------------------------------------------------- pure parts
+
+
+def test_render_quotes_every_placeholder_and_leaves_other_braces():
+    ctx = AgentContext("it's $HOME `x`", Path("/s/prompt.txt"), Path("/s/app"), "acme001", "hard")
+    cmd = render('agent -p {prompt} --dir {workdir} {project_dir} < {prompt_file} # {task_id}.{key} ${HOME} {"a": 1}',
+                 ctx)
+    assert shlex.split(cmd.split(" #")[0]) == ["agent", "-p", "it's $HOME `x`", "--dir", "/s/app", "/s/app",
+                                                "<", "/s/prompt.txt"]
+    assert "acme001.hard" in cmd and "${HOME}" in cmd and '{"a": 1}' in cmd
+
+
+def test_unknown_placeholder_is_one_error_naming_the_flag():
+    with pytest.raises(InputError) as e:
+        check_template("agent {promt}", "--calibrate")
+    assert e.value.field == "--calibrate" and "{promt}" in e.value.message
+    assert check_template(" builtin:search ") == "builtin:search"
+    with pytest.raises(InputError):
+        check_template("  ")
+
+
+def test_usage_from_claude_code_json_and_json_lines():
+    claude = json.dumps({"type": "result", "num_turns": 7, "total_cost_usd": 0.42,
+                         "usage": {"input_tokens": 100, "output_tokens": 50, "cache_read_input_tokens": 1000}})
+    assert parse_usage(claude) == (1150, 7, 0.42)
+    assert parse_usage("working...\n" + json.dumps({"tokens": 9, "turns": 2}) + "\ndone\n") == (9, 2, None)
+    assert parse_usage("no json here {oops}") == (None, None, None)
+
+
+def test_diff_counts_files_and_lines():
+    d = diff_stats({"a.sql": b"x\ny\n", "b.sql": b"same\n", "gone.sql": b"1\n"},
+                   {"a.sql": b"x\nz\nw\n", "b.sql": b"same\n", "new.sql": b"n\n"})
+    assert d.files == ["a.sql", "gone.sql", "new.sql"]
+    assert (d.lines_added, d.lines_removed) == (3, 2)
+
+
+def test_label_rule():
+    assert label(0, None, (1, 2)) == "unsolved"
+    assert label(0.4, 0, (1, 2)) == "hard"
+    assert label(0.5, 0, (1, 2)) == "medium"
+    assert label(1, 1, (1, 2)) == "easy" and label(1, 1.5, (1, 2)) == "medium" and label(1, 3, (1, 2)) == "hard"
+    rows = [{"task_id": "t1", "calibration_id": "a", "solved": False, "seconds": 9, "agent": "x", "key": "base"},
+            {"task_id": "t1", "calibration_id": "b", "solved": True, "seconds": 30, "agent": "x", "key": "base"},
+            {"task_id": "t1", "calibration_id": "b", "solved": True, "seconds": 50, "agent": "x", "key": "base"}]
+    m = by_task(rows)["t1"]  # the newest calibration of the task only
+    assert (m.runs, m.solved, m.solve_rate, m.median_seconds, m.label) == (2, 2, 1.0, 40.0, "easy")
+    assert measured([{"solved": True, "seconds": 1, "tries": 80}]).label == "hard"
+
+
+def test_lineage_walks_up_breadth_first():
+    def node(name, deps, pkg="p"):
+        return {"resource_type": "model", "name": name, "package_name": pkg, "original_file_path": f"m/{name}.sql",
+                "depends_on": {"nodes": [f"model.p.{d}" for d in deps]}}
+    manifest = {"metadata": {"project_name": "p"}, "nodes": {
+        "model.p.fct": node("fct", ["b", "a"]), "model.p.a": node("a", ["stg"]), "model.p.b": node("b", ["stg"]),
+        "model.p.stg": node("stg", []), "model.p.other": node("other", []), "model.q.pk": node("pk", [], "q")}}
+    assert [n for n, _ in lineage(manifest, ("fct",))] == ["fct", "a", "b", "stg"]
+
+
+def test_a_hanging_command_is_killed_with_its_children(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    t0 = time.monotonic()
+    run = run_agent_command(f"sleep 60 & echo $! > {pidfile}; sleep 60", tmp_path, timeout=1.5)
+    assert run.timed_out and run.exit_code is None and time.monotonic() - t0 < 20
+    assert not _alive(int(pidfile.read_text()))
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        state = stat.read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+# --------------------------------------------------------------------------- on the example's tasks
+
+
+@pytest.fixture(scope="module")
+def acme(acme_tasks_built):
+    out, _doc = acme_tasks_built
+    return out, load_tasks(out)
+
+
+@pytest.fixture()
+def cfg(tmp_path):
+    def make(agent: str, timeout: float = 600) -> CalibrationConfig:
+        return CalibrationConfig(agent=agent, workdir=tmp_path / "work", timeout=timeout)
+    return make
+
+
+def _sandbox_gone(rec, cfg_dir: Path) -> None:
+    assert rec.sandbox_removed
+    assert not any(cfg_dir.iterdir()), list(cfg_dir.iterdir())
+
+
+def _rebuild_line(task_dir: Path) -> str:
+    return next(ln for ln in (task_dir / "solution.sh").read_text().splitlines() if ln.startswith("dbt run"))
+
+
+def test_a_command_applying_the_solution_patch_solves_it(acme, cfg):
+    _out, tasks = acme
+    task = tasks[0]
+    c = cfg(f"patch -p1 < {shlex.quote(str(task.task_dir / 'solutions' / 'changes.patch'))} && "
+            f"{_rebuild_line(task.task_dir)}")
+    rec = run_once(task, c, 1, "t")
+    assert rec.solved and rec.graded, rec.reason + rec.output_tail
+    assert rec.exit_code == 0 and not rec.timed_out and rec.diff["files"] and rec.seconds > 0
+    patched = re.findall(r"^\+\+\+ b/(\S+)", (task.task_dir / "solutions" / "changes.patch").read_text(), re.M)
+    assert rec.diff["files"] == sorted(patched)
+    _sandbox_gone(rec, c.workdir)
+
+
+def test_a_command_doing_nothing_leaves_it_unsolved(acme, cfg):
+    _out, tasks = acme
+    c = cfg("test -f dbt_project.yml && test -s {prompt_file} && echo {task_id} {key}")
+    rec = run_once(tasks[1], c, 1, "t")
+    assert not rec.solved and rec.exit_code == 0 and "failing tests" in rec.reason
+    assert rec.diff == {"files": [], "lines_added": 0, "lines_removed": 0}
+    assert f"{tasks[1].task_id} base" in rec.output_tail
+    _sandbox_gone(rec, c.workdir)
+
+
+def test_a_command_editing_the_wrong_model_leaves_it_unsolved(acme, cfg):
+    out, tasks = acme
+    task = tasks[2]
+    broken = re.findall(r"^\+\+\+ b/(\S+)", (task.task_dir / "setup" / "changes.patch").read_text(), re.M)
+    wrong = next(p.relative_to(task.project_dir).as_posix() for p in sorted(task.project_dir.glob("models/**/*.sql"))
+                 if p.relative_to(task.project_dir).as_posix() not in broken)
+    name = Path(wrong).stem
+    c = cfg(f"printf '\\n-- looked here\\n' >> {wrong} && dbt run --select {name}")
+    rec = run_once(task, c, 1, "t")
+    assert not rec.solved and rec.exit_code == 0
+    assert rec.diff == {"files": [wrong], "lines_added": 2, "lines_removed": 0}
+    assert not (task.project_dir / wrong).read_text().endswith("-- looked here\n")  # the user's copy untouched
+    _sandbox_gone(rec, c.workdir)
+
+
+def test_a_hanging_agent_is_killed_at_the_timeout_and_unsolved(acme, cfg, tmp_path):
+    _out, tasks = acme
+    pidfile = tmp_path / "child.pid"
+    c = cfg(f"(sleep 120; touch {tmp_path / 'late'}) & echo $! > {pidfile}; sleep 120", timeout=3)
+    rec = run_once(tasks[3], c, 1, "t")
+    assert rec.timed_out and rec.exit_code is None and not rec.solved
+    assert rec.reason.startswith("agent killed at the 3s timeout") and rec.seconds < 30
+    assert not _alive(int(pidfile.read_text())) and not (tmp_path / "late").exists()
+    _sandbox_gone(rec, c.workdir)
+
+
+def test_a_failing_agent_is_recorded(acme, cfg):
+    _out, tasks = acme
+    c = cfg("echo 'agent gave up' >&2; exit 3")
+    rec = run_once(tasks[4], c, 1, "t")
+    assert rec.exit_code == 3 and not rec.timed_out and not rec.solved and "agent gave up" in rec.output_tail
+    _sandbox_gone(rec, c.workdir)
+
+
+def test_builtin_search_solves_every_task_and_records_its_tries(acme, cfg):
+    out, tasks = acme
+    c = cfg("builtin:search")
+    before = tree_state(out)  # the task folders, the project copy and its database
+    result = calibrate(tasks, c)
+    assert tree_state(out) == before  # nothing outside the sandboxes changed
+    assert len(result.records) == len(tasks) == 5
+    for rec in result.records:
+        assert rec.solved, (rec.task_id, rec.reason, rec.notes, rec.output_tail)
+        assert rec.tries and rec.tries >= 1 and rec.sandbox_removed
+        assert len(rec.diff["files"]) == 1
+    assert {m.label for m in result.measured.values()} <= {"easy", "medium", "hard"}
+    print({r.task_id: (next(t.difficulty for t in tasks if t.task_id == r.task_id), r.tries) for r in result.records})
+    assert not any(c.workdir.iterdir())
