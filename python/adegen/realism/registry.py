@@ -12,6 +12,7 @@ against `CHECKS` (unknown names or parameters are refused with the file and fiel
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -50,12 +51,19 @@ CheckFn = Callable[[CheckInput], Verdict]
 CHECKS: dict[str, dict] = {}
 
 
+def first_sentence(doc: str) -> str:
+    """A docstring's first sentence on one line (what the catalog table and the README show)."""
+    text = " ".join(doc.split())
+    end = re.search(r"(?<=\.)\s(?=[A-Z`])", text)
+    return text[:end.start()] if end else text
+
+
 def check(name: str, *, needs_sql: bool = True, **defaults):
     """Register a precondition check. `needs_sql`: it reads the located change (compiled SQL); a
     graph check (False) reads only the discovery facts. `defaults`: its parameters."""
     def deco(fn: CheckFn) -> CheckFn:
         CHECKS[name] = {"fn": fn, "defaults": dict(defaults), "needs_sql": needs_sql,
-                        "doc": (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""}
+                        "doc": first_sentence(fn.__doc__ or "")}
         return fn
     return deco
 
