@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from adegen.patterns import load_catalog
@@ -19,20 +18,10 @@ from adegen.realism import ProbeDB
 from adegen.realism.locate import locate
 from adegen.realism.registry import CheckInput, Verdict, run_check
 from adegen.rewrite import ModelContext, apply_site, find_sites
+from realism_kit import shop
 
 CAT = load_catalog()
 CTX = ModelContext(name="m")
-
-
-def database(tmp_path: Path, *statements: str) -> Path:
-    db = tmp_path / "shop.duckdb"
-    con = duckdb.connect(str(db))
-    try:
-        for s in statements:
-            con.execute(s)
-    finally:
-        con.close()
-    return db
 
 
 def measure(check: str, db: Path, intact: str, mutant: str) -> Verdict:
@@ -62,7 +51,7 @@ def subscriptions(rows: str) -> str:
 
 def test_outer_rows_filtered_holds_where_customers_have_no_active_subscription(tmp_path):
     # 1 has an active plan; 2 only a cancelled one; 3 none at all: 2 and 3 vanish with the filter in WHERE
-    db = database(tmp_path, CUSTOMERS, subscriptions("(1, 'pro', 'active'), (2, 'team', 'cancelled')"))
+    db = shop(tmp_path, CUSTOMERS, subscriptions("(1, 'pro', 'active'), (2, 'team', 'cancelled')"))
     mutant = only_mutant("join_filter_moved_to_where", JOINED)
     assert "where s.status = 'active'" in mutant
     v = measure("outer_rows_filtered", db, JOINED, mutant)
@@ -72,7 +61,7 @@ def test_outer_rows_filtered_holds_where_customers_have_no_active_subscription(t
 
 
 def test_outer_rows_filtered_fails_where_every_customer_has_an_active_subscription(tmp_path):
-    db = database(tmp_path, CUSTOMERS, subscriptions("(1, 'pro', 'active'), (2, 'team', 'active'), (3, 'pro', 'active'), "
+    db = shop(tmp_path, CUSTOMERS, subscriptions("(1, 'pro', 'active'), (2, 'team', 'active'), (3, 'pro', 'active'), "
                                                      "(3, 'old', 'cancelled')"))
     v = measure("outer_rows_filtered", db, JOINED, only_mutant("join_filter_moved_to_where", JOINED))
     assert v.holds is False and v.fact.startswith("0 of 3 rows of the join"), v
@@ -80,7 +69,7 @@ def test_outer_rows_filtered_fails_where_every_customer_has_an_active_subscripti
 
 def test_outer_rows_filtered_fails_when_every_row_would_go(tmp_path):
     # nothing is active: the table empties, a different (and obvious) failure than rows going missing
-    db = database(tmp_path, CUSTOMERS, subscriptions("(1, 'pro', 'cancelled')"))
+    db = shop(tmp_path, CUSTOMERS, subscriptions("(1, 'pro', 'cancelled')"))
     v = measure("outer_rows_filtered", db, JOINED, only_mutant("join_filter_moved_to_where", JOINED))
     assert v.holds is False and v.numbers == {"rows": 3, "lost": 3}, v
 
@@ -90,7 +79,7 @@ def test_outer_rows_filtered_soft_delete_filter_keeps_unmatched_rows(tmp_path):
     # with only deleted rows: on the intact rows both look alike (no s row), only the join tells them apart
     sql = ("select c.customer_id\nfrom customers as c\nleft join subs as s\n    on c.customer_id = s.customer_id\n"
            "    and s.deleted_at is null\n")
-    db = database(tmp_path, CUSTOMERS, "create table subs as select * from (values (1, null), (2, date '2024-01-01')) "
+    db = shop(tmp_path, CUSTOMERS, "create table subs as select * from (values (1, null), (2, date '2024-01-01')) "
                                        "v(customer_id, deleted_at)")
     v = measure("outer_rows_filtered", db, sql, only_mutant("join_filter_moved_to_where", sql))
     assert v.holds is True and v.numbers == {"rows": 3, "lost": 1}, v
@@ -139,7 +128,7 @@ MAPPING = ("select case when env = 'prod' then 'production' when env in ('sbx', 
 
 
 def test_value_occurs_holds_for_a_branch_whose_rows_fall_through(tmp_path):
-    db = database(tmp_path, "create table workspaces as select * from (values ('prod'), ('sbx'), ('dev')) v(env)")
+    db = shop(tmp_path, "create table workspaces as select * from (values ('prod'), ('sbx'), ('dev')) v(env)")
     mutant = only_mutant("case_branch_dropped", MAPPING, 1)
     assert "'sandbox'" not in mutant
     v = measure("value_occurs", db, MAPPING, mutant)
@@ -148,7 +137,7 @@ def test_value_occurs_holds_for_a_branch_whose_rows_fall_through(tmp_path):
 
 def test_value_occurs_does_not_count_rows_an_earlier_branch_takes(tmp_path):
     # every 's%' row is a sandbox, which the branch before takes: dropping the third changes nothing
-    db = database(tmp_path, "create table workspaces as select * from (values ('prod'), ('sbx'), ('sandbox')) v(env)")
+    db = shop(tmp_path, "create table workspaces as select * from (values ('prod'), ('sbx'), ('sandbox')) v(env)")
     v = measure("value_occurs", db, MAPPING, only_mutant("case_branch_dropped", MAPPING, 2))
     assert v.holds is False and v.fact.startswith("0 of 3 rows have env LIKE 's%' and no earlier branch"), v
 
@@ -156,7 +145,7 @@ def test_value_occurs_does_not_count_rows_an_earlier_branch_takes(tmp_path):
 def test_value_occurs_counts_a_simple_case_and_only_rows_the_where_keeps(tmp_path):
     sql = ("select case env when 'sbx' then 'sandbox' when 'prd' then 'production' else 'other' end as e "
            "from workspaces where active")
-    db = database(tmp_path, "create table workspaces as select * from (values ('sbx', false), ('prd', true)) v(env, active)")
+    db = shop(tmp_path, "create table workspaces as select * from (values ('sbx', false), ('prd', true)) v(env, active)")
     v = measure("value_occurs", db, sql, only_mutant("case_branch_dropped", sql, 0))
     assert v.holds is False and v.fact.startswith("0 of 1 rows have env = 'sbx'"), v
     v = measure("value_occurs", db, sql, only_mutant("case_branch_dropped", sql, 1))
@@ -173,27 +162,27 @@ def orders(updated: str, updated_type: str = "timestamp") -> str:
 
 
 def test_related_column_holds_on_a_swap_of_differing_values(tmp_path):
-    db = database(tmp_path, orders("timestamp '2024-02-01'"))
+    db = shop(tmp_path, orders("timestamp '2024-02-01'"))
     v = measure("related_column", db, SWAP, only_mutant("similar_column_swapped", SWAP))
     assert v.holds is True and v.fact == "created_at and updated_at differ on 1 of 1 rows", v
 
 
 def test_related_column_fails_where_the_values_are_the_same(tmp_path):
-    db = database(tmp_path, orders("timestamp '2024-01-01'"))
+    db = shop(tmp_path, orders("timestamp '2024-01-01'"))
     v = measure("related_column", db, SWAP, only_mutant("similar_column_swapped", SWAP))
     assert v.holds is False and v.fact == "created_at and updated_at differ on 0 of 1 rows", v
 
 
 @pytest.mark.parametrize("other_type, holds", [("date", False), ("varchar", False), ("timestamptz", True)])
 def test_related_column_compares_kinds_of_value(tmp_path, other_type, holds):
-    db = database(tmp_path, orders("timestamp '2024-02-01'", other_type))
+    db = shop(tmp_path, orders("timestamp '2024-02-01'", other_type))
     v = measure("related_column", db, SWAP, only_mutant("similar_column_swapped", SWAP))
     assert v.holds is holds, v
 
 
 def test_related_column_integer_counts_of_two_widths(tmp_path):
     sql = "select o.order_count + 0 as n, o.item_count as items from orders as o\n"
-    db = database(tmp_path, "create table orders as select 7::integer as order_count, 9::bigint as item_count")
+    db = shop(tmp_path, "create table orders as select 7::integer as order_count, 9::bigint as item_count")
     v = measure("related_column", db, sql, only_mutant("similar_column_swapped", sql))
     assert v.holds is True and v.fact == "order_count and item_count differ on 1 of 1 rows", v
 
@@ -201,7 +190,7 @@ def test_related_column_integer_counts_of_two_widths(tmp_path):
 def test_related_column_fails_for_ids_of_two_entities(tmp_path):
     # reviewers rated id swaps (customer_id for account_id) a made-up slip
     sql = "select o.customer_id + 0 as who, o.account_id as acct from orders as o\n"
-    db = database(tmp_path, "create table orders as select 7::integer as customer_id, 9::bigint as account_id")
+    db = shop(tmp_path, "create table orders as select 7::integer as customer_id, 9::bigint as account_id")
     v = measure("related_column", db, sql, only_mutant("similar_column_swapped", sql))
     assert v.holds is False and "ids of different things" in v.fact, v
 
@@ -237,7 +226,7 @@ def upstream_verdict(db: Path, check: str = "spelling_upstream") -> Verdict:
 
 
 def test_spelling_upstream_holds_where_the_source_writes_the_labels_capitalised(tmp_path):
-    db = database(tmp_path, results("Finished", "Disqualified", "Disqualified", "Excluded"), STAGING)
+    db = shop(tmp_path, results("Finished", "Disqualified", "Disqualified", "Excluded"), STAGING)
     v = upstream_verdict(db)
     assert v.holds is True, v
     assert v.fact == "'Disqualified' is how source raw_results writes status (3 rows)"
@@ -245,6 +234,6 @@ def test_spelling_upstream_holds_where_the_source_writes_the_labels_capitalised(
 
 
 def test_spelling_upstream_fails_where_the_source_is_lower_case_too(tmp_path):
-    db = database(tmp_path, results("finished", "disqualified", "excluded"), STAGING)
+    db = shop(tmp_path, results("finished", "disqualified", "excluded"), STAGING)
     v = upstream_verdict(db)
     assert v.holds is False and v.fact == "'Disqualified', 'Excluded' occur nowhere upstream (2 relations searched)", v
