@@ -8,7 +8,7 @@ import os
 import sys
 
 from .cli import exit_with, run_command
-from .cli_args import ArgParser, add_project_args, project_options
+from .cli_args import ArgParser, add_project_args, number_arg, project_options
 from .errors import InputError
 from .calibrate.agent import check_template
 from .pipeline.bulk import BulkOptions, run_bulk
@@ -23,16 +23,6 @@ DESCRIPTION = ("Bulk mode: enumerate every (model, pattern, site) bug candidate 
 EPILOG = """outputs: <output>/tasks/<id>/, tasks.jsonl, DATASET.md, experiment_sets/<project>_bulk_seed<S>.yaml
 exit codes: 0 --tasks proven tasks written, 1 the candidates ran out first (or nothing can be proven),
 2 bad input (the message names the file and field or the argument)."""
-
-
-def _positive(value: str, flag: str, minimum: int) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise InputError(f"expected a whole number, got {value!r}", field=flag) from None
-    if n < minimum:
-        raise InputError(f"expected a number of at least {minimum}, got {n}", field=flag)
-    return n
 
 
 def parse_bulk_args(argv: list[str] | None = None) -> BulkOptions:
@@ -54,15 +44,15 @@ def parse_bulk_args(argv: list[str] | None = None) -> BulkOptions:
     ns = p.parse_args(args)
     if ns.keep != "all" and ns.calibrate is None:
         raise InputError("--keep unsolved needs --calibrate CMD", field="--keep")
-    tasks = _positive(ns.tasks, "--tasks", 1)
-    seed = _positive(ns.seed, "--seed", 0)
-    jobs = _positive(ns.jobs, "--jobs", 1) if ns.jobs is not None else max(1, os.cpu_count() or 1)
+    tasks = number_arg(ns.tasks, "--tasks", 1)
+    seed = number_arg(ns.seed, "--seed", 0)
+    jobs = number_arg(ns.jobs, "--jobs", 1) if ns.jobs is not None else max(1, os.cpu_count() or 1)
     opts = project_options(ns)
     opts.jobs, opts.yes = jobs, False
     calibrate = None
     if ns.calibrate is not None:
         calibrate = CalibrateOptions(check_template(ns.calibrate, "--calibrate"), ns.keep,
-                                     float(_positive(ns.calibrate_timeout, "--calibrate-timeout", 1)))
+                                     float(number_arg(ns.calibrate_timeout, "--calibrate-timeout", 1)))
     return BulkOptions(opts, tasks, seed, args, calibrate)
 
 

@@ -217,3 +217,16 @@ def project_options(ns: argparse.Namespace) -> Options:
         ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs, json=ns.json, profiles_dir=profiles_dir,
         target=ns.target, emulate_snowflake=ns.emulate_snowflake, report=not ns.no_report,
     )
+
+
+def number_arg(value: str, flag: str, minimum: float = 1, kind: type = int):
+    """A command-line number of at least `minimum` (`kind` int: a whole number), else bad input
+    naming the flag."""
+    try:
+        n = kind(value)
+    except ValueError:
+        raise InputError(f"expected {'a whole number' if kind is int else 'a number'}, got {value!r}",
+                         field=flag) from None
+    if n < minimum:
+        raise InputError(f"expected a number of at least {minimum:g}, got {n}", field=flag)
+    return n

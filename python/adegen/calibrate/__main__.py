@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cli import exit_with, run_command
-from ..cli_args import ArgParser
+from ..cli_args import ArgParser, number_arg
 from ..errors import InputError
 from ..paths import owned_run_dir
 from .agent import PLACEHOLDERS, check_template
@@ -30,16 +30,6 @@ class CalibrateArgs:
     tasks: list[str]
     json: bool
     report: bool
-
-
-def _number(value: str, flag: str, kind=int, minimum: float = 1):
-    try:
-        n = kind(value)
-    except ValueError:
-        raise InputError(f"expected a number, got {value!r}", field=flag) from None
-    if n < minimum:
-        raise InputError(f"expected at least {minimum:g}, got {n}", field=flag)
-    return n
 
 
 def parse_args(argv: list[str] | None = None) -> CalibrateArgs:
@@ -64,8 +54,8 @@ def parse_args(argv: list[str] | None = None) -> CalibrateArgs:
     if not (out / "tasks").is_dir():
         raise InputError("no tasks/ directory here", file=out, field="OUTPUT_DIR")
     cfg = CalibrationConfig(
-        agent=check_template(ns.agent_command), runs=_number(ns.runs, "--runs"),
-        timeout=_number(ns.timeout, "--timeout", float, 0.1), key=ns.key, jobs=_number(ns.jobs, "--jobs"),
+        agent=check_template(ns.agent_command), runs=number_arg(ns.runs, "--runs"),
+        timeout=number_arg(ns.timeout, "--timeout", 0.1, float), key=ns.key, jobs=number_arg(ns.jobs, "--jobs"),
         mode=ns.mode, workdir=Path())
     parent = Path(ns.workdir).expanduser().resolve() if ns.workdir else None
     return CalibrateArgs(out, cfg, parent, list(ns.tasks), ns.json, not ns.no_report)
