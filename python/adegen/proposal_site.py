@@ -75,16 +75,30 @@ def retarget(obs, table: str):
                                rows_total=int(facts.get("rows_intact") or 0), columns_differ=cols, example=None)
 
 
+def checked_drop(c, si: int) -> Drop | None:
+    """Why site `si` of a checked candidate is not tried: its mutant did not compile (or its rewrite
+    failed in the compile check), or its data precondition fails. None: screen it. (A measured
+    precondition implies a compiled mutant, so the order of the two never changes the reason.)"""
+    line = c.sites[si].line
+    r = c.compile_results.get(si)
+    if r is not None and r.ok is False:
+        return Drop(c.name, c.pattern.id, f"line {line}: mutant does not compile/parse ({r.reason})",
+                    DropCode.NOT_COMPILE)
+    measured = c.preconditions.get(si)
+    if measured is not None and measured.drop_reason():
+        return Drop(c.name, c.pattern.id, f"line {line}: {measured.drop_reason()}", DropCode.PRECONDITION)
+    return None
+
+
 def realise_candidate(c, st: Selection) -> Proposal | None:
     """The first site of a candidate that compiles, screens observable and gets a safe prompt no
     other task of the run or of the survey already has."""
     survey, discovery, project_name = st.scope.survey, st.scope.discovery, st.scope.project_name
     screen, dropped = st.screen, st.dropped
     for si, site in enumerate(c.sites):
-        r = c.compile_results.get(si)
-        if r is not None and r.ok is False:
-            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: mutant does not compile/parse ({r.reason})",
-                                DropCode.NOT_COMPILE))
+        checked = checked_drop(c, si)
+        if checked is not None:
+            dropped.append(checked)
             continue
         try:
             mutant_text = apply_site(c.raw, site)
@@ -94,11 +108,6 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
         if mutant_text == c.raw:
             dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing",
                                 DropCode.REWRITE_NO_CHANGE))
-            continue
-        measured = c.preconditions.get(si)
-        if measured is not None and measured.drop_reason():
-            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {measured.drop_reason()}",
-                                DropCode.PRECONDITION))
             continue
         obs = None
         if screen is not None:
@@ -165,6 +174,6 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
-            candidate=c, precondition=measured.to_json() if measured is not None else None,
+            candidate=c, precondition=c.preconditions[si].to_json() if si in c.preconditions else None,
         )
     return None

@@ -109,8 +109,10 @@ def test_a_pool_whose_every_site_fails_its_precondition_is_not_a_screening_round
 
     failing = SimpleNamespace(drop_reason=lambda: "precondition not met: 0 of 9 rows fall through")
     holding = SimpleNamespace(drop_reason=lambda: None)
-    compiled, broken = SimpleNamespace(ok=True), SimpleNamespace(ok=False)
-    cand = lambda results, measured: SimpleNamespace(sites=[0, 1], compile_results=results, preconditions=measured)
+    compiled, broken = SimpleNamespace(ok=True), SimpleNamespace(ok=False, reason="Parser Error")
+    cand = lambda results, measured: SimpleNamespace(
+        name="orders", pattern=SimpleNamespace(id="case_else_dropped"), sites=[SimpleNamespace(line=3), SimpleNamespace(line=9)],
+        compile_results=results, preconditions=measured)
     assert not has_live_site(cand({0: compiled, 1: compiled}, {0: failing, 1: failing}))
     assert not has_live_site(cand({0: broken, 1: compiled}, {1: failing}))
     assert has_live_site(cand({0: broken, 1: compiled}, {0: failing, 1: holding}))

@@ -57,12 +57,9 @@ def check_candidates(ctx: RunContext, cands: list) -> None:
 
 def has_live_site(c) -> bool:
     """Whether a checked candidate has a site that compiles and meets its data precondition."""
-    for si in range(len(c.sites)):
-        r = c.compile_results.get(si)
-        measured = c.preconditions.get(si)
-        if (r is None or r.ok is not False) and (measured is None or not measured.drop_reason()):
-            return True
-    return False
+    from ..proposal_site import checked_drop
+
+    return any(checked_drop(c, si) is None for si in range(len(c.sites)))
 
 
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
@@ -81,7 +78,7 @@ def propose(ctx: RunContext):
     some ANSI SQL bugs")."""
     from .. import proposals as pp
 
-    opts, ui, project = ctx.opts, ctx.ui, ctx.project
+    opts, ui = ctx.opts, ctx.ui
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
     run_scope = ctx.scope()

@@ -137,7 +137,6 @@ def _removed_values(inp: CheckInput) -> tuple[exp.Expression, list[exp.Expressio
 def value_occurs(inp: CheckInput) -> Verdict:
     """The code a mapping or list loses really occurs in the data (rows carry it)."""
     found = _removed_values(inp)
-    where = False  # an IN list filters: the rows it loses are the ones its WHERE no longer lets in
     if found is not None:
         lhs, gone = found
         cond = f"{sql(lhs)} in ({', '.join(sql(x) for x in gone)})"
