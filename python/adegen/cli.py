@@ -18,7 +18,7 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     with a `json` flag, `execute(options)` the (exit code, --json document). A problem the user can
     fix ends with one message (`adegen: error: ...`, exit 2 for bad input), Ctrl-C with exit 130
     (unfinished task dirs are removed on the way out), anything unexpected with one line and exit 1
-    (`ADEGEN_DEBUG=1` adds the traceback). No traceback otherwise."""
+    (`ADEGEN_DEBUG=1` adds the traceback). No traceback otherwise. SIGTERM is handled as Ctrl-C."""
     json_mode = "--json" in (argv if argv is not None else sys.argv[1:])
     previous_hook = sys.unraisablehook
 
@@ -32,6 +32,7 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
         previous_hook(args)
 
     sys.unraisablehook = unraisable
+    _term_as_interrupt()
     try:
         opts = parse(argv)
         code, doc = execute(opts)
@@ -60,6 +61,31 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     if json_mode:
         print(json.dumps({"adegen_version": __version__, "error": error, "exit_code": code}))
     return code
+
+
+def _term_as_interrupt() -> None:
+    """SIGTERM (what `timeout`, CI runners, systemd and container stops send) ends a run the way
+    Ctrl-C does: it is re-sent as SIGINT, so every path that cleans up after a Ctrl-C (temp task
+    dirs, work directories, the lock, a dbt call that notes the interrupt and re-raises it after)
+    runs, with the same message and exit code. Main thread only (signal handlers live there)."""
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    owner = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() != owner:  # a forked worker inherited this: SIGTERM ends it as usual
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # teardown: the outcome is final
+            return
+        signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def exit_with(code: int) -> None:

@@ -26,7 +26,7 @@ DIFFICULTIES = ("easy", "medium", "hard")
 DB_TYPES = backends.NAMES  # the databases adegen has a backend for
 REQUIRED = ("id", "name", "family", "difficulty", "db_types", "applies_when", "mutation", "rewrite",
             "symptom", "symptom_template", "guidance", "realistic", "precondition")
-OPTIONAL = ("requires", "assertion_tests", "tags", "max_lines")
+OPTIONAL = ("requires", "assertion_tests", "tags", "max_lines", "rank_penalty")
 REQUIRES_KEYS = ("materialized", "min_refs", "min_sources", "min_columns")
 MATERIALIZATIONS = ("table", "view", "incremental", "ephemeral")
 ASSERTION_TYPES = assertion_types.TYPES  # the one registry of assertion test types
@@ -60,6 +60,9 @@ class Pattern:
     assertion_tests: tuple = ()  # ({"type": ..., "args": {...}}, ...)
     source_file: Path = Path()
     max_lines: int = MAX_LINES  # the most lines one site may touch (find_sites)
+    # units the pattern's candidates lose in the build's ranking (proposals.score): a form blind
+    # reviewers rate least realistic is tried after the others, still taken when nothing else is left
+    rank_penalty: int = 0
 
     def to_macro_dict(self) -> dict:
         return {
@@ -182,6 +185,17 @@ def _max_lines(raw: dict, file, pid) -> int:
     return value
 
 
+RANK_PENALTY_LIMIT = 10
+
+
+def _rank_penalty(raw: dict, file, pid) -> int:
+    value = raw.get("rank_penalty", 0)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= RANK_PENALTY_LIMIT:
+        _fail(f"rank_penalty must be an integer from 0 to {RANK_PENALTY_LIMIT} (got {value!r})", file, pid,
+              "rank_penalty")
+    return value
+
+
 def _validate(raw: dict, file: Path, pos: int) -> Pattern:
     if not isinstance(raw, dict):
         _fail(f"pattern #{pos + 1} must be a mapping", file, None, f"patterns[{pos}]")
@@ -266,7 +280,7 @@ def _validate(raw: dict, file: Path, pos: int) -> Pattern:
         realistic=" ".join(raw["realistic"].split()), requires=dict(req),
         precondition=tuple(dict(e) for e in raw["precondition"]),
         assertion_tests=tuple({"type": t["type"], "args": dict(t.get("args") or {})} for t in tests),
-        source_file=file, max_lines=_max_lines(raw, file, pid),
+        source_file=file, max_lines=_max_lines(raw, file, pid), rank_penalty=_rank_penalty(raw, file, pid),
     )
 
 

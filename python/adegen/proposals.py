@@ -215,12 +215,13 @@ SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_mode
 
 def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
     """`ranking.model_score` (the one ranking, twin of the discovery macro's) minus the survey
-    penalties; in ranking points."""
+    penalties and the pattern's `rank_penalty`; in ranking points."""
     s = ranking.model_score(c.model)
     if c.covered_by:
         s -= COVERED_PENALTY * ranking.POINTS_PER_UNIT
     fams = _fams if _fams is not None else _survey_families(survey)
     s -= SURVEYED_FAMILY_PENALTY * ranking.POINTS_PER_UNIT * fams.get(c.family, 0)
+    s -= int(getattr(c.pattern, "rank_penalty", 0) or 0) * ranking.POINTS_PER_UNIT
     return s
 
 

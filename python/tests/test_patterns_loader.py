@@ -113,6 +113,9 @@ def test_missing_field(tmp_path, field):
     ("max_lines", "13", ["max_lines", "an integer from 1 to 12 (got 13)"]),
     ("max_lines", "three", ["max_lines", "(got 'three')"]),
     ("max_lines", "true", ["max_lines", "(got True)"]),
+    ("rank_penalty", "-1", ["rank_penalty", "an integer from 0 to 10 (got -1)"]),
+    ("rank_penalty", "11", ["rank_penalty", "an integer from 0 to 10 (got 11)"]),
+    ("rank_penalty", "high", ["rank_penalty", "(got 'high')"]),
 ])
 def test_bad_field(tmp_path, field, value, words):
     msg = err(tmp_path, render({**GOOD, field: value}))
@@ -126,6 +129,25 @@ def test_max_lines_defaults_to_two_and_is_read(tmp_path):
     assert {p.id for p in load_catalog().patterns if p.max_lines != 2} == {"labels_respelled"}
     cat = load_catalog([write(tmp_path, render({**GOOD, "max_lines": 5}))])
     assert cat.by_id["my_pattern"].max_lines == 5
+
+
+def test_rank_penalty_lowers_the_patterns_candidates_in_the_ranking(tmp_path):
+    from types import SimpleNamespace
+
+    from adegen import proposals as pp
+    from adegen.ranking import POINTS_PER_UNIT
+    from adegen.survey import Survey
+
+    # the one-token aggregate swaps and the date part change: tried after the other forms
+    assert {p.id for p in load_catalog().patterns if p.rank_penalty} == {
+        "sum_to_max", "min_to_max", "max_to_min", "sum_to_count", "date_diff_part_changed"}
+    pat = load_catalog([write(tmp_path, render({**GOOD, "rank_penalty": 6}))]).by_id["my_pattern"]
+    model = {"name": "m", "layer": "marts", "features": ["join"], "complexity": 5}
+    survey = Survey("p", [], [], [], 0)
+    cand = lambda pattern: SimpleNamespace(model=model, pattern=pattern, family=pattern.family, covered_by=None)
+    (tmp_path / "plain").mkdir()
+    plain = pp.score(cand(load_catalog([write(tmp_path / "plain", render(GOOD))]).by_id["my_pattern"]), survey)
+    assert pp.score(cand(pat), survey) == plain - 6 * POINTS_PER_UNIT
 
 
 def test_unknown_assertion_type(tmp_path):

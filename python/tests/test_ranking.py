@@ -2,6 +2,7 @@
 the build's proposals order the example project's models the same way (real dbt discovery)."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from adegen import proposals as pp
@@ -18,12 +19,18 @@ def test_macro_candidates_are_the_python_ranking(acme_discovery):
     assert len({c["score"] for c in cands}) > 3  # the scores discriminate, not a constant
 
 
+def _unpenalised(catalog):
+    """The catalog with every pattern's rank_penalty at 0: the model ranking alone."""
+    pats = [dataclasses.replace(p, rank_penalty=0) for p in catalog.patterns]
+    return dataclasses.replace(catalog, patterns=pats, by_id={p.id: p for p in pats})
+
+
 def test_build_orders_models_like_the_macro(example_project, acme_discovery):
     from adegen.patterns import load_catalog
 
     empty = sv.Survey("acme", [], [], [], 0)
     cands, _ = pp.enumerate_candidates(pp.Scope(example_project, "acme", "duckdb", acme_discovery, empty),
-                                      load_catalog())
+                                      _unpenalised(load_catalog()))
     order: list[str] = []
     for c in pp.rank(cands, empty):
         if c.model["unique_id"] not in order:
@@ -43,7 +50,27 @@ def test_survey_penalties_lower_a_covered_model(example_project, acme_discovery)
                                       load_catalog())
     mine = [c for c in pp.rank(cands, s) if c.name == top]
     assert mine and all(c.score == ranking.model_score(c.model) - pp.COVERED_PENALTY * ranking.POINTS_PER_UNIT
-                        for c in mine)
+                        - c.pattern.rank_penalty * ranking.POINTS_PER_UNIT for c in mine)
+
+
+def test_a_penalised_pattern_is_tried_after_the_others_of_its_model(example_project, acme_discovery):
+    """A pattern's rank_penalty (the one-token swaps blind reviewers rated least realistic) costs
+    its candidates that many units: on one model they come after every unpenalised pattern."""
+    from adegen.patterns import load_catalog
+
+    catalog = load_catalog()
+    assert {p.id for p in catalog.patterns if p.rank_penalty} >= {"max_to_min", "min_to_max", "sum_to_count"}
+    empty = sv.Survey("acme", [], [], [], 0)
+    cands, _ = pp.enumerate_candidates(pp.Scope(example_project, "acme", "duckdb", acme_discovery, empty), catalog)
+    ranked = pp.rank(cands, empty)
+    assert all(c.score == ranking.model_score(c.model) - c.pattern.rank_penalty * ranking.POINTS_PER_UNIT
+               for c in ranked)
+    mixed = [m for m in {c.name for c in ranked}
+             if {bool(c.pattern.rank_penalty) for c in ranked if c.name == m} == {True, False}]
+    assert mixed, "the example project has a model with both kinds of candidate"
+    for m in mixed:
+        kinds = [bool(c.pattern.rank_penalty) for c in ranked if c.name == m]
+        assert kinds == sorted(kinds), (m, kinds)
 
 
 def test_layer_weights_and_unknown_layers():

@@ -6,7 +6,7 @@ tiny project).
   `<name>001..N` without gaps or duplicates, the project is untouched, and a rerun - after stale temp
   dirs and a stale lock of a dead pid are planted - succeeds and continues the sequence.
 * SIGINT (Ctrl-C) exits with 130 (or 1) and one message, no traceback, with the same guarantees and
-  nothing left behind (no temp dir, no lock).
+  nothing left behind (no temp dir, no lock); SIGTERM the same, and no work directory in TMPDIR.
 * Two builds started at once on one output directory never share a task id nor corrupt each
   other's output; a run that finds the directory locked says "another run is writing to DIR".
 * A dbt failure in the middle of validation (a mutant that crashes the build) is reported for that
@@ -127,6 +127,34 @@ def test_sigint_exits_cleanly(fault_project, rel_env, tmp_path, trial):
         assert "interrupted" in err, err[-2000:]
     assert_complete_tasks(out, "tiny")
     assert temp_leftovers(out) == [] and not (out / ".adegen.lock").exists()
+    assert tree_state(project) == before
+
+
+@pytest.mark.parametrize("moment", ["discovery", "proof"])
+def test_sigterm_cleans_up_like_ctrl_c(fault_project, rel_env, tmp_path, moment):
+    """SIGTERM (`timeout`, CI runners, systemd, container stops) is Ctrl-C: the same message and
+    exit, no `.adegen-tmp-*` in the output and no work directory left in TMPDIR; sent while dbt
+    runs in-process (discovery) and while proof workers grade a task."""
+    project, before, _ = fault_project
+    out, scratch = tmp_path / "out", tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(rel_env, TMPDIR=str(scratch))
+    p = _start([project, "--output-dir", out, "--pick", "all", "--yes", "--count", "2"], env)
+    for line in p.stdout:
+        if moment == "discovery" or line.startswith("Proving "):
+            break
+    time.sleep(1)
+    sent = p.poll() is None
+    if sent:
+        p.send_signal(signal.SIGTERM)
+    _, err = _reap(p, timeout=300)
+    assert "Traceback" not in err, err[-3000:]
+    if sent and p.returncode != 0:
+        assert p.returncode == 130, (p.returncode, err[-3000:])
+        assert "interrupted" in err, err[-2000:]
+    assert_complete_tasks(out, "tiny")
+    assert temp_leftovers(out) == [] and not (out / ".adegen.lock").exists()
+    assert list(scratch.iterdir()) == []
     assert tree_state(project) == before
 
 

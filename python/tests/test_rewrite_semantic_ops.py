@@ -133,9 +133,19 @@ DROPPED_CONVERSIONS = [
      "select id from t where revenue_cents >= {{ var('threshold_dollars') }}\n"),
     # a comment on the item says the unit (the line right above, or the rest of its line)
     ("select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount / 100 as amount\nfrom t\n",
-     "select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount as amount\nfrom t\n"),
-    ("select amount / 100 as amount  -- cents to dollars\nfrom t\n", "select amount as amount  -- cents to dollars\nfrom t\n"),
+     "select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount\nfrom t\n"),
+    # the item converted a column into its own name: without the factor it is the bare column
+    ("select amount / 100 as amount  -- cents to dollars\nfrom t\n", "select amount  -- cents to dollars\nfrom t\n"),
 ]
+
+
+def test_a_dropped_conversion_leaves_no_alias_naming_the_column_itself():
+    """`amount / 100 as amount` without the factor reads `amount`; a qualified column
+    (`t.fee_cents / 100 as fee_cents`) or another name keeps its alias."""
+    sql = "select id, amount_cents / 100 as amount_cents, t.fee_cents / 100 as fee_cents from t\n"
+    assert mutants("unit_conversion_dropped", sql) == [
+        "select id, amount_cents, t.fee_cents / 100 as fee_cents from t\n",
+        "select id, amount_cents / 100 as amount_cents, t.fee_cents as fee_cents from t\n"]
 
 
 # ---------------------------------------------------------------- similar_column_swapped

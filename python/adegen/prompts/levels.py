@@ -271,16 +271,19 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
     """(level, text, template) of the first candidate that passes every check and is new. A body
     another task of the run already said word for word (the same table, the same sentence, only
     the closing request differs) is kept only when nothing else is left."""
-    bad_bodies: set[str] = set()
+    done: set[str] = set()  # bodies refused or already kept as a last resort: _texts skips the rest of them
+    checked: set[str] = set()
     fallback = vague = None
-    for level, body, text, tpl in _texts(p, req, pick.templates, tuple(out.prompts.values())):
-        if body in bad_bodies:
+    for level, body, text, tpl in _texts(p, req, pick.templates, tuple(out.prompts.values()), skip=done):
+        if body in done:
             continue
-        why = reasons_against(body, req, pick.changed, pick.allowed)
-        if why:
-            bad_bodies.add(body)
-            out.rejected.append((p.key, body, why))
-            continue
+        if body not in checked:
+            checked.add(body)
+            why = reasons_against(body, req, pick.changed, pick.allowed)
+            if why:
+                done.add(body)
+                out.rejected.append((p.key, body, why))
+                continue
         if norm(text) in pick.taken:
             continue
         if text != body and reasons_against(text, req, pick.changed, pick.allowed):
@@ -289,21 +292,22 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             # "the data in X doesn't look right" as the whole first report gives the agent nothing
             # to start from: the base names the column it is about (kept only as a last resort)
             vague = vague or (level, text, tpl)
+            done.add(body)  # its other compositions could only be this body's vague text again
             continue
         gist = _gist(body)
         if any(gist in t for t in pick.said):
             fallback = fallback or (level, text, tpl)
-            bad_bodies.add(body)
+            done.add(body)
             continue
         return level, text, tpl
     return fallback or vague
 
 
-def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = ()):
+def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), skip: set = frozenset()):
     """(level, body, whole text, template) in order of preference; a sentence another key of the
     task already used comes after every fresh one of the same level. `earlier`: this task's texts
     so far (a request its base closed with comes last for medium and hard, as one another task
-    used does)."""
+    used does). A body the caller puts in `skip` (read between yields) gets no more texts."""
     voice = _voice(req)
     place = render.Place(p.key, p.second, tuple(f" {norm(t)} " for t in (*req.avoid, *earlier)))
     asks = render.requests(p.finding, voice, place)
@@ -312,9 +316,13 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = ()):
     if guess:  # the pattern's description first, then adegen's general sentences
         lower_ok = not str(getattr(req.pattern, "symptom_template", "")).lstrip().startswith("{")
         for text in render.compositions(render.Body(guess, lower_ok, data), voice, p.key, asks):
+            if guess in skip:
+                break
             yield "pattern", guess, text, guess
     for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
         for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
+            if body in skip:
+                break
             yield level, body, text, tpl
 
 

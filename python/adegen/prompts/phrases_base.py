@@ -181,9 +181,14 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Counting {es} by {m} in {t}, the numbers are off."],
     },
     "flag_flipped": {
-        "report": ["The {m} in {t} is backwards for {share}.", "The {m} in {t} is set the wrong way round.", "{Col} in {t} says the opposite of what it should for {share}."],
-        "rule": ["The {m} in {t} should match what the {es} really are, but it's flipped for {share}."],
-        "question": ["Why is the {m} in {t} flipped for {share}?", "Why is {m} inverted in {t}?"],
+        # a flag that changed for some rows is not one set "the wrong way round" or "inverted"
+        # (reviewers rated a paid/refunded column swap described that way unfair: 2 of 5)
+        "report": ["The {m} in {t} is backwards for {share}.", "The {m} in {t} is wrong for {share}.",
+                   "{Col} in {t} says the opposite of what it should for {share}.",
+                   "Some of the {m} flags in {t} are wrong.", "{Col} in {t} doesn't look right."],
+        "rule": ["The {m} in {t} should match what the {es} really are, but it's flipped for {share}.",
+                 "The {m} in {t} should match what the {es} really are, and for some it doesn't."],
+        "question": ["Why is the {m} in {t} flipped for {share}?", "Why is the {m} in {t} wrong for {share}?"],
         "story": ["Filtering {t} on the {m} gives the wrong {es}."],
     },
     "type_changed": {

@@ -57,6 +57,7 @@ def _worker_main(conn, on_start) -> None:
         os.setpgid(0, 0)
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's SIGTERM-as-Ctrl-C is not inherited
     if on_start is not None:
         with contextlib.suppress(Exception):
             on_start()

@@ -275,12 +275,24 @@ def _factor_edit(S, i) -> Edit | None:
     f = i + 2 if pair else i + 1
     if f < S.n and conversion_factor(S.texts[f]) and _operand_end(S, i - 1) and S.gap_plain(i - 1, f) \
             and S.texts[f + 1:f + 2] not in (["("], ["."], ["::"], ["^"]):
-        return Edit(S.toks[i - 1].end, S.toks[f].end, "")
+        return Edit(S.toks[i - 1].end, S.toks[_same_alias_end(S, i - 1, f)].end, "")
     if S.texts[i] == "*" and conversion_factor(S.texts[i - 1]) and i + 1 < S.n and S.gap_plain(i - 1, i + 1) \
             and (S.ident(i + 1) or S.texts[i + 1] == "(" or S.toks[i + 1].kind == "jinja") \
             and S.texts[i - 2:i - 1] not in (["/"], ["*"], ["%"], ["^"], ["::"], ["."]):
         return Edit(S.toks[i - 1].start, S.toks[i + 1].start, "")
     return None
+
+
+def _same_alias_end(S, operand: int, last: int) -> int:
+    """The last token the edit removes: `last`, or the alias after it when the item was a bare
+    column converted into a name of its own (`amount / 100 as amount`): without the factor the
+    item reads `amount`, the way someone who never converted it writes it, not `amount as amount`."""
+    whole_item = S.ident(operand) and (operand == 0 or S.texts[operand - 1].lower() in (",", "select"))
+    alias = S.texts[last + 1:last + 3]
+    if whole_item and len(alias) == 2 and alias[0].lower() == "as" and S.ident(last + 2) \
+            and alias[1].lower() == S.texts[operand].lower() and S.gap_plain(last, last + 2):
+        return last + 2
+    return last
 
 
 def _factor_sites(S) -> list:
