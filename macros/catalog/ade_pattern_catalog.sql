@@ -197,6 +197,14 @@
       'requires': {}
     },
     {
+      'id': 'case_mapping_collapsed',
+      'family': 'case-logic',
+      'difficulty': 'medium',
+      'db_types': 'all',
+      'applies_when': [['case'], ['when']],
+      'requires': {}
+    },
+    {
       'id': 'distinct_removed',
       'family': 'dedup-set-ops',
       'difficulty': 'medium',

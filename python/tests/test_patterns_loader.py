@@ -125,8 +125,8 @@ def test_bad_field(tmp_path, field, value, words):
 
 
 def test_max_lines_defaults_to_two_and_is_read(tmp_path):
-    # every shipped pattern but the label block keeps the engine's two lines
-    assert {p.id for p in load_catalog().patterns if p.max_lines != 2} == {"labels_respelled"}
+    # every shipped pattern but the label block and the collapsed mapping keeps the engine's two lines
+    assert {p.id for p in load_catalog().patterns if p.max_lines != 2} == {"labels_respelled", "case_mapping_collapsed"}
     cat = load_catalog([write(tmp_path, render({**GOOD, "max_lines": 5}))])
     assert cat.by_id["my_pattern"].max_lines == 5
 
@@ -138,9 +138,10 @@ def test_rank_penalty_lowers_the_patterns_candidates_in_the_ranking(tmp_path):
     from adegen.ranking import POINTS_PER_UNIT
     from adegen.survey import Survey
 
-    # the one-token aggregate swaps and the date part change: tried after the other forms
+    # the one-token aggregate swaps and the date part change, and one IN-list value deleted (the
+    # forms blind reviews rate least realistic): tried after the other forms
     assert {p.id for p in load_catalog().patterns if p.rank_penalty} == {
-        "sum_to_max", "min_to_max", "max_to_min", "sum_to_count", "date_diff_part_changed"}
+        "sum_to_max", "min_to_max", "max_to_min", "sum_to_count", "date_diff_part_changed", "in_list_item_dropped"}
     pat = load_catalog([write(tmp_path, render({**GOOD, "rank_penalty": 6}))]).by_id["my_pattern"]
     model = {"name": "m", "layer": "marts", "features": ["join"], "complexity": 5}
     survey = Survey("p", [], [], [], 0)

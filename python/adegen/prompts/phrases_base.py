@@ -92,9 +92,10 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "{Col} in {t} says {pb} for {share}. It should be {pa}.", "{Col} values in {t} look off.",
                    "Some {es} in {t} have the wrong {m}.", "{Col} doesn't look right in {t} anymore."],
         # "Nobody changed the X on purpose, but ..." and "should match what we had last week, and it
-        # doesn't" read unidiomatic to four reviewers of two panels (2026-12-02)
-        "rule": ["{Col} in {t} changed for {share}, and as far as I know nothing upstream did.",
-                 "The {m} in {t} should be {pa} for {share}, not {pb}.",
+        # doesn't" read unidiomatic to four reviewers of two panels (2026-12-02); "..., and as far as
+        # I know nothing upstream did." was named a set phrase by two of three task reviewers
+        # (2026-12-03)
+        "rule": ["The {m} in {t} should be {pa} for {share}, not {pb}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
                  "The {m} in {t} was right last week and it's wrong now.",
                  "The {m} in {t} doesn't match what we had last week anymore."],

@@ -141,7 +141,7 @@ def amount(count: int, total: int, noun: str, variant: int = 0, other: bool = Fa
         return pick(Amount(f"about half the {o}{many}", True), Amount(f"around half of the {o}{many}", True))
     if r >= 0.28:
         return pick(Amount(f"about a third of the {o}{many}", True),
-                    Amount(f"roughly a third of the {o}{many}", True))
+                    Amount(f"a third or so of the {o}{many}", True))
     if r >= 0.2:
         return pick(Amount(f"about a quarter of the {o}{many}", True), Amount(f"a fair number of {o}{many}", True))
     if count <= 9:

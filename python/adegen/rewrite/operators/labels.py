@@ -162,3 +162,61 @@ def respell_labels(S, args, ctx):
             out.append(Candidate((group[0][0], name), edits, f"labels {labels} -> {name}",
                                  touches_literal=True))
     return out
+
+
+def _mapped_operand(S, i: int, end: int) -> tuple[int, int] | None:
+    """(first, last) token of the one expression a label-mapping CASE at i..end reads: `case x
+    when 'a' then 'b' ... end`, or `case when x = 'a' then 'b' when x in ('c', 'd') then 'e' ...
+    end`, with two or more branches, every THEN a string literal and the ELSE (if any) one too or
+    `x` itself; None for any other CASE."""
+    d = S.depth[i] + 1
+    marks = [k for k in range(i + 1, end) if S.depth[k] == d and S.texts[k] in ("when", "then", "else")]
+    whens = [k for k in marks if S.texts[k] == "when"]
+    if len(whens) < 2:
+        return None  # one branch: a flag, not a mapping
+    nxt = {k: m for k, m in zip(marks, marks[1:] + [end])}
+    simple = whens[0] != i + 1
+    span = (i + 1, whens[0] - 1) if simple else None
+    for w in whens:
+        then = nxt[w]
+        if S.texts[then] != "then" or nxt[then] != then + 2 or S.toks[then + 1].kind != "string":
+            return None
+        if simple:
+            if then != w + 2 or S.toks[w + 1].kind != "string":
+                return None
+            continue
+        if S.texts[then - 2] == "=" and S.toks[then - 1].kind == "string":
+            op = _operand_before(S, then - 2)
+        elif S.texts[then - 1] == ")" and (o := S.open.get(then - 1)) is not None and S.texts[o - 1] == "in" \
+                and all(a == b and S.toks[a].kind == "string" for a, b in S.call_args(o)):
+            op = _operand_before(S, o - 1)
+        else:
+            return None
+        if op is None or op[0] != w + 1 or (span is not None and _key(S, *op) != _key(S, *span)):
+            return None
+        span = span or op
+    els = next((k for k in marks if S.texts[k] == "else"), None)
+    if els is not None and not (nxt[els] == els + 2 and S.toks[els + 1].kind == "string") \
+            and _key(S, els + 1, nxt[els] - 1) != _key(S, *span):
+        return None
+    return span
+
+
+@operator("collapse_case", fixed_anchor="case")
+def collapse_case(S, args, ctx):
+    """A label mapping replaced by the expression it reads (`case when lower(env) in ('sbx',
+    'sandbox') then 'sandbox' else 'prod' end` -> `lower(env)`): the CASE ... END becomes its
+    operand, the alias stays. Only a CASE that maps one expression's string values to string labels
+    (`_mapped_operand`); none built by Jinja."""
+    out = []
+    for i in S.find(["case"]):
+        end = S.close.get(i)
+        if end is None or S.texts[end] != "end" or "{%" in S.raw[S.toks[i].start:S.toks[end].end]:
+            continue
+        span = _mapped_operand(S, i, end)
+        if span is None or any(S.toks[k].kind == "jinja" for k in range(i, end + 1)):
+            continue
+        operand = S.span(*span)
+        out.append(Candidate(i, [Edit(S.toks[i].start, S.toks[end].end, operand)],
+                             f"mapping collapsed to {operand}", touches_literal=True))
+    return out
