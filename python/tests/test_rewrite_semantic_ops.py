@@ -148,6 +148,23 @@ def test_a_dropped_conversion_leaves_no_alias_naming_the_column_itself():
         "select id, amount_cents / 100 as amount_cents, t.fee_cents as fee_cents from t\n"]
 
 
+def test_a_code_mapping_collapses_to_the_expression_it_reads():
+    """A CASE mapping one expression's codes to labels becomes that expression (two labels are
+    enough: one branch and an ELSE); a CASE on two expressions, one with a non-label THEN, a
+    negated list, a boolean flag or a single label is no mapping."""
+    sql = ("select\n    case\n        when lower(trim(env)) in ('sandbox', 'sbx') then 'sandbox'\n"
+           "        else 'prod'\n    end as environment_tier\nfrom w\n")
+    assert mutants("case_mapping_collapsed", sql) == ["select\n    lower(trim(env)) as environment_tier\nfrom w\n"]
+    assert mutants("case_mapping_collapsed", "select case s when 'a' then 'Active' when 'c' then 'Closed' end as s from t\n") \
+        == ["select s as s from t\n"]
+    for none in ("select case when a.x = 'a' then 'A' when b.x = 'b' then 'B' end as s from t\n",
+                 "select case when x = 'a' then 'A' when x = 'b' then y end as s from t\n",
+                 "select case when x not in ('a', 'z') then 'A' when x = 'b' then 'B' end as s from t\n",
+                 "select case when x = 'a' then true else false end as s from t\n",
+                 "select case when x = 'a' then 'A' end as s from t\n"):
+        assert mutants("case_mapping_collapsed", none) == [], none
+
+
 # ---------------------------------------------------------------- similar_column_swapped
 def test_similar_column_swapped():
     sql = "select\n    id,\n    o.created_at as ordered_at,\n    o.updated_at as changed_at\nfrom orders as o\n"

@@ -167,13 +167,13 @@ def respell_labels(S, args, ctx):
 def _mapped_operand(S, i: int, end: int) -> tuple[int, int] | None:
     """(first, last) token of the one expression a label-mapping CASE at i..end reads: `case x
     when 'a' then 'b' ... end`, or `case when x = 'a' then 'b' when x in ('c', 'd') then 'e' ...
-    end`, with two or more branches, every THEN a string literal and the ELSE (if any) one too or
-    `x` itself; None for any other CASE."""
+    end`, with two or more labels (two branches, or one and an ELSE), every THEN a string literal
+    and the ELSE (if any) one too or `x` itself; None for any other CASE."""
     d = S.depth[i] + 1
     marks = [k for k in range(i + 1, end) if S.depth[k] == d and S.texts[k] in ("when", "then", "else")]
     whens = [k for k in marks if S.texts[k] == "when"]
-    if len(whens) < 2:
-        return None  # one branch: a flag, not a mapping
+    if not whens or len(whens) + any(S.texts[k] == "else" for k in marks) < 2:
+        return None  # one label and no other: nothing is mapped
     nxt = {k: m for k, m in zip(marks, marks[1:] + [end])}
     simple = whens[0] != i + 1
     span = (i + 1, whens[0] - 1) if simple else None
