@@ -63,6 +63,9 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     return code
 
 
+_final = False  # set by exit_with: the run's outcome is decided, a late SIGTERM changes nothing
+
+
 def _term_as_interrupt() -> None:
     """SIGTERM (what `timeout`, CI runners, systemd and container stops send) ends a run the way
     Ctrl-C does: it is re-sent as SIGINT, so every path that cleans up after a Ctrl-C (temp task
@@ -81,9 +84,12 @@ def _term_as_interrupt() -> None:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # teardown: the outcome is final
+        if _final:  # teardown (exit_with): the outcome is final
             return
-        signal.raise_signal(signal.SIGINT)
+        if callable(signal.getsignal(signal.SIGINT)):
+            signal.raise_signal(signal.SIGINT)
+        else:  # SIGINT ignored (a script's background job, a test runner's worker): no Ctrl-C handler
+            raise KeyboardInterrupt  # to go through, the interrupt is raised here
 
     signal.signal(signal.SIGTERM, interrupt)
 
@@ -95,6 +101,8 @@ def exit_with(code: int) -> None:
     import os
     import signal
 
+    global _final
+    _final = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if code == 130:
         sys.stdout.flush()

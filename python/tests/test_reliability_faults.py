@@ -130,16 +130,21 @@ def test_sigint_exits_cleanly(fault_project, rel_env, tmp_path, trial):
     assert tree_state(project) == before
 
 
-@pytest.mark.parametrize("moment", ["discovery", "proof"])
-def test_sigterm_cleans_up_like_ctrl_c(fault_project, rel_env, tmp_path, moment):
+@pytest.mark.parametrize("moment, sigint", [("discovery", "default"), ("proof", "default"),
+                                           ("discovery", "ignored"), ("proof", "ignored")])
+def test_sigterm_cleans_up_like_ctrl_c(fault_project, rel_env, tmp_path, moment, sigint):
     """SIGTERM (`timeout`, CI runners, systemd, container stops) is Ctrl-C: the same message and
     exit, no `.adegen-tmp-*` in the output and no work directory left in TMPDIR; sent while dbt
-    runs in-process (discovery) and while proof workers grade a task."""
+    runs in-process (discovery) and while proof workers grade a task; also when the build starts
+    with SIGINT ignored, as a script's background job (`cmd &`) or a test runner's worker does."""
     project, before, _ = fault_project
     out, scratch = tmp_path / "out", tmp_path / "tmp"
     scratch.mkdir()
     env = dict(rel_env, TMPDIR=str(scratch))
-    p = _start([project, "--output-dir", out, "--pick", "all", "--yes", "--count", "3"], env)
+    disposition = signal.SIG_IGN if sigint == "ignored" else signal.SIG_DFL
+    p = subprocess.Popen(build_cmd([project, "--output-dir", out, "--pick", "all", "--yes", "--count", "3"]),
+                         env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         text=True, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
     for line in p.stdout:
         if moment == "discovery" or line.startswith("Proving "):
             break

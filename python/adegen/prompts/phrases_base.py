@@ -96,6 +96,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
         # I know nothing upstream did." was named a set phrase by two of three task reviewers
         # (2026-12-03)
         "rule": ["The {m} in {t} should be {pa} for {share}, not {pb}.",
+                 "Nothing should have changed the {m} in {t}, but it's different for {share}.",
                  "Nothing should have touched the {m} in {t}, but it's different now.",
                  "The {m} in {t} was right last week and it's wrong now.",
                  "The {m} in {t} doesn't match what we had last week anymore."],
