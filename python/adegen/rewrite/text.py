@@ -106,6 +106,19 @@ class Struct:
         return self.raw[self.toks[i].start : self.toks[j].end]
 
     # --- structure ----------------------------------------------------------------------------
+    def case_blocks(self, plain: bool = False) -> list[tuple[int, int]]:
+        """(CASE, its END) token pairs; `plain`: only those no Jinja statement builds (a
+        `{% for %}` over codes writes a CASE that is not one fixed mapping)."""
+        out = []
+        for i in self.find(["case"]):
+            end = self.close.get(i)
+            if end is None or self.texts[end] != "end":
+                continue
+            if plain and "{%" in self.raw[self.toks[i].start:self.toks[end].end]:
+                continue
+            out.append((i, end))
+        return out
+
     def split_top(self, a: int, b: int, seps=(",",)) -> list[tuple[int, int]]:
         """Split tokens a..b (inclusive) on separators at the nesting depth of a."""
         if a > b:

@@ -287,10 +287,11 @@ def _same_alias_end(S, operand: int, last: int) -> int:
     """The last token the edit removes: `last`, or the alias after it when the item was a bare
     column converted into a name of its own (`amount / 100 as amount`): without the factor the
     item reads `amount`, the way someone who never converted it writes it, not `amount as amount`."""
-    whole_item = S.ident(operand) and (operand == 0 or S.texts[operand - 1].lower() in (",", "select"))
+    # token texts are lower-cased (lexer): `Amount ... AS amount` compares equal
+    whole_item = S.ident(operand) and (operand == 0 or S.texts[operand - 1] in (",", "select"))
     alias = S.texts[last + 1:last + 3]
-    if whole_item and len(alias) == 2 and alias[0].lower() == "as" and S.ident(last + 2) \
-            and alias[1].lower() == S.texts[operand].lower() and S.gap_plain(last, last + 2):
+    if whole_item and alias[:1] == ["as"] and S.ident(last + 2) and alias[1] == S.texts[operand] \
+            and S.gap_plain(last, last + 2):
         return last + 2
     return last
 

@@ -62,11 +62,9 @@ def _owner_selects(S) -> list[int | None]:
 def _in_case(S) -> list[bool]:
     """For every token, whether it sits inside a CASE ... END."""
     inside = [False] * S.n
-    for i, t in enumerate(S.texts):
-        end = S.close.get(i)
-        if t == "case" and end is not None and S.texts[end] == "end":
-            for k in range(i + 1, end):
-                inside[k] = True
+    for i, end in S.case_blocks():
+        for k in range(i + 1, end):
+            inside[k] = True
     return inside
 
 
@@ -209,10 +207,7 @@ def collapse_case(S, args, ctx):
     operand, the alias stays. Only a CASE that maps one expression's string values to string labels
     (`_mapped_operand`); none built by Jinja."""
     out = []
-    for i in S.find(["case"]):
-        end = S.close.get(i)
-        if end is None or S.texts[end] != "end" or "{%" in S.raw[S.toks[i].start:S.toks[end].end]:
-            continue
+    for i, end in S.case_blocks(plain=True):
         span = _mapped_operand(S, i, end)
         if span is None or any(S.toks[k].kind == "jinja" for k in range(i, end + 1)):
             continue

@@ -237,10 +237,7 @@ def drop_when(S, args, ctx):
     branch: its rows fall through to a later WHEN or the ELSE). A CASE that Jinja statements build
     (a loop over codes) gives no site."""
     out = []
-    for i in S.find(["case"]):
-        end = S.close.get(i)
-        if end is None or S.texts[end] != "end" or "{%" in S.raw[S.toks[i].start:S.toks[end].end]:
-            continue
+    for i, end in S.case_blocks(plain=True):
         branches = _when_branches(S, i, end)
         if len(branches) < 2:
             continue
