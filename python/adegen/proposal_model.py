@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .drops import DropCode
+
 
 @dataclass(frozen=True)
 class PromptLevel:
@@ -116,6 +118,9 @@ class ProposalSet:
     excluded: list[tuple[str, str, str]]  # (model, pattern_id, existing task id)
     dropped: list  # [drops.Drop(model, pattern_id, reason, code)] - compile/screen/prompt
     considered: int
+    # (proposal, its KEPT_BACK drop): realised, observable, held back for the deep quota; a run
+    # that ends short takes them after all (`pipeline.propose.propose`)
+    kept_back: list = field(default_factory=list)
 
     def excluded_line(self) -> str | None:
         if not self.excluded:
@@ -123,3 +128,12 @@ class ProposalSet:
         m, p, t = self.excluded[0]
         return (f"Excluded {len(self.excluded)} candidate{'s' if len(self.excluded) != 1 else ''} that overlap "
                 f"existing tasks (e.g. {p} on {m} is already covered by {t}).")
+
+    def held_back_line(self) -> str | None:
+        """Why a run has fewer proposals than asked while last-resort candidates were left."""
+        held = [d for d in self.dropped if d.code is DropCode.LAST_RESORT]
+        if not held:
+            return None
+        kinds = ", ".join(dict.fromkeys(d.pattern_id for d in held))
+        return (f"Held back {len(held)} candidate{'s' if len(held) != 1 else ''} ({kinds}): one-token swaps "
+                "that read as made up, used only when a run would otherwise have fewer than 3 tasks.")

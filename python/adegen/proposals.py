@@ -302,6 +302,18 @@ def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
 DEEP_SHARE_NUM, DEEP_SHARE_DEN = 3, 5
 
 
+# A pattern whose `rank_penalty` is at least this is a last resort: one-token swaps (max -> min,
+# sum -> count) that blind reviewers rated 2.0-2.3 for realism in every round, beside 3.0-4.0 for
+# the rest. A proposal run takes them only to reach the spec's minimum of MIN_PROPOSALS tasks; a
+# smaller project then gets 3 or 4 tasks worth keeping instead of 5 with two made-up ones.
+LAST_RESORT_PENALTY = 6
+MIN_PROPOSALS = 3
+
+
+def is_last_resort(pattern) -> bool:
+    return int(getattr(pattern, "rank_penalty", 0) or 0) >= LAST_RESORT_PENALTY
+
+
 def is_config_only(pattern) -> bool:
     """A pattern that changes configuration only (the data stays the same): one per run."""
     return str(getattr(pattern, "family", "")) == "config-materialization"
@@ -314,6 +326,20 @@ def _deep_quota_at_risk(picked: list, slots: int, want: int, untried: list) -> b
     if have >= want or slots - 1 >= want - have:
         return False
     return any(c.model.get("layer") != "marts" for c in untried)
+
+
+def fill_from_kept(chosen: list, kept: list, dropped: list, count: int) -> None:
+    """A run that ends short of `count` takes the proposals it kept back for the deep quota
+    ((proposal, its drop) in `kept`, in order), unless one repeats a prompt of the run: the deep
+    tasks they waited for did not all come, and a kept-back task beats a short run. Their drops
+    leave `dropped`."""
+    for prop, drop in kept:
+        if len(chosen) >= count:
+            break
+        said = {prompt_key(lv.text) for p in chosen for lv in p.prompt_levels()}
+        if not said & {prompt_key(lv.text) for lv in prop.prompt_levels()}:
+            dropped.remove(drop)
+            chosen.append(prop)
 
 
 def is_db_specific(pattern) -> bool:
@@ -339,7 +365,7 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
 
 
 def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
-           taken: list | None = None) -> ProposalSet:
+           taken: list | None = None, fill_to: int | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a pattern id already picked (`taken` included) is picked again only
@@ -349,7 +375,11 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     `scope.prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
     SQL when the model uses it ... but also include some ANSI SQL bugs"): at least half of all picks
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
-    picks alternate specific / ANSI so the set mixes both."""
+    picks alternate specific / ANSI so the set mixes both.
+
+    `fill_to` (a proposal run: MIN_PROPOSALS): a last-resort candidate (`is_last_resort`) is taken
+    only while the run has fewer proposals than that; past it, it is dropped with the reason and
+    the run may end with fewer than `count`. Bulk mode passes none: it takes them after the rest."""
     taken = list(taken or [])
     survey, discovery = scope.survey, scope.discovery
     chosen: list[Proposal] = []
@@ -374,6 +404,20 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     total = len(taken) + count
     want_specific = (total + 1) // 2 if scope.prefer_db_specific else 0
     want_deep = (DEEP_SHARE_NUM * total) // DEEP_SHARE_DEN if total >= 3 else 0
+    kept: list[tuple[Proposal, Drop]] = []  # proposals kept back for the deep quota, in order
+
+    def take(prop: Proposal) -> None:
+        c = prop.candidate
+        state.order += about_data(prop)  # a materialization or build report quotes no values
+        prop.number = len(taken) + len(chosen) + 1
+        chosen.append(prop)
+        for lv in prop.prompt_levels():
+            state.used_prompts.setdefault(prompt_key(lv.text), f"proposal {prop.number}")
+        used_models[c.name] += 1
+        used_fams[c.family] += 1
+        used_layers[c.model.get("layer", "other")] += 1
+        used_patterns.add(c.pattern.id)
+
     while len(chosen) < count:
         only_specific = False
         if want_specific:
@@ -407,23 +451,21 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if is_config_only(c.pattern) and any(is_config_only(p.candidate.pattern) for p in taken + chosen
                                               if p.candidate is not None):
             continue  # one config-only task per run: the data bugs are the ones worth benchmarking
+        if fill_to is not None and is_last_resort(c.pattern) and len(taken) + len(chosen) >= fill_to:
+            state.dropped.append(Drop(c.name, c.pattern.id, f"not needed: the run has {len(taken) + len(chosen)} "
+                                      "tasks, and this kind of edit reads as made up", DropCode.LAST_RESORT))
+            continue
         prop = realise_candidate(c, state)
         if prop is None:
             continue
         if not prop.upstream and prop.observation is not None and _deep_quota_at_risk(taken + chosen, count - len(chosen), want_deep,
                                                      [remaining[i] for i in range(len(remaining)) if i not in tried]):
-            state.dropped.append(Drop(c.name, c.pattern.id, "kept back: the run needs tasks whose symptom shows "
-                                                            "downstream of the change", DropCode.KEPT_BACK))
+            drop = Drop(c.name, c.pattern.id, "kept back: the run needs tasks whose symptom shows "
+                                              "downstream of the change", DropCode.KEPT_BACK)
+            state.dropped.append(drop)
+            kept.append((prop, drop))
             continue
-        state.order += about_data(prop)  # a materialization or build report quotes no values
-        prop.number = len(taken) + len(chosen) + 1
-        chosen.append(prop)
-        for lv in prop.prompt_levels():
-            state.used_prompts.setdefault(prompt_key(lv.text), f"proposal {prop.number}")
-        used_models[c.name] += 1
-        used_fams[c.family] += 1
-        used_layers[c.model.get("layer", "other")] += 1
-        used_patterns.add(c.pattern.id)
-    return ProposalSet(chosen, [], state.dropped, len(cands))
+        take(prop)
+    return ProposalSet(chosen, [], state.dropped, len(cands), kept_back=kept)
 
 

@@ -134,3 +134,22 @@ def test_relation_kinds(con, tmp_path):
     assert relation_kind(con, "w", "main", "v1") == "view" and relation_kind(con, "w", "main", "t1") == "table"
     assert relation_kind(con, "w", "main", "nope") is None
     assert configured_kind("incremental") == "table" and configured_kind("ephemeral") is None
+
+
+def test_a_finding_with_a_direction_counts_only_the_rows_that_go_that_way():
+    """SUM -> COUNT on jaffle_shop's orders raised gift_card_amount for 87 of 99 changed orders and
+    lowered it for 12: the finding says "higher" for the 87 (its example one of them), never for
+    all 99, which a blind reviewer marked untrue. Blanks count the rows that went blank."""
+    from adegen.measured import ColumnFacts, Sample, TableFacts
+    from adegen.prompts.findings import classify
+
+    down = Sample(key=(3,), observed=1, expected=23.0, compared=True)
+    up = Sample(key=(4,), observed=1, expected=0.0, compared=True)
+    col = ColumnFacts("gift_card_amount", "number", changed=99, higher=87, lower=12, sample=(down, up))
+    f = next(x for x in classify(TableFacts("orders", rows_intact=99, rows_broken=99, rows_differing=99,
+                                            key=("order_id",), columns=(col,))) if x.column)
+    assert (f.kind, f.count, f.samples) == ("values_high", 87, [up])
+    col = ColumnFacts("line_count", "number", changed=10, now_null=9, higher=1, sample=(up,))
+    f = next(x for x in classify(TableFacts("fct", rows_intact=10, rows_broken=10, rows_differing=10,
+                                            key=("id",), columns=(col,))) if x.column)
+    assert (f.kind, f.count) == ("values_blank", 9)

@@ -147,3 +147,57 @@ def test_a_failure_writing_one_sites_prompt_drops_that_site_only(example_project
                and d.code is DropCode.PROMPT_ERROR for d in res.dropped)
     with settings.override(debug=True), pytest.raises(ValueError):  # a developer asking for the traceback
         pp.select(cands, _scope(example_project, acme_discovery, s), count=5)
+
+
+def test_a_last_resort_swap_only_fills_a_run_up_to_three(example_project, acme_discovery, catalog):
+    """One-token swaps (rank_penalty >= LAST_RESORT_PENALTY: max -> min, sum -> count) are taken
+    only while a proposal run has fewer than MIN_PROPOSALS tasks: with two other candidates they fill
+    the third slot and no more; with four others they are not taken at all. Bulk (no fill_to) takes
+    them once the rest are used."""
+    s = sv.Survey("acme", [], [], [], 0)
+    cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
+    last = [c for c in cands if pp.is_last_resort(c.pattern)]
+    other = [c for c in cands if not pp.is_last_resort(c.pattern) and not pp.is_config_only(c.pattern)]
+    assert len({c.pattern.id for c in last}) >= 3, "the example project has last-resort candidates"
+    scope = _scope(example_project, acme_discovery, s)
+
+    def run(pool, fill_to):
+        return pp.select(pool, scope, count=5, fill_to=fill_to)
+
+    # two others first in the pool: the run fills one slot with a swap and holds back the rest
+    two = [c for c in other if c.pattern.id not in ("case_mapping_collapsed",)]
+    two = [two[0], next(c for c in two if c.pattern.id != two[0].pattern.id and c.name != two[0].name)]
+    res = run(two + last, pp.MIN_PROPOSALS)
+    assert [pp.is_last_resort(p.candidate.pattern) for p in res.proposals] == [False, False, True]
+    held = [d for d in res.dropped if d.code is DropCode.LAST_RESORT]
+    assert held and res.held_back_line() and "fewer than 3 tasks" in res.held_back_line()
+    # enough others: no swap at all, and the run may stop short of 5 rather than take one
+    res = run(other + last, pp.MIN_PROPOSALS)
+    assert len(res.proposals) == 5 and not any(pp.is_last_resort(p.candidate.pattern) for p in res.proposals)
+    # bulk (no floor): the swaps come after the others, but they come
+    res = run(two + last, None)
+    assert len(res.proposals) == 5 and sum(pp.is_last_resort(p.candidate.pattern) for p in res.proposals) == 3
+    assert not res.held_back_line()
+
+
+def test_a_short_run_takes_what_it_kept_back_for_the_deep_quota():
+    """Proposals kept back for tasks traced upstream are taken when the run ends short (intercom
+    ended with 3 of 5 while its one kept-back filter task was observable), in order, never one
+    whose prompt the run already has, and only up to the count; their drops go."""
+    from types import SimpleNamespace
+
+    from adegen.drops import Drop
+    from adegen.proposal_model import PromptLevel
+
+    def prop(text):
+        return SimpleNamespace(prompt_levels=lambda: [PromptLevel("base", text, ())])
+
+    chosen = [prop("The orders table is short.")]
+    kept = [(prop(t), Drop("m", f"p{i}", "kept back", DropCode.KEPT_BACK))
+            for i, t in enumerate(["The orders table is short.", "Totals are high.", "Names are blank.",
+                                   "Dates moved."])]
+    dropped = [d for _p, d in kept] + [Drop("x", "y", "eq", DropCode.EQUIVALENT)]
+    pp.fill_from_kept(chosen, kept, dropped, 3)
+    assert [p.prompt_levels()[0].text for p in chosen] == [
+        "The orders table is short.", "Totals are high.", "Names are blank."]
+    assert [d.pattern_id for d in dropped] == ["p0", "p3", "y"]

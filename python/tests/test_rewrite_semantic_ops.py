@@ -244,6 +244,9 @@ NO_SITE = {
         "select created_at as a, (select max(updated_at) from u) as b from t\n",         # another SELECT
         "select p.{{ m }}_cents as x, p.paid_cents as y from p\n",                        # a name Jinja builds
         "select plan_id as p from s left join accounts using (account_id)\n",             # a USING key
+        # the alias names the column it reads: the other one there contradicts it in plain sight
+        "select date_trunc('month', s.start_date) as start_month, s.end_date + 1 as ended_on from s\n",
+        "select c.created_at as conversation_created_at, c.updated_at as conversation_updated_at from c\n",
         "-- created_at as a, updated_at as b\nselect 'created_at' as a from t\n",
     ],
 }

@@ -85,6 +85,7 @@ def propose(ctx: RunContext):
     remaining = list(cands)
     chosen: list = []
     dropped: list = []
+    kept: list = []
     rounds = pools = 0
     while remaining and len(chosen) < opts.count and rounds < ROUNDS and pools < MAX_POOLS:
         pools += 1
@@ -104,9 +105,12 @@ def propose(ctx: RunContext):
             except validation.ValidatorBroken as exc:
                 ui.warn(f"execution validation disabled: {exc}; tasks will be patch-validated only (status: dev)")
                 ctx.disable_validation(str(exc))
-        part = pp.select(sel, run_scope, count=opts.count - len(chosen), screen=screen, taken=chosen)
+        part = pp.select(sel, run_scope, count=opts.count - len(chosen), screen=screen, taken=chosen,
+                         fill_to=min(pp.MIN_PROPOSALS, opts.count))
         chosen += part.proposals
         dropped += part.dropped
+        kept += part.kept_back
+    pp.fill_from_kept(chosen, kept, dropped, opts.count)
     for i, p in enumerate(chosen, 1):
         p.number = i
     pset = pp.ProposalSet(chosen, excluded, dropped, len(cands))
@@ -127,9 +131,10 @@ def show(ctx: RunContext, pset) -> None:
     ui.say()
     for p in pset.proposals:
         print_proposal(ui, p)
-    if pset.excluded_line():
-        ui.say(pset.excluded_line())
-        ui.say()
+    for line in (pset.excluded_line(), pset.held_back_line()):
+        if line:
+            ui.say(line)
+            ui.say()
 
 
 def print_proposal(ui, p) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from adegen.rewrite.names import related_names
+from adegen.rewrite.names import parts, related_names
 from adegen.rewrite.text import SQL_WORDS, Candidate, Edit
 from adegen.rewrite.operators.registry import operator
 from adegen.rewrite.operators.select_lists import item_spans
@@ -105,6 +105,27 @@ def _beside(S, r: _Ref, refs: list[_Ref], spans: list) -> set[str]:
     return {S.texts[x.at] for x in refs if a <= x.at <= b and x.qualifier == r.qualifier}
 
 
+def _item_alias(S, at: int, items: list[tuple[int, int]]) -> str | None:
+    """The output name (`... as name`) of the innermost select item holding token `at`, or None."""
+    holding = [(a, b) for a, b in items if a <= at <= b]
+    if not holding:
+        return None
+    a, b = min(holding, key=lambda ab: ab[1] - ab[0])
+    return S.texts[b] if b - 1 > a and S.texts[b - 1] == "as" and S.ident(b) else None
+
+
+def alias_gives_away(alias: str | None, name: str, other: str) -> bool:
+    """The item's own name says which of the two columns it should read: a word that sets one
+    apart from the other is in the alias (`start_date` read in `... as subscription_start_month`).
+    Reading the other column there contradicts the name in plain sight: blind reviewers rated such
+    swaps (`updated_at as conversation_created_at`) 2.0-2.5 for realism, a slip nobody would ship."""
+    if not alias:
+        return False
+    own = set(parts(name)) ^ set(parts(other))
+    # `ended_at` names `end_date` as much as `end_at` would
+    return any(w == o or (len(o) >= 3 and w.startswith(o)) for w in parts(alias) for o in own)
+
+
 def _references(S) -> list[_Ref]:
     scopes = _query_scopes(S)
     return [r for r in (_ref_at(S, i, scopes) for i in range(S.n)) if r is not None]
@@ -115,12 +136,13 @@ def swap_column(S, args, ctx):
     """One column reference reads another column with a related name that the same SELECT already
     reads from the same relation alias (or unqualified): created_at <-> updated_at, gross_amount
     <-> net_amount, customer_id <-> account_id. The most similar such column per reference; none
-    for a bare select item (it would rename the output) or a GROUP BY / ORDER BY key."""
+    for a bare select item (it would rename the output), a GROUP BY / ORDER BY key, or an item
+    whose alias names the column it reads (`alias_gives_away`)."""
     refs = _references(S)
     read: dict[tuple, dict[str, int]] = {}
     for r in refs:
         read.setdefault((r.scope, r.qualifier), {}).setdefault(S.texts[r.at], r.at)
-    out, spans = [], _expressions(S)
+    out, spans, items = [], _expressions(S), item_spans(S)
     for r in refs:
         name = S.texts[r.at]
         beside = _beside(S, r, refs, spans)
@@ -129,6 +151,8 @@ def swap_column(S, args, ctx):
         if not others or _whole_item(S, r) or _in_grouping(S, r):
             continue
         best = max(others, key=lambda n: (difflib.SequenceMatcher(None, name, n).ratio(), n))
+        if alias_gives_away(_item_alias(S, r.at, items), name, best):
+            continue
         new = S.text(read[(r.scope, r.qualifier)][best])
         tok = S.toks[r.at]
         out.append(Candidate(r.at, [Edit(tok.start, tok.end, new)], f"column {S.text(r.at)} -> {new}"))
