@@ -11,6 +11,7 @@ from ..sqlquote import ident, literal
 # ade-bench's image pins duckdb 1.3.0; files tagged with a newer storage version cannot be read
 # there. v1.0.0 is readable by every duckdb >= 1.0.
 HARNESS_STORAGE_VERSION = "v1.0.0"
+HARNESS_DUCKDB = "1.3.0"  # a DuckDB reads the storage versions up to its own release
 
 
 def mirror_catalog(con, name: str, catalog: str, sql: str) -> None:

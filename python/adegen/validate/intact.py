@@ -159,15 +159,22 @@ def _version_key(v: str) -> tuple:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
 
-def storage_for(needed: str, user_db: Path | None, error: str) -> StorageChoice:
-    """The user's database's version when it is new enough, else the version the error names."""
-    have = dbfiles.storage_version(user_db) if user_db is not None and user_db.is_file() else None
-    have = re.match(r"v\d+\.\d+\.\d+", have or "")
+def storage_for(needed: str, error: str) -> StorageChoice:
+    """The lowest storage version the project needs (the one its error names), never the user's
+    file's own: DuckDB 2.0 writes new files as v2.0.0, which no older DuckDB opens, while the
+    project may need no more than v1.4.0. The reason says whether ade-bench's image can open it."""
     first = error.strip().splitlines()[0][:200] if error.strip() else ""
-    if have and _version_key(have.group(0)) >= _version_key(needed):
-        return StorageChoice(have.group(0), f"the project needs storage version {needed} or newer ({first}); "
-                                            f"written with {have.group(0)}, the version of your database file")
-    return StorageChoice(needed, f"the project needs storage version {needed} or newer ({first})")
+    return StorageChoice(needed, f"the project needs storage version {needed} or newer ({first}); "
+                                 + image_note(needed))
+
+
+def image_note(version: str) -> str:
+    """Whether ade-bench's image (duckdb HARNESS_DUCKDB) opens a database file of this storage
+    version, and what to change if not."""
+    if _version_key(version) <= _version_key(dbfiles.HARNESS_DUCKDB):
+        return f"ade-bench's image (duckdb {dbfiles.HARNESS_DUCKDB}) opens it"
+    return (f"ade-bench's image (duckdb {dbfiles.HARNESS_DUCKDB}) cannot open it: run these tasks with duckdb "
+            f"{version.lstrip('v').rsplit('.', 1)[0]} or newer in the image (and dbt-duckdb that allows it)")
 
 
 def shuffle_tables(db_file: Path) -> None:
@@ -228,7 +235,7 @@ class _Build:
             needed = needed_storage(r.console) if r is not None and not r.success else None
             if not needed or attempt == 2:
                 return r
-            base.storage = storage_for(needed, user, r.first_error())
+            base.storage = storage_for(needed, r.first_error())
         return r
 
     def _raw_and_run(self, base: Baseline, src: Path | None) -> DbtResult | None:
