@@ -47,10 +47,12 @@ def test_same_number_written_differently_is_not_a_change(con):
     base = "select * from (values (1, 2.0, 5.0), (2, 3.0, 6.0)) t(id, a, b)"
     f = facts(con, base, "select id, cast(a as integer) as a, b * 2 as b from (" + base + ")")
     assert [c["name"] for c in f["columns"]] == ["b"]
-    only_written = facts(con, base, "select id, cast(a as integer) as a, b from (" + base + ")", table="w")
-    assert [c["name"] for c in only_written["columns"]] == ["a"]  # nothing else to show
-    a = only_written["columns"][0]
-    assert a["written_only"] and a["sql_type"] == {"intact": "DECIMAL(2,1)", "broken": "INTEGER"}
+    # the same numbers in another type alone are no change at all: ade-bench's typed equality test
+    # passes on them (issue 30), so the oracle does not see the table and nothing is measured
+    con.execute("create or replace table b_w as " + base)
+    con.execute("create or replace table m_w as select id, cast(a as integer) as a, b from (" + base + ")")
+    d = oracle.compare_relations(con, "w", "b_w", "m_w")
+    assert not d.visible and d.type_only and d.retyped == {"a": ("DECIMAL(2,1)", "INTEGER")}
 
 
 def test_rows_lost_and_gained_by_key(con):
