@@ -88,9 +88,14 @@ def test_the_same_change_with_one_value_different_is_observable(built):
     assert "customer_id = 8 has weight = 5 (expected 6.0)" in o.example
 
 
-def test_a_type_only_mutant_is_never_proven(built):
+@pytest.fixture(scope="module")
+def type_only_task(built):
     task = write_task(built, "type_only", f"{NAME}001")
-    proof = built.validator.prove(task, built.root, built.db)
+    return task, built.validator.prove(task, built.root, built.db)
+
+
+def test_a_type_only_mutant_is_never_proven(type_only_task):
+    task, proof = type_only_task
     assert not proof.ok and proof.outcome is ProofOutcome.BROKEN_PASSES, proof.detail
     assert not proof.broken_fails and proof.solved_passes
 
@@ -136,3 +141,54 @@ def test_the_vendored_macro_is_the_one_ade_benchs_tasks_carry():
     if not shipped:
         pytest.skip("no ade-bench task corpus next to the repository")
     assert {p.read_text() for p in shipped} == {equality_macro()}
+
+
+def test_verify_slow_agrees_with_the_proof_and_catches_the_old_verdict(built, type_only_task, tmp_path):
+    """--verify-slow re-proves a written task the plain way (script mode: bash, a dbt process per
+    call, no prepared database, no seed cache). On the type-only task it reaches the proof's
+    verdict; the verdict the varchar-cast comparison gave before issue 30 ("proven") is reported
+    as a disagreement, with a warning and the --json entry."""
+    from adegen.pipeline import verify_slow
+    from adegen.validate.plain import Verdict
+
+    task, proof = type_only_task
+    said: list[str] = []
+    forged = {"outcome": ProofOutcome.PROVEN.id, "broken_fails": True, "solved_passes": True}
+    ctx = SimpleNamespace(
+        ui=SimpleNamespace(say=lambda *a: said.append(" ".join(map(str, a)))),
+        backend=SimpleNamespace(file_based=True), output=SimpleNamespace(project_root=built.root, db_file=built.db),
+        report=SimpleNamespace(tasks=[{"task_id": task.name, "path": str(task), "proof": forged},
+                                      {"task_id": "unproven9", "path": str(task), "proof": None}], warnings=[]),
+        doc=SimpleNamespace(verify_slow=None), workroot=tmp_path, project=SimpleNamespace(project_dir=built.root),
+        timing=lambda name, since: said.append(f"timing {name}"))
+    [check] = verify_slow.verify(ctx)
+    # the plain procedure's verdict is the real proof's: the broken state passes, the solved state too
+    assert check.plain == Verdict(proof.broken_fails, proof.solved_passes) == Verdict(False, True), check.trials
+    assert check.disagreement == ("the proof says broken fails, solved passes; ade-bench's plain procedure: "
+                                  "broken passes, solved passes")
+    assert ctx.report.warnings == [f"{task.name}: --verify-slow: {check.disagreement}"]
+    assert ctx.doc.verify_slow["checked"] == 1 and ctx.doc.verify_slow["disagree"] == 1
+    assert ctx.doc.verify_slow["skipped"] == [{"task_id": "unproven9", "why": "its proof graded no trial (not proven)"}]
+    assert any(line.strip().startswith(f"{task.name}: DISAGREES") for line in said), said
+    assert "timing verify_slow" in said
+
+
+def test_the_verify_slow_option(tmp_path):
+    from adegen.cli_args import parse_args
+    from adegen.errors import InputError
+
+    project, out = str(Path(__file__).resolve().parent / "fixtures" / "shopfix"), str(tmp_path / "out")
+    assert parse_args([project, "--output-dir", out, "--verify-slow"]).verify_slow
+    assert not parse_args([project, "--output-dir", out]).verify_slow
+    with pytest.raises(InputError, match="needs validation"):
+        parse_args([project, "--output-dir", out, "--verify-slow", "--no-validate"])
+
+
+def test_a_plain_check_that_cannot_run_is_reported_never_taken_as_agreement():
+    from adegen.validate.plain import PlainCheck, Verdict, WrittenTask, check_task
+
+    missing = WrittenTask("t001", Path("/nonexistent/t001"), Path("/nonexistent/p"), Path("/nonexistent/p.duckdb"))
+    check = check_task(missing, Verdict(True, True), Path("/nonexistent/work"))
+    assert check.plain is None and check.disagreement.startswith("the plain trials could not run: ")
+    assert PlainCheck("t002", Verdict(True, True), Verdict(True, True)).disagreement is None
+    assert PlainCheck("t002", Verdict(True, True), Verdict(True, True)).line().startswith("t002: agrees")
