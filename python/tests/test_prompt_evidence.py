@@ -136,3 +136,16 @@ def test_relation_kinds(con, tmp_path):
     assert relation_kind(con, "w", "main", "v1") == "view" and relation_kind(con, "w", "main", "t1") == "table"
     assert relation_kind(con, "w", "main", "nope") is None
     assert configured_kind("incremental") == "table" and configured_kind("ephemeral") is None
+
+
+def test_a_retyped_column_beside_a_real_change_is_no_symptom(con):
+    """Issue 30: next to a value that really changed, a column whose numbers only changed type
+    (2.0 -> 2) is not reported, keyed or not (ade-bench's typed equality test sees no change there)."""
+    base = "select * from (values (1, 2.0, 5.0), (2, 3.0, 6.0)) t(id, a, b)"
+    keyed = facts(con, base, "select id, cast(a as integer) as a, case when id = 1 then 7.0 else b end as b from ("
+                  + base + ")")
+    assert [c["name"] for c in keyed["columns"]] == ["b"]
+    nokey = "select * from (values (2.0, 5.0), (2.0, 5.0), (3.0, 6.0)) t(a, b)"  # a duplicate row: no key
+    unkeyed = facts(con, nokey, "select cast(a as integer) as a, case when a = 3.0 then 7.0 else b end as b from ("
+                    + nokey + ")", table="u")
+    assert unkeyed.get("key") == [] and [c["name"] for c in unkeyed["columns"]] == ["b"]

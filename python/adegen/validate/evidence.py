@@ -353,12 +353,16 @@ def _grain(con, rel: str, c: str) -> str | None:
 
 
 def _unkeyed(t: _Tables, f: dict) -> None:
-    """No key: per column, the values only one side has (distinct, varchar-cast)."""
+    """No key: per column, the values only one side has (distinct, varchar-cast; a column whose type
+    changed is brought to the common type first, so 0 and 0.0 are the same value, as in ade-bench's
+    test)."""
     con, b, m = t.con, t.b, t.m
     cols = []
     for c in list(t.btypes)[:MAX_SCAN]:
         mc = t.mnames[c]
-        vb, vm = f"cast({q(c)} as varchar)", f"cast({q(mc)} as varchar)"
+        typ = common_type(con, b, c, m, mc) if t.btypes[c].lower() != t.mtypes[c].lower() else None
+        vb, vm = ((f"cast(cast({q(c)} as {typ}) as varchar)", f"cast(cast({q(mc)} as {typ}) as varchar)") if typ
+                  else (f"cast({q(c)} as varchar)", f"cast({q(mc)} as varchar)"))
         ob, om = _one(con, f"select (select count(*) from (select {vb} from {b} except select {vm} from {m})), "
                            f"(select count(*) from (select {vm} from {m} except select {vb} from {b}))")
         if not (ob or om):
