@@ -145,7 +145,7 @@ def test_the_vendored_macro_is_the_one_ade_benchs_tasks_carry():
 
 
 @pytest.mark.skipif(not os.environ.get("ADEGEN_SLOW"), reason="script mode (one dbt process per call, "
-                    "60-80 s at load 5-6 on 2 cores): set ADEGEN_SLOW=1")
+                    "about 40 s at load 1, 60-80 s at load 5-6 on 2 cores): set ADEGEN_SLOW=1")
 def test_verify_slow_agrees_with_the_proof_and_catches_the_old_verdict(built, type_only_task, tmp_path):
     """--verify-slow re-proves a written task the plain way (script mode: bash, a dbt process per
     call, no prepared database, no seed cache). On the type-only task it reaches the proof's
