@@ -40,6 +40,7 @@ class Options:
     target: str | None = None
     emulate_snowflake: bool = False
     run_harness: bool = False
+    verify_slow: bool = False  # re-prove each written task the plain way (pipeline/verify_slow.py)
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
@@ -65,6 +66,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-harness", action="store_true",
                    help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
                         "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
+    p.add_argument("--verify-slow", action="store_true",
+                   help="after writing, re-prove each task the plain way (ade-bench's procedure in script mode: "
+                        "bash, one dbt process per call, no in-process shortcuts) and report any disagreement "
+                        "with its proof (about 10x a proof's time per task)")
     p.add_argument("--prompt-command", metavar="CMD",
                    help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
                         "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
@@ -158,6 +163,10 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if ns.prompt_command is not None and not ns.prompt_command.strip():
         raise InputError("must not be empty", field="--prompt-command")
     opts.validate, opts.run_harness, opts.prompt_command = not ns.no_validate, ns.run_harness, ns.prompt_command
+    if ns.verify_slow and ns.no_validate:
+        raise InputError("needs validation: the proofs it checks are not run with --no-validate",
+                         field="--verify-slow")
+    opts.verify_slow = ns.verify_slow
     return opts
 
 

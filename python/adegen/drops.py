@@ -42,6 +42,7 @@ class DropCode(Coded):
     PROMPT_REPEATS = "prompt_repeats", "no distinct, safe prompt"
     RUNAWAY = "runaway", "runaway build"
     DUPLICATES_ONLY = "duplicates_only", "duplicate rows only"
+    TYPE_ONLY = "type_only", "column types only"  # equal values (0 vs 0.0): ade-bench's test passes
     NO_BUILD_ERROR = "no_build_error", "no build error as the pattern expects"
     UNEXPECTED_BUILD_ERROR = "unexpected_build_error", "unexpected build error"
     NONDETERMINISTIC_ONLY = "nondeterministic_only", "nondeterministic tables only"

@@ -25,7 +25,8 @@ One table's facts:
                                 "distinct" {intact, broken}, "nulls" {intact, broken},
                                 "only_intact", "only_broken" (value samples, tables without key),
                                 "sql_type" {intact, broken} (when it changed), "written_only" (the
-                                same numbers written differently: 10.0 -> 10),
+                                same numbers written differently: 10.0 -> 10; read from records
+                                written before issue 30, no longer measured: never evidence),
                                 "sample" [{"key", "label", "observed", "expected"}]}]
 
 `Observation.details` around them: "tables" (the list), "relation_kind" {table, intact, broken}

@@ -59,6 +59,15 @@ SCENARIOS = {
     "build_error_expected_equivalent": facts(symptom="build_error", diffs={"model.p.stg": TableDiff("stg", 10, 10)}),
     "build_error_expected_duplicates": facts(symptom="build_error", diffs={"model.p.stg": TableDiff("stg", 10, 12)}),
     "unknown_model": facts(uid="model.p.gone"),
+    # equal values, another type (0.0 -> 0): ade-bench's typed equality test passes (issue 30)
+    "type_only": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10, retyped={"amount": ("DOUBLE", "BIGINT")},
+                                                       text_differing=10)}),
+    # a retyped column beside a real difference: the difference is evidence
+    "retyped_and_changed": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10, 1, 1, text_differing=0,
+                                                                 retyped={"amount": ("DOUBLE", "BIGINT")})}),
+    # types with no common one: ade-bench's EXCEPT errors, so its test fails
+    "no_common_type": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10, 0, 0, compare_error="Binder Error: x",
+                                                            retyped={"d": ("DATE", "INTEGER")})}),
     "materialization_only": facts(symptom="structure_wrong", diffs={"model.p.stg": TableDiff("stg", 10, 10)},
                                   relation_kind=RelationKind("stg", "view", "table")),
 }
@@ -103,7 +112,13 @@ def test_verdict_rules():
         "nondeterministic_only": DropCode.NONDETERMINISTIC_ONLY, "runaway": DropCode.RUNAWAY,
         "build_error_unintended": DropCode.UNEXPECTED_BUILD_ERROR, "build_error_expected": DropCode.NO_BUILD_ERROR,
         "build_error_expected_equivalent": DropCode.NO_BUILD_ERROR,
-        "build_error_expected_duplicates": DropCode.DUPLICATES_ONLY, "unknown_model": DropCode.UNKNOWN_MODEL}
+        "build_error_expected_duplicates": DropCode.DUPLICATES_ONLY, "unknown_model": DropCode.UNKNOWN_MODEL,
+        "type_only": DropCode.TYPE_ONLY, "retyped_and_changed": None, "no_common_type": None}
+    t = v["type_only"]
+    assert t.reason == ("only column types changed: stg column(s) amount (DOUBLE -> BIGINT) hold equal values, "
+                        "which ade-bench's equality test (typed EXCEPT against the seed) passes; 10 of 10 row(s) "
+                        "differ only as text")
+    assert t.details["type_only"] == {"stg": {"amount": ["DOUBLE", "BIGINT"]}}
     assert all(o.observable is (o.code is None) for o in v.values())
 
 

@@ -58,6 +58,7 @@ class RunDoc:
     next_steps: list[str] | None = None  # pipeline/summary.py
     elapsed_sec: float | None = None
     harness_run: dict | None = None  # --run-harness
+    verify_slow: dict | None = None  # --verify-slow (pipeline/verify_slow.py)
     exit_code: int | None = None
     run_record: str | None = None  # pipeline/record.py
     report: str | None = None  # the review page

@@ -6,7 +6,7 @@ import shlex
 import time
 
 from .. import ade_run
-from . import runtime
+from . import runtime, verify_slow
 from .context import RunContext
 
 def finish(ctx: RunContext, written: list[str]) -> int:
@@ -41,6 +41,8 @@ def finish(ctx: RunContext, written: list[str]) -> int:
         doc.validation.notes[f"{ctx.backend.name}_note"] = note
         ui.say(note)
         ui.say()
+    if ctx.opts.verify_slow:
+        verify_slow.verify(ctx)
     if ctx.opts.run_harness:
         _run_harness(ctx, written, tasks_dir)
     ui.say("Next steps:")

@@ -5,9 +5,10 @@ exports and loads; what it saw goes into `ScreenFacts`, and `judge` decides. `ju
 backend for the measured facts of the changed tables through an `Inspector` (they need queries);
 everything else is decided here.
 
-Screening oracle (ade-bench's equality test): lower-cased column sets, then EXCEPT both ways over
-columns cast to varchar, against the intact build; row counts are compared too, so equal sets with
-different counts are "duplicates only" (dropped: the set-based test cannot see them). A build
+Screening oracle (ade-bench's equality test, validate.oracle): lower-cased column sets, then EXCEPT
+both ways over the typed columns, against the intact build; row counts are compared too, so equal
+sets with different counts are "duplicates only", and equal sets whose text differs are "column
+types only" (0 vs 0.0; both dropped: ade-bench's test cannot see them). A build
 error is observable only when the pattern's symptom is `build_error`. Tables whose two intact
 builds differ (nondeterministic) are never evidence.
 """
@@ -107,6 +108,11 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                 f"visible only as duplicate rows, which the set-based equality test ignores: "
                 f"{d.table} has {d.rows_mut} rows vs {d.rows_base}")
             details["duplicates_only"] = {_alias(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
+        elif retyped := {u: d for u, d in evidence_diffs.items() if d.type_only}:
+            u, d = min(retyped.items(), key=lambda kv: facts.dist[kv[0]])
+            code, reason = DropCode.TYPE_ONLY, type_only_reason(d)
+            details["type_only"] = {_alias(models, x): {c: list(t) for c, t in dd.retyped.items()}
+                                    for x, dd in retyped.items()}
         elif ignored:
             code, reason = DropCode.NONDETERMINISTIC_ONLY, (
                 f"differs only in nondeterministic table(s) {', '.join(ignored)} (two builds of the "
@@ -137,6 +143,14 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                   else f"{d.table}: {d.rows_differing} row(s) differ under the equality oracle")
     return Observation(observable, reason, False, _alias(models, target), d.rows_differing, d.rows_base,
                        list(ev.columns_differ), changed, ev.example, details, code)
+
+
+def type_only_reason(d: TableDiff) -> str:
+    """Why a table whose values only changed type is no evidence (it names the retyped columns)."""
+    cols = ", ".join(f"{c} ({a} -> {b})" for c, (a, b) in list(d.retyped.items())[:4])
+    return (f"only column types changed: {d.table} column(s) {cols} hold equal values, which ade-bench's "
+            f"equality test (typed EXCEPT against the seed) passes; {d.text_differing} of {d.rows_base} row(s) "
+            "differ only as text")
 
 
 def _kind_changed(facts: ScreenFacts, kind: RelationKind, details: dict) -> Observation:

@@ -1,6 +1,11 @@
--- Vendored from dbt-labs/ade-bench (main): ade_bench/utils/test_generator.py, _EQUALITY_MACRO_CONTENT
--- (Apache-2.0, see NOTICE.txt). adegen strips these header lines (everything above the
--- ADEGEN-BODY marker) and writes the body byte for byte as macros/ade_bench_equality_test.sql.
+-- Vendored from dbt-labs/ade-bench @ d739fc3 (the revision adegen targets; its tasks carry this
+-- text as tasks/*/macros/ade_bench_equality_test.sql): ade_bench/utils/test_generator.py,
+-- _EQUALITY_MACRO_CONTENT (Apache-2.0, see NOTICE.txt). It compares the columns as they are typed:
+-- DuckDB's EXCEPT brings each pair to a common type, so 0 and 0.0 are equal. Another revision
+-- casts every column to varchar first (0 <> 0.0 there); adegen grades with this one, under which a
+-- type-only change passes, so a task it proves fails its broken state under both (issue 30).
+-- adegen strips these header lines (everything above the ADEGEN-BODY marker) and writes the body
+-- byte for byte as macros/ade_bench_equality_test.sql.
 -- ADEGEN-BODY
 {% macro ade_bench_equality_test(table_name, answer_keys, cols_to_exclude=[]) %}
     {% if not execute %}
@@ -36,11 +41,10 @@
                         {% set seed_set = seed_col_names | sort %}
 
                         {% if actual_set == seed_set %}
-                            {# Cast to varchar so type differences (e.g. JSON vs VARCHAR) don't cause false negatives #}
                             {%- set compare_cols = [] -%}
                             {%- for col in actual_columns -%}
                                 {%- if col.name | lower not in exclude_lower -%}
-                                    {%- do compare_cols.append('cast(' ~ col.quoted ~ ' as varchar)') -%}
+                                    {%- do compare_cols.append(col.quoted) -%}
                                 {%- endif -%}
                             {%- endfor -%}
                             {% set compare_cols_csv = compare_cols | join(', ') %}
