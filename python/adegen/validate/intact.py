@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..clock import clock_reasons
 from ..dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
 from ..dbt.profiles import write_profiles as write_profiles_dir
 from ..harness import dbfiles
@@ -274,6 +275,8 @@ def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
             base.snapshot_db = str(snap)
             base.rows = snapshot(build.live, snap, base.models)
             base.snapshot_tables = sorted(base.rows)
+            # the manifest `dbt run` wrote: macro lineage plus every model's compiled code
+            base.clock = clock_reasons(json.loads((build.app / "target" / "manifest.json").read_text()))
             base.ok, base.reason = True, "baseline built"
     except Exception as exc:  # noqa: BLE001 - reported through usable()/InputError
         base.reason = f"baseline failed: {type(exc).__name__}: {exc}"

@@ -152,6 +152,7 @@ class Validator:
         self._base = base
         f = self._facts
         f.storage, f.nondeterministic = base.storage, dict(base.nondeterministic)
+        f.clock_dependent = {base.models[u]["name"]: why for u, why in sorted(base.clock.items()) if u in base.models}
         f.packages, f.package_notes = list(base.packages), list(base.package_notes)
         if self.db_source is not None:
             f.db_note = f"raw data from a copy of {self.db_source} (the file is only read)"
