@@ -1,11 +1,16 @@
 """Time-stable tasks (issue 30): a table that reads the clock is never graded.
 
 By lineage (adegen.clock): clockfix's customer_tenure calls the project macro days_since, which
-calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure.
+calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure. By execution
+(validate.clockcheck): order_age reads the clock through a database macro an on-run-start hook
+creates, which lineage cannot see; its task's solved state fails when graded again 40 days later, so
+it is never proven (never written `ready`), while a stable task passes the same check.
 
-Real dbt + DuckDB on one validator (module fixture)."""
+Real dbt + DuckDB on one validator (module fixture); the shifted-clock test skips only where
+faketime is not installed."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,10 +20,12 @@ from adegen.backends import ValidatorSetup, make_validator
 from adegen.clock import clock_models, clock_reasons
 from adegen.drops import DropCode
 from adegen.lexer import code_words
+from adegen.pipeline import runtime
 from adegen.project import load_project
 from adegen.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate.contract import ProofOutcome
+from adegen.validate import clockcheck
+from adegen.validate.contract import Proof, ProofOutcome
 from adegen.validate.oracle import TableDiff
 from adegen.validate.verdict import ScreenFacts, judge
 
@@ -104,6 +111,27 @@ def test_screening_takes_no_clock_dependent_table_as_evidence():
     assert not err.observable and err.code is DropCode.CLOCK_DEPENDENT
 
 
+def test_shifted_clock_verdict_and_summary_lines():
+    proven = Proof(True, True, True, ["solution__t"], 2, "none: UNRESOLVED | sage: RESOLVED", {}, None, {"total": 5.0},
+                   ProofOutcome.PROVEN)
+    ok = clockcheck.judged(proven, clockcheck.ShiftResult(True, True, "OK", 9.0))
+    assert ok.ok and ok.detail == proven.detail and ok.seconds["clock_check"] == 9.0
+    stale = clockcheck.judged(proven, clockcheck.ShiftResult(False, True, "FAIL 1 AUTO_t_equality", 9.0))
+    assert not stale.ok and stale.outcome is ProofOutcome.CLOCK_SHIFT and "40 days later" in stale.detail
+    assert "FAIL 1 AUTO_t_equality" in stale.detail
+    tally = clockcheck.ShiftTally("/usr/bin/faketime")
+    tally.add(clockcheck.ShiftResult(True, True, "", 1.0))
+    tally.add(clockcheck.ShiftResult(False, True, "", 1.0))
+    assert tally.line() == ("2 proven task(s) graded again 40 days later (faketime): 1 passed, "
+                            "1 failed (written status: dev)")
+    assert clockcheck.ShiftTally(None).line().startswith("skipped: faketime is not installed")
+    lines = runtime.lines({"clock_dependent": {"customer_tenure": "reads current_date"},
+                           "clock_check": tally.line()})
+    assert "  customer_tenure: reads current_date" in lines
+    assert any(ln.startswith("Excluded from grading, they read the clock (1;") for ln in lines)
+    assert f"Shifted-clock check: {tally.line()}" in lines
+
+
 # --------------------------------------------------------------------------- real dbt + DuckDB
 
 @pytest.fixture(scope="module")
@@ -175,3 +203,20 @@ def test_a_clock_dependent_table_is_never_a_solution_seed(validator, db, tmp_pat
     assert not proof.ok and proof.outcome is ProofOutcome.SEEDS_REFUSED, proof.detail
     assert "customer_tenure depends on the clock (reads current_date through macro days_since" in proof.detail
     assert not (task / "seeds" / "solution__customer_tenure.csv").exists()
+
+
+def test_the_shifted_clock_check_keeps_a_stale_task_from_ready(validator, db, tmp_path):
+    if clockcheck.faketime_path() is None:
+        pytest.skip("faketime is not installed (apt-get install faketime): the shifted-clock check cannot run")
+    stale = _task(tmp_path, "clockfix002", AGE, "    amount,", "    round(amount) as amount,", "order_age")
+    stable = _task(tmp_path, "clockfix003", REVENUE, "sum(o.amount)", "max(o.amount)", "customer_revenue")
+    with ThreadPoolExecutor(2) as ex:  # the validator proves tasks side by side, as bulk mode does
+        p_stale, p_stable = ex.map(lambda t: validator.prove(t, PROJECT, db), [stale, stable])
+    # today both are proven; 40 days later order_age's ages have grown and its seed no longer matches
+    assert p_stale.broken_fails and p_stale.solved_passes, p_stale.detail
+    assert not p_stale.ok and p_stale.outcome is ProofOutcome.CLOCK_SHIFT, p_stale.detail
+    assert "AUTO_order_age_equality" in p_stale.detail
+    assert p_stable.ok and p_stable.outcome is ProofOutcome.PROVEN, p_stable.detail
+    assert p_stable.seconds["clock_check"] > 0
+    assert validator.facts().clock_check == ("2 proven task(s) graded again 40 days later (faketime): 1 passed, "
+                                             "1 failed (written status: dev)")

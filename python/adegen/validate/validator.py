@@ -19,7 +19,7 @@ from ..drops import DropCode
 from ..errors import InputError
 from ..harness import dbfiles
 from ..settings import get_settings
-from . import fastprove, intact, proof, screening
+from . import clockcheck, fastprove, intact, proof, screening
 from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
@@ -47,6 +47,8 @@ class Validator:
         self.db_fingerprint = fastprove.fingerprint(self.db_source) if self.db_source else None
         self._files = ProofFiles(self.db_source, self.db_fingerprint)  # what the run's proofs know
         self._facts = RunFacts()
+        self._shifts = clockcheck.ShiftTally(clockcheck.faketime_path())
+        self._facts.clock_check = self._shifts.line()
         self._meter = TempMeter(self.root)
         settings = duckdb_settings(self.root, self.jobs)
         self._facts.memory_limit = settings["memory_limit"]
@@ -244,4 +246,24 @@ class Validator:
         chain = [FullEmulation(run, mode)]
         if mode == "inprocess" and get_settings().prove_fast:
             chain.insert(0, fastprove.PreparedProof(run))
-        return proof.prove(req, chain, self.progress)
+        result = proof.prove(req, chain, self.progress)
+        return self._clock_check(req, result, run) if result.ok else result
+
+    def _clock_check(self, req: proof.ProveRequest, result: Proof, run: DuckDBRun) -> Proof:
+        """A proven task's sage trial again with the clock moved forward (validate.clockcheck);
+        skipped, and said in the summary, where faketime is not installed."""
+        ft = self._shifts.faketime
+        if ft is None:
+            return result
+        days = self._shifts.days
+        self.progress(f"validate: {req.task_dir.name}: grading the solved state again {days} days later (faketime)")
+        job = clockcheck.ShiftJob(str(req.task_dir), str(req.project_copy), str(req.db_file),
+                                  str(self.root / "clock" / req.task_dir.name), self.cfg.project_dir, ft, days,
+                                  timeout=run.deadline - 30)
+        r = self.result(self.submit(clockcheck.shifted_trial_job, job, deadline=run.deadline),
+                        "the shifted-clock trial")
+        if isinstance(r, dict):  # over the budget, or the worker was lost
+            r = clockcheck.ShiftResult(False, False, r["reason"], 0.0)
+        self._shifts.add(r)
+        self._facts.clock_check = self._shifts.line()
+        return clockcheck.judged(result, r, days)
