@@ -220,3 +220,20 @@ def test_the_shifted_clock_check_keeps_a_stale_task_from_ready(validator, db, tm
     assert p_stable.seconds["clock_check"] > 0
     assert validator.facts().clock_check == ("2 proven task(s) graded again 40 days later (faketime): 1 passed, "
                                              "1 failed (written status: dev)")
+
+
+def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
+    import json
+
+    from adegen.report import write_report
+
+    runs = tmp_path / ".adegen" / "runs"
+    runs.mkdir(parents=True)
+    why = "reads current_date through macro days_since -> as_of_date"
+    (runs / "20261203T000000Z-1.json").write_text(json.dumps({
+        "command": "build", "project": {"name": "clockfix"},
+        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": "skipped: faketime is not installed"}}))
+    html = write_report(tmp_path).read_text()
+    assert "Excluded from grading: they read the clock" in html
+    assert "<code>customer_tenure</code></td><td>reads current_date through macro days_since -&gt; as_of_date" in html
+    assert "Shifted-clock check: skipped: faketime is not installed" in html

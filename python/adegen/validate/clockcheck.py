@@ -69,7 +69,14 @@ def shifted_trial_job(job: ShiftJob) -> ShiftResult:
         rc, text, secs = run_process(shift_argv(job), work, env=env, timeout=job.timeout)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return ShiftResult(rc == 0, rc in (0, 1), text[-3000:], secs)
+    return ShiftResult(rc == 0, rc in (0, 1), _excerpt(text), secs)
+
+
+def _excerpt(text: str, tail: int = 2500) -> str:
+    """adegen.harness's verdict line (its first: which tests failed) and the end of dbt's output."""
+    if len(text) <= tail + 200:
+        return text
+    return text.splitlines()[0] + "\n...\n" + text[-tail:]
 
 
 def judged(proof: Proof, shift: ShiftResult, days: int = SHIFT_DAYS) -> Proof:
