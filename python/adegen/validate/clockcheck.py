@@ -64,7 +64,8 @@ def shifted_trial_job(job: ShiftJob) -> ShiftResult:
     it fails, 2 on bad input; run_process answers 124 at the timeout."""
     work = Path(job.workdir)
     work.mkdir(parents=True, exist_ok=True)
-    env = harness_env({"PYTHONPATH": os.pathsep.join(p for p in (_PYTHONPATH, os.environ.get("PYTHONPATH")) if p)})
+    env = harness_env()  # the child imports this adegen first, whatever PYTHONPATH held
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PYTHONPATH, env.get("PYTHONPATH")) if p)
     try:
         rc, text, secs = run_process(shift_argv(job), work, env=env, timeout=job.timeout)
     finally:
