@@ -17,7 +17,7 @@ A model reads the clock when
    environment variable, which the raw code does not show);
 4. or it reads (ref) a model that does.
 What lineage cannot see (a hook that creates a database macro, a source view) is caught by
-execution: validate.clockcheck grades the solved state again with the clock moved forward.
+execution: the validator's determinism build runs 40 days ahead (validate.clockcheck).
 """
 from __future__ import annotations
 

@@ -3,14 +3,13 @@
 By lineage (adegen.clock): clockfix's customer_tenure calls the project macro days_since, which
 calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure. By execution
 (validate.clockcheck): order_age reads the clock through a database macro an on-run-start hook
-creates, which lineage cannot see; its task's solved state fails when graded again 40 days later, so
-it is never proven (never written `ready`), while a stable task passes the same check.
+creates, which lineage cannot see; the determinism build, run 40 days ahead, changes it, so it is
+never graded, while a stable task still proves (written `ready`).
 
-Real dbt + DuckDB on one validator (module fixture); the shifted-clock test skips only where
-faketime is not installed."""
+Real dbt + DuckDB on one validator (module fixture: one baseline, one shifted build); the
+shifted-clock test skips only where faketime is not installed."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,7 +24,7 @@ from adegen.project import load_project
 from adegen.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.taskgen import TaskPlan, build_task_files, unified_diff
 from adegen.validate import clockcheck
-from adegen.validate.contract import Proof, ProofOutcome
+from adegen.validate.contract import ProofOutcome
 from adegen.validate.oracle import TableDiff
 from adegen.validate.verdict import ScreenFacts, judge
 
@@ -111,25 +110,18 @@ def test_screening_takes_no_clock_dependent_table_as_evidence():
     assert not err.observable and err.code is DropCode.CLOCK_DEPENDENT
 
 
-def test_shifted_clock_verdict_and_summary_lines():
-    proven = Proof(True, True, True, ["solution__t"], 2, "none: UNRESOLVED | sage: RESOLVED", {}, None, {"total": 5.0},
-                   ProofOutcome.PROVEN)
-    ok = clockcheck.judged(proven, clockcheck.ShiftResult(True, True, "OK", 9.0))
-    assert ok.ok and ok.detail == proven.detail and ok.seconds["clock_check"] == 9.0
-    stale = clockcheck.judged(proven, clockcheck.ShiftResult(False, True, "FAIL 1 AUTO_t_equality", 9.0))
-    assert not stale.ok and stale.outcome is ProofOutcome.CLOCK_SHIFT and "40 days later" in stale.detail
-    assert "FAIL 1 AUTO_t_equality" in stale.detail
-    tally = clockcheck.ShiftTally("/usr/bin/faketime")
-    tally.add(clockcheck.ShiftResult(True, True, "", 1.0))
-    tally.add(clockcheck.ShiftResult(False, True, "", 1.0))
-    assert tally.line() == ("2 proven task(s) graded again 40 days later (faketime): 1 passed, "
-                            "1 failed (written status: dev)")
-    assert clockcheck.ShiftTally(None).line().startswith("skipped: faketime is not installed")
-    lines = runtime.lines({"clock_dependent": {"customer_tenure": "reads current_date"},
-                           "clock_check": tally.line()})
-    assert "  customer_tenure: reads current_date" in lines
-    assert any(ln.startswith("Excluded from grading, they read the clock (1;") for ln in lines)
-    assert f"Shifted-clock check: {tally.line()}" in lines
+def test_shifted_clock_summary_lines():
+    found = {"customer_tenure": "reads current_date", "order_age": clockcheck.FOUND}
+    line = clockcheck.line("/usr/bin/faketime", found)
+    assert line == ("the determinism build ran 40 days ahead (faketime): 2 table(s) changed: "
+                    "customer_tenure (lineage names it), order_age (found by execution)")
+    assert clockcheck.line("/usr/bin/faketime", {}).endswith("40 days ahead (faketime): no table changed")
+    assert clockcheck.line("/usr/bin/faketime", None).startswith("not run: ")
+    assert clockcheck.line(None).startswith("skipped: faketime is not installed")
+    lines = runtime.lines({"clock_dependent": found, "clock_check": line})
+    assert "  order_age: changes when the clock moves 40 days (found by execution)" in lines
+    assert any(ln.startswith("Excluded from grading, they read the clock (2;") for ln in lines)
+    assert f"Shifted-clock check: {line}" in lines
 
 
 # --------------------------------------------------------------------------- real dbt + DuckDB
@@ -175,11 +167,11 @@ def _task(root: Path, task_id: str, rel: str, old: str, new: str, table: str) ->
 
 def test_lineage_names_the_clock_dependent_models(validator):
     clock = validator.facts().clock_dependent
-    assert clock == {
-        "customer_tenure": "reads current_date through macro days_since -> as_of_date",
-        "tenure_by_region": "reads customer_tenure (reads current_date through macro days_since -> as_of_date)"}
+    assert clock["customer_tenure"] == "reads current_date through macro days_since -> as_of_date"
+    assert clock["tenure_by_region"] == (
+        "reads customer_tenure (reads current_date through macro days_since -> as_of_date)")
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
-    assert "order_age" not in clock and "customer_revenue" not in clock
+    assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
 
 
 def test_screening_never_grades_a_clock_dependent_table(validator):
@@ -205,21 +197,24 @@ def test_a_clock_dependent_table_is_never_a_solution_seed(validator, db, tmp_pat
     assert not (task / "seeds" / "solution__customer_tenure.csv").exists()
 
 
-def test_the_shifted_clock_check_keeps_a_stale_task_from_ready(validator, db, tmp_path):
+def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(validator, db, tmp_path):
     if clockcheck.faketime_path() is None:
         pytest.skip("faketime is not installed (apt-get install faketime): the shifted-clock check cannot run")
-    stale = _task(tmp_path, "clockfix002", AGE, "    amount,", "    round(amount) as amount,", "order_age")
+    facts = validator.facts()
+    assert facts.clock_dependent["order_age"] == "changes when the clock moves 40 days (found by execution)"
+    assert "order_age" not in facts.nondeterministic and "customer_revenue" not in facts.nondeterministic
+    assert facts.clock_check == (
+        "the determinism build ran 40 days ahead (faketime): 3 table(s) changed: customer_tenure (lineage names it), "
+        "order_age (found by execution), tenure_by_region (lineage names it)")
+    # never graded: a mutant that changes only order_age is dropped, and it is never a solution seed
+    rounded = _mutant(AGE, "    amount,", "    round(amount) as amount,")[1].decode()
+    obs = validator.screen("model.clockfix.order_age", AGE, rounded, _pat("values_wrong"))
+    assert not obs.observable and obs.code is DropCode.CLOCK_DEPENDENT, obs.reason
+    assert "order_age (changes when the clock moves 40 days (found by execution))" in obs.reason
+    # a stable task still proves (written `ready`)
     stable = _task(tmp_path, "clockfix003", REVENUE, "sum(o.amount)", "max(o.amount)", "customer_revenue")
-    with ThreadPoolExecutor(2) as ex:  # the validator proves tasks side by side, as bulk mode does
-        p_stale, p_stable = ex.map(lambda t: validator.prove(t, PROJECT, db), [stale, stable])
-    # today both are proven; 40 days later order_age's ages have grown and its seed no longer matches
-    assert p_stale.broken_fails and p_stale.solved_passes, p_stale.detail
-    assert not p_stale.ok and p_stale.outcome is ProofOutcome.CLOCK_SHIFT, p_stale.detail
-    assert "AUTO_order_age_equality" in p_stale.detail
-    assert p_stable.ok and p_stable.outcome is ProofOutcome.PROVEN, p_stable.detail
-    assert p_stable.seconds["clock_check"] > 0
-    assert validator.facts().clock_check == ("2 proven task(s) graded again 40 days later (faketime): 1 passed, "
-                                             "1 failed (written status: dev)")
+    proof = validator.prove(stable, PROJECT, db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
 
 
 def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
@@ -232,7 +227,7 @@ def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
     why = "reads current_date through macro days_since -> as_of_date"
     (runs / "20261203T000000Z-1.json").write_text(json.dumps({
         "command": "build", "project": {"name": "clockfix"},
-        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": "skipped: faketime is not installed"}}))
+        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None)}}))
     html = write_report(tmp_path).read_text()
     assert "Excluded from grading: they read the clock" in html
     assert "<code>customer_tenure</code></td><td>reads current_date through macro days_since -&gt; as_of_date" in html

@@ -1,29 +1,32 @@
-"""The shifted-clock check (issue 30): a proven task's solved state graded again with the clock
-moved forward, as ade-bench will grade it when the benchmark runs next month.
+"""The shifted-clock check (issue 30): the determinism build of the intact project runs 40 days ahead.
 
-Lineage (adegen.clock) keeps the tables that read the clock out of grading; this check catches what
-lineage cannot see (a hook that creates a database macro reading `current_date`, a source view, a
-clock word dbt renders away). The sage trial of the harness emulation (`python -m adegen.harness
-... --agent sage`: setup.sh, solution.sh, test_setup, seeds, dbt test against the seeds exported
-today) runs in a child process under libfaketime (Debian's `faketime`), which moves the clock for
-that process and everything it starts: Python's datetime (dbt's `run_started_at`) and DuckDB's
-`current_date` / `now()` alike. A task whose solved state fails then is never written `ready`.
+A task's solved state is the intact project, so "the solved state fails when ade-bench grades the
+task next month" is "the intact table changes when the clock moves". The validator already builds
+the intact project a second time (the shadow build of validate.intact, compared table by table by
+validate.determinism); where Debian's `faketime` is on PATH, that build runs in a child process
+under libfaketime 40 days ahead, which moves Python's datetime (dbt's `run_started_at`) and
+DuckDB's `current_date` / `now()` alike. A table that then differs from the baseline and that
+adegen.clock's lineage did not name (a hook-made database macro, a source view, a clock word dbt
+renders away) is excluded from grading as found by execution, unless it still differs when built
+again with today's clock: then it is nondeterministic (validator). No build costs more where
+nothing differs.
 
-Without `faketime` on PATH the check is skipped, and the run summary says so.
+Without `faketime` the shadow build runs with today's clock, and the run summary says the check
+was skipped.
 """
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
+import subprocess
 import sys
-import threading
-from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..dbt import harness_env, run_process
-from .contract import Proof, ProofOutcome
+from ..dbt import harness_env
 
 SHIFT_DAYS = 40
+FOUND = f"changes when the clock moves {SHIFT_DAYS} days (found by execution)"
 _PYTHONPATH = str(Path(__file__).resolve().parents[2])  # the directory holding the adegen package
 
 
@@ -31,92 +34,56 @@ def faketime_path() -> str | None:
     return shutil.which("faketime")
 
 
-@dataclass(frozen=True)
-class ShiftJob:
-    """One shifted sage trial (picklable: it runs in a validator worker, which waits on the child)."""
+def shifted_build(cfg, faketime: str, days: int = SHIFT_DAYS):
+    """The shadow build (intact.build) in a child process under `faketime -f +<days>d` (worker side).
+    The child stays in the worker's process group (a job over its deadline is killed with it) and
+    dies with the worker (PR_SET_PDEATHSIG)."""
+    from .jobs import Baseline
 
-    task_dir: str
-    project_copy: str
-    db_file: str
-    workdir: str
-    packages_from: str   # the user's project: its installed packages stand in for `dbt deps`
-    faketime: str
-    days: int = SHIFT_DAYS
-    timeout: float = 600.0
-
-
-@dataclass(frozen=True)
-class ShiftResult:
-    passed: bool      # the solved state passed the tests with the clock moved forward
-    ran: bool         # False: the trial could not run (output says why)
-    output: str
-    seconds: float
-
-
-def shift_argv(job: ShiftJob) -> list[str]:
-    return [job.faketime, "-f", f"+{job.days}d", sys.executable, "-m", "adegen.harness", job.task_dir,
-            "--project", job.project_copy, "--db", job.db_file, "--agent", "sage", "--mode", "inprocess",
-            "--workdir", job.workdir, "--packages-from", job.packages_from]
-
-
-def shifted_trial_job(job: ShiftJob) -> ShiftResult:
-    """The sage trial under faketime (worker side). adegen.harness exits 0 when sage passes, 1 when
-    it fails, 2 on bad input; run_process answers 124 at the timeout."""
-    work = Path(job.workdir)
+    work = Path(cfg.root) / "shadow-io"
     work.mkdir(parents=True, exist_ok=True)
+    src, dst = work / "cfg.pickle", work / "baseline.pickle"
+    src.write_bytes(pickle.dumps(cfg))
+    dst.unlink(missing_ok=True)
     env = harness_env()  # the child imports this adegen first, whatever PYTHONPATH held
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PYTHONPATH, env.get("PYTHONPATH")) if p)
+    argv = [faketime, "-f", f"+{days}d", sys.executable, "-c",
+            "import sys; from adegen.validate.clockcheck import main; sys.exit(main(sys.argv[1:]))", str(src), str(dst)]
     try:
-        rc, text, secs = run_process(shift_argv(job), work, env=env, timeout=job.timeout)
+        p = subprocess.run(argv, cwd=str(work), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, check=False)
+        if p.returncode == 0 and dst.is_file():
+            base = pickle.loads(dst.read_bytes())
+            base.shifted_days = days
+            return base
+        out = p.stdout.decode("utf-8", "replace").strip()
+        return Baseline(reason=f"the build {days} days ahead (faketime) exited {p.returncode}: {out[-1500:]}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return ShiftResult(rc == 0, rc in (0, 1), _excerpt(text), secs)
 
 
-def _excerpt(text: str, tail: int = 2500) -> str:
-    """adegen.harness's verdict line (its first: which tests failed) and the end of dbt's output."""
-    if len(text) <= tail + 200:
-        return text
-    return text.splitlines()[0] + "\n...\n" + text[-tail:]
+def line(faketime: str | None, changed: dict[str, str] | None = None, days: int = SHIFT_DAYS) -> str:
+    """The summary's line: {table: why} of the clock-dependent tables the shifted build changed
+    (None: it did not run)."""
+    if faketime is None:
+        return ("skipped: faketime is not installed (Debian/Ubuntu: apt-get install faketime), so the determinism "
+                f"build ran with today's clock and only lineage finds the tables that read the clock")
+    if changed is None:
+        return f"not run: the determinism build {days} days ahead (faketime) failed"
+    head = f"the determinism build ran {days} days ahead (faketime): "
+    if not changed:
+        return head + "no table changed"
+    return head + f"{len(changed)} table(s) changed: " + ", ".join(
+        f"{t} ({'found by execution' if why == FOUND else 'lineage names it'})" for t, why in sorted(changed.items()))
 
 
-def judged(proof: Proof, shift: ShiftResult, days: int = SHIFT_DAYS) -> Proof:
-    """The proof once its solved state was graded `days` later: unchanged when it passed, else
-    unproven (outcome CLOCK_SHIFT) with the trial's output."""
-    seconds = {**proof.seconds, "clock_check": round(shift.seconds, 2)}
-    if shift.passed:
-        return replace(proof, seconds=seconds)
-    what = (f"{ProofOutcome.CLOCK_SHIFT.label} ({days} days later, faketime): the graded table depends on the "
-            "date it is built, so its solution seed goes stale" if shift.ran else
-            f"the shifted-clock trial could not run ({days} days later, faketime)")
-    detail = f"unproven: {what}\n--- sage test output {days} days later (tail) ---\n{shift.output}"
-    return replace(proof, ok=False, detail=detail, seconds=seconds, outcome=ProofOutcome.CLOCK_SHIFT)
+def main(argv: list[str]) -> int:
+    """The child under faketime: unpickle the WorkerConfig, run the shadow build, pickle the Baseline."""
+    from .pool import _die_with_parent
 
+    _die_with_parent()
+    from . import intact
 
-class ShiftTally:
-    """What the run's shifted-clock checks found, as the summary's line says it (thread-safe: the
-    bulk mode proves tasks side by side)."""
-
-    def __init__(self, faketime: str | None, days: int = SHIFT_DAYS):
-        self.faketime, self.days = faketime, days
-        self.passed = self.failed = 0
-        self._lock = threading.Lock()
-
-    def add(self, shift: ShiftResult) -> None:
-        with self._lock:
-            if shift.passed:
-                self.passed += 1
-            else:
-                self.failed += 1
-
-    def line(self) -> str:
-        if self.faketime is None:
-            return ("skipped: faketime is not installed (Debian/Ubuntu: apt-get install faketime), so proven "
-                    f"tasks were not graded again with the clock moved {self.days} days forward")
-        n = self.passed + self.failed
-        if n == 0:
-            return f"no proven task to grade again {self.days} days later"
-        out = f"{n} proven task(s) graded again {self.days} days later (faketime): {self.passed} passed"
-        if self.failed:
-            out += f", {self.failed} failed (written status: dev)"
-        return out
+    cfg = pickle.loads(Path(argv[0]).read_bytes())
+    Path(argv[1]).write_bytes(pickle.dumps(intact.build(cfg, shadow=True)))
+    return 0

@@ -42,7 +42,6 @@ class ProofOutcome(Coded):
     TIMED_OUT = "timed_out", "dbt timed out"
     SEEDS_REFUSED = "seeds_refused", "the solved state's tables cannot be seeds"
     NO_BASELINE = "no_baseline", "the intact build failed"
-    CLOCK_SHIFT = "clock_shift", "the solved state fails the tests with the clock moved forward"  # clockcheck
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Worker side: the intact build of the project (the baseline), its storage version, and the second
-build under another physical plan that finds nondeterministic tables.
+build under another physical plan (and, where faketime is installed, 40 days ahead:
+validate.clockcheck) that finds nondeterministic and clock-dependent tables.
 
 Runs inside validate.pool worker processes; dbt runs in-process there (`dbt_in`).
 """
@@ -20,6 +21,7 @@ from ..dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProj
 from ..dbt.profiles import write_profiles as write_profiles_dir
 from ..harness import dbfiles
 from ..sqlquote import ident
+from . import clockcheck
 from .contract import StorageChoice
 from .jobs import Baseline, WorkerConfig
 
@@ -258,6 +260,27 @@ class _Build:
 
 
 def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
+    """The intact build (`build`); the shadow build in a child process 40 days ahead where faketime
+    is installed (validate.clockcheck)."""
+    faketime = clockcheck.faketime_path() if shadow else None
+    return clockcheck.shifted_build(cfg, faketime) if faketime else build(cfg, shadow)
+
+
+def recheck_job(cfg: WorkerConfig, models: dict) -> str | dict:
+    """The shadow build's `models` ({uid: facts}) built again with today's clock, in the same app
+    (same input order and thread count): the snapshot of those relations. A table the shifted build
+    changed that still differs from the baseline then is nondeterministic, not clock-dependent.
+    {"ok": False, "reason": ...} when dbt fails."""
+    app = Path(cfg.root) / "shadow" / "app"
+    r = dbt_in(app, ["run", "--select", *sorted({m["name"] for m in models.values()})])
+    if not r.success:
+        return {"ok": False, "reason": "dbt run failed: " + r.first_error()}
+    snap = Path(cfg.root) / "shadow" / "recheck.duckdb"
+    snapshot(app / f"{cfg.db_name}.duckdb", snap, models)
+    return str(snap)
+
+
+def build(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
     """Scratch copy + profile, packages (offline), parse, raw DB (storage version v1.0.0, or what the
     project needs), dbt seed (seed-based projects), dbt run, snapshot of every model relation.
     `shadow`: the same under another physical plan (input rows reversed, another DuckDB thread

@@ -79,7 +79,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         self._slots: list[int] = list(range(self.jobs))
         self._slot_cv = threading.Condition()
         self._n = 0
-        self._facts = RunFacts(clock_check="not run: the shifted-clock check grades DuckDB tasks only")
+        self._facts = RunFacts(clock_check="not run: the shifted-clock check is part of the DuckDB determinism build")
 
     # ------------------------------------------------------------------ plumbing
     @property

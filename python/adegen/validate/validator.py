@@ -47,8 +47,6 @@ class Validator:
         self.db_fingerprint = fastprove.fingerprint(self.db_source) if self.db_source else None
         self._files = ProofFiles(self.db_source, self.db_fingerprint)  # what the run's proofs know
         self._facts = RunFacts()
-        self._shifts = clockcheck.ShiftTally(clockcheck.faketime_path())
-        self._facts.clock_check = self._shifts.line()
         self._meter = TempMeter(self.root)
         settings = duckdb_settings(self.root, self.jobs)
         self._facts.memory_limit = settings["memory_limit"]
@@ -145,11 +143,10 @@ class Validator:
             self._base = base
             self.progress(f"validate: baseline failed: {base.reason}")
             return
-        if shadow.ok:
-            base.nondeterministic = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db),
-                                                    base.snapshot_tables)
-        else:
+        changed = self._determinism(base, shadow) if shadow.ok else None
+        if not shadow.ok:
             base.package_notes.append(f"determinism check not run: {shadow.reason}")
+        self._facts.clock_check = clockcheck.line(clockcheck.faketime_path(), changed)
         shutil.rmtree(self.root / "shadow", ignore_errors=True)
         self._base = base
         f = self._facts
@@ -162,6 +159,32 @@ class Validator:
         nd = ", ".join(sorted(base.nondeterministic)) or "none"
         self.progress(f"validate: baseline ready in {base.seconds['wall']:.1f}s ({len(base.models)} models, "
                       f"seed-based={base.seed_based}, storage {base.storage.version}, nondeterministic: {nd})")
+
+    def _determinism(self, base: Baseline, shadow: Baseline) -> dict[str, str] | None:
+        """Sort the tables the shadow build changed: clock-dependent when lineage names them, or when
+        the shadow build ran days ahead and they match the baseline once built again with today's
+        clock (found by execution: added to `base.clock`); nondeterministic otherwise. {table: why}
+        of the clock-dependent ones the shifted build changed (None: it ran with today's clock)."""
+        diff = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db), base.snapshot_tables)
+        uids = {a: base.uid_of(a) for a in diff}
+        changed = None
+        if shadow.shifted_days:
+            changed = {a: base.clock[u] for a, u in uids.items() if u in base.clock}
+            suspects = {u: base.models[u] for u in uids.values() if u in base.models and u not in base.clock}
+            if suspects:
+                self.progress(f"validate: {len(suspects)} table(s) changed {shadow.shifted_days} days ahead; "
+                              "building them again with today's clock")
+                snap = self.result(self.submit(intact.recheck_job, self.cfg, suspects), "the determinism recheck")
+                if isinstance(snap, str):
+                    rels = [f"{m['schema']}.{m['alias']}" for m in suspects.values()]
+                    still = unstable_tables(Path(base.snapshot_db), Path(snap), rels)
+                    for a, u in uids.items():
+                        if u in suspects and a not in still:
+                            base.clock[u] = changed[a] = clockcheck.FOUND
+                else:  # they stay nondeterministic: never evidence, unstable columns never seeds
+                    base.package_notes.append(f"shifted-clock recheck not run: {snap['reason']}")
+        base.nondeterministic = {a: cols for a, cols in diff.items() if uids[a] not in base.clock}
+        return changed
 
     # ------------------------------------------------------------------ screening
     def _screen_job(self, uid: str, path: str, text, pattern, compiled=None) -> ScreenJob:
@@ -246,24 +269,4 @@ class Validator:
         chain = [FullEmulation(run, mode)]
         if mode == "inprocess" and get_settings().prove_fast:
             chain.insert(0, fastprove.PreparedProof(run))
-        result = proof.prove(req, chain, self.progress)
-        return self._clock_check(req, result, run) if result.ok else result
-
-    def _clock_check(self, req: proof.ProveRequest, result: Proof, run: DuckDBRun) -> Proof:
-        """A proven task's sage trial again with the clock moved forward (validate.clockcheck);
-        skipped, and said in the summary, where faketime is not installed."""
-        ft = self._shifts.faketime
-        if ft is None:
-            return result
-        days = self._shifts.days
-        self.progress(f"validate: {req.task_dir.name}: grading the solved state again {days} days later (faketime)")
-        job = clockcheck.ShiftJob(str(req.task_dir), str(req.project_copy), str(req.db_file),
-                                  str(self.root / "clock" / req.task_dir.name), self.cfg.project_dir, ft, days,
-                                  timeout=run.deadline - 30)
-        r = self.result(self.submit(clockcheck.shifted_trial_job, job, deadline=run.deadline),
-                        "the shifted-clock trial")
-        if isinstance(r, dict):  # over the budget, or the worker was lost
-            r = clockcheck.ShiftResult(False, False, r["reason"], 0.0)
-        self._shifts.add(r)
-        self._facts.clock_check = self._shifts.line()
-        return clockcheck.judged(result, r, days)
+        return proof.prove(req, chain, self.progress)
