@@ -206,11 +206,11 @@ def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(v
     assert facts.clock_check == (
         "the determinism build ran 40 days ahead (faketime): 3 table(s) changed: customer_tenure (lineage names it), "
         "order_age (found by execution), tenure_by_region (lineage names it)")
-    # never graded: a mutant that changes only order_age is dropped, and it is never a solution seed
-    rounded = _mutant(AGE, "    amount,", "    round(amount) as amount,")[1].decode()
-    obs = validator.screen("model.clockfix.order_age", AGE, rounded, _pat("values_wrong"))
-    assert not obs.observable and obs.code is DropCode.CLOCK_DEPENDENT, obs.reason
-    assert "order_age (changes when the clock moves 40 days (found by execution))" in obs.reason
+    # never graded: a task on order_age is never proven (it would pass today and fail next month)
+    stale = _task(tmp_path, "clockfix002", AGE, "    amount,", "    round(amount) as amount,", "order_age")
+    refused = validator.prove(stale, PROJECT, db)
+    assert not refused.ok and refused.outcome is ProofOutcome.SEEDS_REFUSED, refused.detail
+    assert "order_age depends on the clock (changes when the clock moves 40 days (found by execution))" in refused.detail
     # a stable task still proves (written `ready`)
     stable = _task(tmp_path, "clockfix003", REVENUE, "sum(o.amount)", "max(o.amount)", "customer_revenue")
     proof = validator.prove(stable, PROJECT, db)

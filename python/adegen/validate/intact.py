@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import shutil
+import subprocess
 import time
 import traceback
 from pathlib import Path
@@ -24,6 +26,7 @@ from ..sqlquote import ident
 from . import clockcheck
 from .contract import StorageChoice
 from .jobs import Baseline, WorkerConfig
+from .pool import _die_with_parent
 
 _RUNNER = InProcessRunner()
 _STATE: dict = {}
@@ -263,7 +266,39 @@ def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
     """The intact build (`build`); the shadow build in a child process 40 days ahead where faketime
     is installed (validate.clockcheck)."""
     faketime = clockcheck.faketime_path() if shadow else None
-    return clockcheck.shifted_build(cfg, faketime) if faketime else build(cfg, shadow)
+    return shifted_build(cfg, faketime) if faketime else build(cfg, shadow)
+
+
+def shifted_build(cfg: WorkerConfig, faketime: str, days: int = clockcheck.SHIFT_DAYS) -> Baseline:
+    """The shadow build in a child process under `faketime -f +<days>d` (`shadow_main`). The child
+    stays in the worker's process group (a job over its deadline is killed with it) and dies with
+    the worker (PR_SET_PDEATHSIG)."""
+    work = Path(cfg.root) / "shadow-io"
+    work.mkdir(parents=True, exist_ok=True)
+    src, dst = work / "cfg.pickle", work / "baseline.pickle"
+    src.write_bytes(pickle.dumps(cfg))
+    dst.unlink(missing_ok=True)
+    code = "import sys; from adegen.validate.intact import shadow_main; sys.exit(shadow_main(sys.argv[1:]))"
+    try:
+        p = subprocess.run(clockcheck.shift_argv(faketime, code, str(src), str(dst), days=days), cwd=str(work),
+                           env=clockcheck.shift_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, check=False)
+        if p.returncode == 0 and dst.is_file():
+            base = pickle.loads(dst.read_bytes())
+            base.shifted_days = days
+            return base
+        out = p.stdout.decode("utf-8", "replace").strip()
+        return Baseline(reason=f"the build {days} days ahead (faketime) exited {p.returncode}: {out[-1500:]}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def shadow_main(argv: list[str]) -> int:
+    """The child under faketime: unpickle the WorkerConfig, run the shadow build, pickle the Baseline."""
+    _die_with_parent()
+    cfg = pickle.loads(Path(argv[0]).read_bytes())
+    Path(argv[1]).write_bytes(pickle.dumps(build(cfg, shadow=True)))
+    return 0
 
 
 def recheck_job(cfg: WorkerConfig, models: dict) -> str | dict:
