@@ -46,6 +46,7 @@ class DropCode(Coded):
     NO_BUILD_ERROR = "no_build_error", "no build error as the pattern expects"
     UNEXPECTED_BUILD_ERROR = "unexpected_build_error", "unexpected build error"
     NONDETERMINISTIC_ONLY = "nondeterministic_only", "nondeterministic tables only"
+    CLOCK_DEPENDENT = "clock_dependent", "clock-dependent tables only"  # adegen.clock: never graded
     EQUIVALENT = "equivalent", "equivalent on this data"
     SCREENING_FAILED = "screening_failed", "screening failed"
     NOT_SCREENABLE = "not_screenable", "not observable"  # the emulator cannot run the mutant

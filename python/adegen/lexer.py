@@ -109,3 +109,27 @@ def find_sequence(tokens: list[Token], sequence: list[str]) -> list[int]:
         return []
     texts = [t.text for t in tokens]
     return [i for i in range(len(texts) - n + 1) if texts[i : i + n] == sequence]
+
+
+_QUOTES = re.compile(r"[\"'`]")
+
+
+def code_words(raw: str) -> list[str]:
+    """Lower-cased tokens of `raw` outside comments (SQL and Jinja) and SQL string literals, with
+    the inside of Jinja expressions and statements tokenized too (their quotes dropped).
+
+    Unlike `tokenize`, Jinja is read, not masked: a question such as "does this model read the
+    clock?" must see `{{ run_started_at }}` or `{{ dbt.dateadd('day', -7, 'current_date') }}`,
+    whose Jinja strings are SQL once rendered; a SQL string literal ('current_date') is only data."""
+    out: list[str] = []
+    last = 0
+    for m in _MASK.finditer(raw):
+        out.append(raw[last:m.start()])
+        span = m.group(0)
+        if m.group(1) or span.startswith("{%"):  # a Jinja expression or statement: its inside is code
+            out.append(" " + _QUOTES.sub(" ", span[2:-2]) + " ")
+        else:
+            out.append(" ")  # comments and SQL string literals say nothing about what the code reads
+        last = m.end()
+    out.append(raw[last:])
+    return [t.lower() for t in _TOKEN.findall("".join(out))]

@@ -1,6 +1,6 @@
 """The run's runtime facts: what the validator measured and decided (temp bytes, DuckDB limits,
-storage version and why, nondeterministic tables, packages reused offline, runaway candidates, how
-the user's database was used) plus the peak resident memory of the run's processes.
+storage version and why, nondeterministic tables, clock-dependent models never graded and the
+shifted-clock check, packages reused offline, runaway candidates, how the user's database was used) plus the peak resident memory of the run's processes.
 
 `collect` builds the --json / run record entry `runtime` (schema: build.schema.json); `lines`
 renders it for the human summary."""
@@ -22,14 +22,15 @@ def collect(ctx: RunContext) -> dict:
     facts = validator.facts() if validator is not None and hasattr(validator, "facts") else None
     doc: dict = {"memory_peak_bytes": peak_rss_bytes(), "temp_bytes_peak": 0, "temp_bytes_limit": None,
                  "memory_limit": None, "storage": None, "nondeterministic": {}, "packages_reused": [],
-                 "package_notes": [], "runaway": [], "db_note": None}
+                 "package_notes": [], "runaway": [], "db_note": None, "clock_dependent": {}, "clock_check": None}
     if facts is None:
         return doc
     doc.update({"temp_bytes_peak": int(facts.temp_bytes_peak), "temp_bytes_limit": facts.temp_bytes_limit,
                 "memory_limit": facts.memory_limit,
                 "nondeterministic": {str(t): list(c) for t, c in sorted(facts.nondeterministic.items())},
                 "packages_reused": list(facts.packages), "package_notes": list(facts.package_notes),
-                "runaway": list(facts.runaway), "db_note": facts.db_note})
+                "runaway": list(facts.runaway), "db_note": facts.db_note,
+                "clock_dependent": dict(facts.clock_dependent), "clock_check": facts.clock_check})
     if facts.storage is not None:  # set by a validator that writes a DuckDB file, after its baseline
         doc["storage"] = {"version": facts.storage.version, "reason": facts.storage.reason}
     return doc
@@ -48,6 +49,13 @@ def lines(runtime: dict) -> list[str]:
                    f"excluded from seeds): {named}")
     elif runtime.get("storage"):
         out.append("Nondeterministic models: none (two intact builds under different plans agree)")
+    clock = runtime.get("clock_dependent") or {}
+    if clock:
+        out.append(f"Excluded from grading, they read the clock ({len(clock)}; a solution seed exported today "
+                   "would fail next month):")
+        out += [f"  {m}: {why}" for m, why in clock.items()]
+    if runtime.get("clock_check"):
+        out.append(f"Shifted-clock check: {runtime['clock_check']}")
     if runtime.get("packages_reused"):
         out.append("Packages reused offline: " + ", ".join(runtime["packages_reused"]))
     out += [f"Packages: {n}" for n in runtime.get("package_notes") or []]

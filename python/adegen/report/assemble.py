@@ -251,6 +251,8 @@ def overview(tasks: list[TaskView], folders: list[TaskFolder], records: Records)
     db_type = proj.get("db_type") or variant.get("db_type") or "?"
     db_name = proj.get("db_name") or variant.get("db_name") or "?"
     db_file = (newest.get("database") or {}).get("db_file") if isinstance(newest.get("database"), dict) else None
+    rt = newest.get("runtime") if isinstance(newest.get("runtime"), dict) else {}
+    clock = rt.get("clock_dependent") if isinstance(rt.get("clock_dependent"), dict) else {}
     return Overview(
         project=str(name), database=f"{db_type} {db_name}" + (f" ({db_file})" if db_file else ""),
         tasks=len(tasks), by_status=_sorted_counts(t.status for t in tasks),
@@ -259,6 +261,8 @@ def overview(tasks: list[TaskView], folders: list[TaskFolder], records: Records)
         dropped_by_reason=dict(sorted(dropped.items(), key=lambda kv: (-kv[1], kv[0]))),
         runs=runs, phases=phases, warnings=list(records.warnings),
         by_measured=_sorted_counts(t.measured_label for t in tasks) if any(t.measured for t in tasks) else {},
+        clock_dependent={str(k): str(v) for k, v in sorted(clock.items())},
+        clock_check=str(rt["clock_check"]) if rt.get("clock_check") else None,
     )
 
 

@@ -116,6 +116,8 @@ class Overview:
     phases: list[str]  # the timing columns, in first-seen order
     warnings: list[str]
     by_measured: dict[str, int] = field(default_factory=dict)  # measured difficulty labels (calibrated tasks)
+    clock_dependent: dict[str, str] = field(default_factory=dict)  # model -> why it reads the clock (never graded)
+    clock_check: str | None = None  # the newest run's shifted-clock check, or why it was skipped
 
 
 @dataclass

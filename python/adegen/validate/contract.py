@@ -79,6 +79,8 @@ class RunFacts:
     package_notes: list[str] = field(default_factory=list)
     runaway: list[str] = field(default_factory=list)   # candidates stopped over budget, with the reason
     db_note: str | None = None               # how the user's database was used (copy, fast proof or not)
+    clock_dependent: dict[str, str] = field(default_factory=dict)  # model -> why it reads the clock (never graded)
+    clock_check: str | None = None           # the shifted-clock grading of proven tasks: how it ran, or why not
 
 
 @runtime_checkable

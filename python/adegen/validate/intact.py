@@ -1,5 +1,6 @@
 """Worker side: the intact build of the project (the baseline), its storage version, and the second
-build under another physical plan that finds nondeterministic tables.
+build under another physical plan (and, where faketime is installed, 40 days ahead:
+validate.clockcheck) that finds nondeterministic and clock-dependent tables.
 
 Runs inside validate.pool worker processes; dbt runs in-process there (`dbt_in`).
 """
@@ -7,20 +8,25 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import shutil
+import subprocess
 import time
 import traceback
 from pathlib import Path
 
 import duckdb
 
+from ..clock import clock_reasons
 from ..dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
 from ..dbt.profiles import write_profiles as write_profiles_dir
 from ..harness import dbfiles
 from ..sqlquote import ident
+from . import clockcheck
 from .contract import StorageChoice
 from .jobs import Baseline, WorkerConfig
+from .pool import _die_with_parent
 
 _RUNNER = InProcessRunner()
 _STATE: dict = {}
@@ -264,6 +270,59 @@ class _Build:
 
 
 def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
+    """The intact build (`build`); the shadow build in a child process 40 days ahead where faketime
+    is installed (validate.clockcheck)."""
+    faketime = clockcheck.faketime_path() if shadow else None
+    return shifted_build(cfg, faketime) if faketime else build(cfg, shadow)
+
+
+def shifted_build(cfg: WorkerConfig, faketime: str, days: int = clockcheck.SHIFT_DAYS) -> Baseline:
+    """The shadow build in a child process under `faketime -f +<days>d` (`shadow_main`). The child
+    stays in the worker's process group (a job over its deadline is killed with it) and dies with
+    the worker (PR_SET_PDEATHSIG)."""
+    work = Path(cfg.root) / "shadow-io"
+    work.mkdir(parents=True, exist_ok=True)
+    src, dst = work / "cfg.pickle", work / "baseline.pickle"
+    src.write_bytes(pickle.dumps(cfg))
+    dst.unlink(missing_ok=True)
+    code = "import sys; from adegen.validate.intact import shadow_main; sys.exit(shadow_main(sys.argv[1:]))"
+    try:
+        p = subprocess.run(clockcheck.shift_argv(faketime, code, str(src), str(dst), days=days), cwd=str(work),
+                           env=clockcheck.shift_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, check=False)
+        if p.returncode == 0 and dst.is_file():
+            base = pickle.loads(dst.read_bytes())
+            base.shifted_days = days
+            return base
+        out = p.stdout.decode("utf-8", "replace").strip()
+        return Baseline(reason=f"the build {days} days ahead (faketime) exited {p.returncode}: {out[-1500:]}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def shadow_main(argv: list[str]) -> int:
+    """The child under faketime: unpickle the WorkerConfig, run the shadow build, pickle the Baseline."""
+    _die_with_parent()
+    cfg = pickle.loads(Path(argv[0]).read_bytes())
+    Path(argv[1]).write_bytes(pickle.dumps(build(cfg, shadow=True)))
+    return 0
+
+
+def recheck_job(cfg: WorkerConfig, models: dict) -> str | dict:
+    """The shadow build's `models` ({uid: facts}) built again with today's clock, in the same app
+    (same input order and thread count): the snapshot of those relations. A table the shifted build
+    changed that still differs from the baseline then is nondeterministic, not clock-dependent.
+    {"ok": False, "reason": ...} when dbt fails."""
+    app = Path(cfg.root) / "shadow" / "app"
+    r = dbt_in(app, ["run", "--select", *sorted({m["name"] for m in models.values()})])
+    if not r.success:
+        return {"ok": False, "reason": "dbt run failed: " + r.first_error()}
+    snap = Path(cfg.root) / "shadow" / "recheck.duckdb"
+    snapshot(app / f"{cfg.db_name}.duckdb", snap, models)
+    return str(snap)
+
+
+def build(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
     """Scratch copy + profile, packages (offline), parse, raw DB (storage version v1.0.0, or what the
     project needs), dbt seed (seed-based projects), dbt run, snapshot of every model relation.
     `shadow`: the same under another physical plan (input rows reversed, another DuckDB thread
@@ -281,6 +340,8 @@ def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
             base.snapshot_db = str(snap)
             base.rows = snapshot(build.live, snap, base.models)
             base.snapshot_tables = sorted(base.rows)
+            # the manifest `dbt run` wrote: macro lineage plus every model's compiled code
+            base.clock = clock_reasons(json.loads((build.app / "target" / "manifest.json").read_text()))
             base.ok, base.reason = True, "baseline built"
     except Exception as exc:  # noqa: BLE001 - reported through usable()/InputError
         base.reason = f"baseline failed: {type(exc).__name__}: {exc}"

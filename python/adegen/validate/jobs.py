@@ -45,6 +45,8 @@ class Baseline:
     storage: StorageChoice = field(default_factory=StorageChoice)
     user_relations: list = field(default_factory=list)  # model relations the user's database file holds
     nondeterministic: dict = field(default_factory=dict)  # alias -> unstable columns ([]: the rows differ)
+    clock: dict = field(default_factory=dict)  # uid -> why the model reads the clock (adegen.clock): never graded
+    shifted_days: int = 0  # the shadow build ran this many days ahead (validate.clockcheck; 0: today's clock)
     packages: list = field(default_factory=list)
     package_notes: list = field(default_factory=list)
     output: str = ""

@@ -168,6 +168,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     sel = {u: models[u] for u in dist}
     facts = ScreenFacts(job.uid, models, dist, job.symptom, job.difficulty,
                         unstable={u for u in sel if models[u]["alias"] in base.nondeterministic},
+                        clock={u: base.clock[u] for u in sel if u in base.clock},
                         details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
     args = ["run", "--select", f"{m['name']}+"]
     if any(x["materialized"] == "incremental" for x in sel.values()):

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 
+from ..clock import clock_reasons
 from ..drops import DropCode
 from ..errors import AdegenError, InputError
 from . import oracle
@@ -78,7 +79,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         self._slots: list[int] = list(range(self.jobs))
         self._slot_cv = threading.Condition()
         self._n = 0
-        self._facts = RunFacts()
+        self._facts = RunFacts(clock_check="not run: the shifted-clock check is part of the DuckDB determinism build")
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -227,6 +228,10 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
             info["types"] = self._export(srv, self.database, rels, snap)
             info["snapshot_db"] = str(snap)
             info["snapshot_tables"] = [f"{s}.{a}" for s, a in rels]
+            # the manifest `dbt run` wrote: macro lineage plus every model's compiled code
+            info["clock"] = clock_reasons(json.loads((app / "target" / "manifest.json").read_text()))
+            self._facts.clock_dependent = {facts["models"][u]["name"]: why for u, why in sorted(info["clock"].items())
+                                           if u in facts["models"]}
             info["ok"], info["reason"] = True, "baseline built on the emulator"
         except AdegenError as exc:
             info["reason"] = f"baseline failed on the emulator: {exc}"
@@ -310,6 +315,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         finally:
             model_file.write_bytes(original)
         facts = ScreenFacts(uid, models, dist, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
+                            clock={u: why for u, why in (base.get("clock") or {}).items() if u in sel},
                             details={"dbt_seconds": r.duration, "selected": len(sel)})
         if r.status in ("unsupported", "timeout"):
             facts.details["unsupported"] = [u.render() for u in r.unsupported]

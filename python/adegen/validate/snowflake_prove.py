@@ -56,11 +56,15 @@ class EmulatorProof:
         """The seeded tables of the intact build, copied into a local DuckDB file."""
         base, tables = self.emu.base, req.tables
         by_alias = {m["alias"].lower(): m for m in base["models"].values() if m["materialized"] != "ephemeral"}
+        clock = {base["models"][u]["alias"].lower(): why for u, why in (base.get("clock") or {}).items()}
         problems, rels = [], []
         for t in tables:
             m = by_alias.get(t.lower())
             if m is None or f"{m['schema']}.{m['alias']}" not in base["types"]:
                 problems.append(f"the intact build has no table {t}")
+            if t.lower() in clock:
+                problems.append(f"{t} depends on the clock ({clock[t.lower()]}): a solution seed exported today "
+                                "fails when the task runs later")
             rels.append((m["schema"], m["alias"]) if m else (self.emu.schema, t))
         if problems:
             return SolvedState(None, problems)

@@ -19,7 +19,7 @@ from ..drops import DropCode
 from ..errors import InputError
 from ..harness import dbfiles
 from ..settings import get_settings
-from . import fastprove, intact, proof, screening
+from . import clockcheck, fastprove, intact, proof, screening
 from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
@@ -143,15 +143,15 @@ class Validator:
             self._base = base
             self.progress(f"validate: baseline failed: {base.reason}")
             return
-        if shadow.ok:
-            base.nondeterministic = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db),
-                                                    base.snapshot_tables)
-        else:
+        changed = self._determinism(base, shadow) if shadow.ok else None
+        if not shadow.ok:
             base.package_notes.append(f"determinism check not run: {shadow.reason}")
+        self._facts.clock_check = clockcheck.line(clockcheck.faketime_path(), changed)
         shutil.rmtree(self.root / "shadow", ignore_errors=True)
         self._base = base
         f = self._facts
         f.storage, f.nondeterministic = base.storage, dict(base.nondeterministic)
+        f.clock_dependent = {base.models[u]["name"]: why for u, why in sorted(base.clock.items()) if u in base.models}
         f.packages, f.package_notes = list(base.packages), list(base.package_notes)
         if self.db_source is not None:
             f.db_note = f"raw data from a copy of {self.db_source} (the file is only read)"
@@ -159,6 +159,32 @@ class Validator:
         nd = ", ".join(sorted(base.nondeterministic)) or "none"
         self.progress(f"validate: baseline ready in {base.seconds['wall']:.1f}s ({len(base.models)} models, "
                       f"seed-based={base.seed_based}, storage {base.storage.version}, nondeterministic: {nd})")
+
+    def _determinism(self, base: Baseline, shadow: Baseline) -> dict[str, str] | None:
+        """Sort the tables the shadow build changed: clock-dependent when lineage names them, or when
+        the shadow build ran days ahead and they match the baseline once built again with today's
+        clock (found by execution: added to `base.clock`); nondeterministic otherwise. {table: why}
+        of the clock-dependent ones the shifted build changed (None: it ran with today's clock)."""
+        diff = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db), base.snapshot_tables)
+        uids = {a: base.uid_of(a) for a in diff}
+        changed = None
+        if shadow.shifted_days:
+            changed = {a: base.clock[u] for a, u in uids.items() if u in base.clock}
+            suspects = {u: base.models[u] for u in uids.values() if u in base.models and u not in base.clock}
+            if suspects:
+                self.progress(f"validate: {len(suspects)} table(s) changed {shadow.shifted_days} days ahead; "
+                              "building them again with today's clock")
+                snap = self.result(self.submit(intact.recheck_job, self.cfg, suspects), "the determinism recheck")
+                if isinstance(snap, str):
+                    rels = [f"{m['schema']}.{m['alias']}" for m in suspects.values()]
+                    still = unstable_tables(Path(base.snapshot_db), Path(snap), rels)
+                    for a, u in uids.items():
+                        if u in suspects and a not in still:
+                            base.clock[u] = changed[a] = clockcheck.FOUND
+                else:  # they stay nondeterministic: never evidence, unstable columns never seeds
+                    base.package_notes.append(f"shifted-clock recheck not run: {snap['reason']}")
+        base.nondeterministic = {a: cols for a, cols in diff.items() if uids[a] not in base.clock}
+        return changed
 
     # ------------------------------------------------------------------ screening
     def _screen_job(self, uid: str, path: str, text, pattern, compiled=None) -> ScreenJob:

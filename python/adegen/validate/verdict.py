@@ -10,7 +10,8 @@ both ways over the typed columns, against the intact build; row counts are compa
 sets with different counts are "duplicates only", and equal sets whose text differs are "column
 types only" (0 vs 0.0; both dropped: ade-bench's test cannot see them). A build
 error is observable only when the pattern's symptom is `build_error`. Tables whose two intact
-builds differ (nondeterministic) are never evidence.
+builds differ (nondeterministic) are never evidence, nor are tables that read the clock
+(adegen.clock): a seed exported today fails when the task runs next month, so they are never graded.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class ScreenFacts:
     build_output: str = ""
     diffs: dict[str, TableDiff] = field(default_factory=dict)  # rebuilt uid -> comparison with intact
     unstable: set[str] = field(default_factory=set)  # uids whose two intact builds differ
+    clock: dict[str, str] = field(default_factory=dict)  # uid -> why it reads the clock (adegen.clock)
     stopped: tuple[DropCode, str] | None = None  # the build was stopped: (code, "runaway: ...")
     relation_kind: RelationKind | None = None  # the mutated model's object kinds
     details: dict = field(default_factory=dict)
@@ -67,6 +69,16 @@ def _alias(models: dict, u: str) -> str:
     return models[u]["alias"]
 
 
+def _clock_drop(facts: ScreenFacts, uids: list[str], details: dict) -> Observation:
+    """Dropped: the only tables that show the mutant read the clock, so none can be graded."""
+    named = {_alias(facts.models, u): facts.clock[u] for u in sorted(uids, key=lambda u: _alias(facts.models, u))}
+    details["ignored_clock"] = named
+    reason = ("differs only in clock-dependent table(s) " + "; ".join(f"{t} ({why})" for t, why in named.items())
+              + ", which are never graded: a solution seed exported today fails when the task runs later")
+    changed = {_alias(facts.models, u): facts.dist[u] for u in uids}
+    return Observation(False, reason, False, None, 0, 0, [], changed, None, details, DropCode.CLOCK_DEPENDENT)
+
+
 def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     """The Observation of one screened mutant. `inspect` is asked only when some table changed
     (None when nothing was compared): the compared table's evidence, then the facts of the few
@@ -84,21 +96,29 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
         details["build_output"] = facts.build_output[-1500:]
         failing = [u for u in (facts.errored or [uid]) if u in facts.dist]
         intended = symptom == "build_error"
+        if intended and uid in facts.clock and m["materialized"] != "ephemeral":
+            return _clock_drop(facts, [uid], details)  # the task would grade the mutated model
         reason = (f"build error as intended: {msg[:160]}" if intended else
                   f"build error, but the pattern's symptom is {symptom}: {msg[:160]}")
         return Observation(intended, reason, True, m["alias"] if m["materialized"] != "ephemeral" else None,
                            0, 0, [], {_alias(models, u): facts.dist[u] for u in failing}, msg, details,
                            None if intended else DropCode.UNEXPECTED_BUILD_ERROR)
-    evidence_diffs = {u: d for u, d in facts.diffs.items() if u not in facts.unstable}
+    evidence_diffs = {u: d for u, d in facts.diffs.items() if u not in facts.unstable and u not in facts.clock}
     visible = {u: d for u, d in evidence_diffs.items() if d.visible}
-    ignored = sorted(_alias(models, u) for u, d in facts.diffs.items() if u in facts.unstable and d.visible)
+    clocked = [u for u, d in facts.diffs.items() if u in facts.clock and d.visible]
+    ignored = sorted(_alias(models, u) for u, d in facts.diffs.items()
+                     if u in facts.unstable and u not in facts.clock and d.visible)
     if ignored:
         details["ignored_nondeterministic"] = ignored
+    if clocked:
+        details["ignored_clock"] = {_alias(models, u): facts.clock[u] for u in clocked}
     changed = {_alias(models, u): facts.dist[u] for u in visible}
     kind = facts.relation_kind
     if kind and kind.intact != kind.broken:
         details["relation_kind"] = kind.wire()
         if not visible and symptom == "structure_wrong":
+            if uid in facts.clock:
+                return _clock_drop(facts, [uid], details)
             return _kind_changed(facts, kind, details)
     if not visible:
         dups = {u: d for u, d in evidence_diffs.items() if d.duplicates_only}
@@ -108,6 +128,8 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                 f"visible only as duplicate rows, which the set-based equality test ignores: "
                 f"{d.table} has {d.rows_mut} rows vs {d.rows_base}")
             details["duplicates_only"] = {_alias(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
+        elif clocked and symptom != "build_error":
+            return _clock_drop(facts, clocked, details)
         elif retyped := {u: d for u, d in evidence_diffs.items() if d.type_only}:
             u, d = min(retyped.items(), key=lambda kv: facts.dist[kv[0]])
             code, reason = DropCode.TYPE_ONLY, type_only_reason(d)

@@ -1,0 +1,234 @@
+"""Time-stable tasks (issue 30): a table that reads the clock is never graded.
+
+By lineage (adegen.clock): clockfix's customer_tenure calls the project macro days_since, which
+calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure. By execution
+(validate.clockcheck): order_age reads the clock through a database macro an on-run-start hook
+creates, which lineage cannot see; the determinism build, run 40 days ahead, changes it, so it is
+never graded, while a stable task still proves (written `ready`).
+
+Real dbt + DuckDB on one validator (module fixture: one baseline, one shifted build); the
+shifted-clock test skips only where faketime is not installed."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from adegen.backends import ValidatorSetup, make_validator
+from adegen.clock import clock_models, clock_reasons
+from adegen.drops import DropCode
+from adegen.lexer import code_words
+from adegen.pipeline import runtime
+from adegen.project import load_project
+from adegen.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.validate import clockcheck
+from adegen.validate.contract import ProofOutcome
+from adegen.validate.oracle import TableDiff
+from adegen.validate.verdict import ScreenFacts, judge
+
+PROJECT = Path(__file__).resolve().parent / "fixtures" / "clockfix"
+STG_CUSTOMERS = "models/staging/stg_customers.sql"
+REVENUE = "models/marts/customer_revenue.sql"
+TENURE = "models/marts/customer_tenure.sql"
+AGE = "models/marts/order_age.sql"
+
+
+# --------------------------------------------------------------------------- pure: words and lineage
+
+def test_code_words_read_jinja_but_not_comments_or_sql_literals():
+    words = code_words("select 'current_date' as a, \"today\" -- now()\n/* sysdate */ {# getdate #}"
+                       "{{ dbt.dateadd('day', -7, 'current_timestamp') }} {% set x = run_started_at %}")
+    assert "current_timestamp" in words and "run_started_at" in words  # Jinja strings are SQL once rendered
+    assert not {"current_date", "now", "sysdate", "getdate"} & set(words)
+
+
+def _manifest() -> dict:
+    def model(name, raw, macros=(), nodes=(), compiled=None):
+        return {"resource_type": "model", "name": name, "raw_code": raw, "compiled_code": compiled,
+                "depends_on": {"macros": list(macros), "nodes": [f"model.p.{n}" for n in nodes]}}
+
+    def macro(pkg, name, sql, deps=()):
+        return {"package_name": pkg, "name": name, "macro_sql": sql, "depends_on": {"macros": list(deps)}}
+
+    return {"metadata": {"project_name": "p"},
+            "macros": {"macro.p.age": macro("p", "age", "{% macro age(c) %}{{ dbt.ts() }} - {{ c }}{% endmacro %}",
+                                            ["macro.dbt.ts"]),
+                       "macro.dbt.ts": macro("dbt", "ts", "{% macro ts() %}{{ adapter.dispatch('ts')() }}{% endmacro %}",
+                                             ["macro.dbt_duckdb.duckdb__ts"]),
+                       "macro.dbt_duckdb.duckdb__ts": macro("dbt_duckdb", "duckdb__ts", "{% macro duckdb__ts() %}now(){% endmacro %}"),
+                       "macro.p.loop": macro("p", "loop", "{{ loop() }}", ["macro.p.loop"])},
+            "nodes": {"model.p.a": model("a", "select {{ age('d') }} as age", ["macro.p.age"]),
+                      "model.p.b": model("b", "select * from {{ ref('a') }}", nodes=["a"]),
+                      "model.p.c": model("c", "select * from {{ ref('b') }}", nodes=["b"]),
+                      "model.p.v": model("v", "select {{ var('as_of') }} as d", compiled="select current_date as d"),
+                      "model.p.s": model("s", "select 1 as today, 'now()' as x -- current_date", ["macro.p.loop"]),
+                      "seed.p.r": {"resource_type": "seed", "name": "r"}}}
+
+
+def test_clock_lineage_through_macros_models_and_compiled_code():
+    uses = clock_models(_manifest())
+    assert set(uses) == {"model.p.a", "model.p.b", "model.p.c", "model.p.v"}  # s: a recursive macro, no clock
+    assert uses["model.p.a"].reason() == "reads now() through macro age -> dbt.ts -> dbt_duckdb.duckdb__ts"
+    assert clock_reasons(_manifest())["model.p.c"] == (
+        "reads b (downstream of a, which reads now() through macro age -> dbt.ts -> dbt_duckdb.duckdb__ts)")
+    assert uses["model.p.v"].reason() == "reads current_date in its compiled SQL"
+
+
+# --------------------------------------------------------------------------- pure: verdict and summary
+
+MODELS = {u: {"name": u.split(".")[-1], "alias": u.split(".")[-1], "materialized": "table"}
+          for u in ("model.p.stg", "model.p.tenure", "model.p.revenue")}
+
+
+class _Evidence:
+    def evidence(self, uid, diff):
+        return SimpleNamespace(columns_differ=["x"], example=f"{diff.table} differs", details={})
+
+    def tables(self, visible, compared, known):
+        return [{"table": MODELS[u]["alias"], "distance": 1} for u in sorted(visible)]
+
+
+def test_screening_takes_no_clock_dependent_table_as_evidence():
+    clock = {"model.p.tenure": "reads current_date through macro days_since"}
+    both = ScreenFacts("model.p.stg", MODELS, {"model.p.stg": 0, "model.p.tenure": 1, "model.p.revenue": 1},
+                       difficulty="hard", clock=clock,
+                       diffs={"model.p.tenure": TableDiff("tenure", 4, 4, 1, 1),
+                              "model.p.revenue": TableDiff("revenue", 4, 4, 1, 1)})
+    o = judge(both, _Evidence())
+    assert o.observable and o.compared_table == "revenue" and o.changed_tables == {"revenue": 1}
+    assert [t["table"] for t in o.details["tables"]] == ["revenue"] and o.details["ignored_clock"] == {
+        "tenure": clock["model.p.tenure"]}
+    only = judge(ScreenFacts("model.p.tenure", MODELS, {"model.p.tenure": 0}, clock=clock,
+                             diffs={"model.p.tenure": TableDiff("tenure", 4, 4, 1, 1)}), _Evidence())
+    assert not only.observable and only.code is DropCode.CLOCK_DEPENDENT and only.compared_table is None
+    assert "tenure (reads current_date through macro days_since)" in only.reason
+    # a build error the pattern intends would grade the mutated model: not when it reads the clock
+    err = judge(ScreenFacts("model.p.tenure", MODELS, {"model.p.tenure": 0}, symptom="build_error", clock=clock,
+                            build_ok=False, error_message="Binder Error"), None)
+    assert not err.observable and err.code is DropCode.CLOCK_DEPENDENT
+
+
+def test_shifted_clock_summary_lines():
+    found = {"customer_tenure": "reads current_date", "order_age": clockcheck.FOUND}
+    line = clockcheck.line("/usr/bin/faketime", found)
+    assert line == ("the determinism build ran 40 days ahead (faketime): 2 table(s) changed: "
+                    "customer_tenure (lineage names it), order_age (found by execution)")
+    assert clockcheck.line("/usr/bin/faketime", {}).endswith("40 days ahead (faketime): no table changed")
+    assert clockcheck.line("/usr/bin/faketime", None).startswith("not run: ")
+    assert clockcheck.line(None).startswith("skipped: faketime is not installed")
+    lines = runtime.lines({"clock_dependent": found, "clock_check": line})
+    assert "  order_age: changes when the clock moves 40 days (found by execution)" in lines
+    assert any(ln.startswith("Excluded from grading, they read the clock (2;") for ln in lines)
+    assert f"Shifted-clock check: {line}" in lines
+
+
+# --------------------------------------------------------------------------- real dbt + DuckDB
+
+@pytest.fixture(scope="module")
+def validator(tmp_path_factory):
+    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("clock-work"), jobs=2))
+    v.baseline()
+    yield v
+    v.close()
+
+
+@pytest.fixture(scope="module")
+def db(validator, tmp_path_factory) -> Path:
+    return validator.prepare_database(tmp_path_factory.mktemp("clock-db"))
+
+
+def _pat(symptom: str, difficulty: str = "easy"):
+    return SimpleNamespace(id=f"p_{symptom}", symptom=symptom, difficulty=difficulty)
+
+
+def _mutant(rel: str, old: str, new: str) -> tuple[bytes, bytes]:
+    original = (PROJECT / rel).read_bytes()
+    assert old.encode() in original
+    return original, original.replace(old.encode(), new.encode())
+
+
+def _task(root: Path, task_id: str, rel: str, old: str, new: str, table: str) -> Path:
+    """A task as the build writes it: setup patch, its exact inverse, one graded table."""
+    original, mutant = _mutant(rel, old, new)
+    plan = TaskPlan(task_id=task_id, description=f"{table} is wrong",
+                    prompts=[PromptEntry("base", f"Something is off in {table}. Can you fix it?")],
+                    difficulty="easy", tags=["dbt", "clockfix"], test_setup_models=[Path(rel).stem, table],
+                    solution_seeds=[SeedEntry(table)], variant=Variant("duckdb", "clockfix", "clockfix", str(PROJECT.parent)),
+                    seed_based=True, max_test_timeout_sec=120, solution_rebuild=[Path(rel).stem])
+    files = build_task_files(plan, unified_diff(original, mutant, rel), unified_diff(mutant, original, rel), [])
+    task = root / task_id
+    for name, data in files.files.items():
+        (task / name).parent.mkdir(parents=True, exist_ok=True)
+        (task / name).write_bytes(data)
+    return task
+
+
+def test_lineage_names_the_clock_dependent_models(validator):
+    clock = validator.facts().clock_dependent
+    assert clock["customer_tenure"] == "reads current_date through macro days_since -> as_of_date"
+    assert clock["tenure_by_region"] == (
+        "reads customer_tenure (reads current_date through macro days_since -> as_of_date)")
+    # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
+    assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
+
+
+def test_screening_never_grades_a_clock_dependent_table(validator):
+    upper = _mutant(STG_CUSTOMERS, "name as customer_name", "upper(name) as customer_name")[1].decode()
+    region = _mutant(TENURE, "    region,", "    upper(region) as region,")[1].decode()
+    shared, own = validator.screen_many([
+        ("model.clockfix.stg_customers", STG_CUSTOMERS, upper, _pat("values_wrong", "hard")),
+        ("model.clockfix.customer_tenure", TENURE, region, _pat("values_wrong"))])
+    # a hard pattern grades the farthest changed table: customer_tenure sorts after customer_revenue
+    assert shared.observable and shared.compared_table == "customer_revenue", shared.reason
+    assert set(shared.changed_tables) == {"stg_customers", "customer_revenue"}
+    assert {t["table"] for t in shared.details["tables"]} == {"stg_customers", "customer_revenue"}
+    assert set(shared.details["ignored_clock"]) == {"customer_tenure"}
+    assert not own.observable and own.code is DropCode.CLOCK_DEPENDENT, own.reason
+    assert set(own.details["ignored_clock"]) == {"customer_tenure", "tenure_by_region"}
+
+
+def test_a_clock_dependent_table_is_never_a_solution_seed(validator, db, tmp_path):
+    task = _task(tmp_path, "clockfix001", TENURE, "    region,", "    upper(region) as region,", "customer_tenure")
+    proof = validator.prove(task, PROJECT, db)
+    assert not proof.ok and proof.outcome is ProofOutcome.SEEDS_REFUSED, proof.detail
+    assert "customer_tenure depends on the clock (reads current_date through macro days_since" in proof.detail
+    assert not (task / "seeds" / "solution__customer_tenure.csv").exists()
+
+
+def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(validator, db, tmp_path):
+    if clockcheck.faketime_path() is None:
+        pytest.skip("faketime is not installed (apt-get install faketime): the shifted-clock check cannot run")
+    facts = validator.facts()
+    assert facts.clock_dependent["order_age"] == "changes when the clock moves 40 days (found by execution)"
+    assert "order_age" not in facts.nondeterministic and "customer_revenue" not in facts.nondeterministic
+    assert facts.clock_check == (
+        "the determinism build ran 40 days ahead (faketime): 3 table(s) changed: customer_tenure (lineage names it), "
+        "order_age (found by execution), tenure_by_region (lineage names it)")
+    # never graded: a task on order_age is never proven (it would pass today and fail next month)
+    stale = _task(tmp_path, "clockfix002", AGE, "    amount,", "    round(amount) as amount,", "order_age")
+    refused = validator.prove(stale, PROJECT, db)
+    assert not refused.ok and refused.outcome is ProofOutcome.SEEDS_REFUSED, refused.detail
+    assert "order_age depends on the clock (changes when the clock moves 40 days (found by execution))" in refused.detail
+    # a stable task still proves (written `ready`)
+    stable = _task(tmp_path, "clockfix003", REVENUE, "sum(o.amount)", "max(o.amount)", "customer_revenue")
+    proof = validator.prove(stable, PROJECT, db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
+
+
+def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
+    import json
+
+    from adegen.report import write_report
+
+    runs = tmp_path / ".adegen" / "runs"
+    runs.mkdir(parents=True)
+    why = "reads current_date through macro days_since -> as_of_date"
+    (runs / "20261203T000000Z-1.json").write_text(json.dumps({
+        "command": "build", "project": {"name": "clockfix"},
+        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None)}}))
+    html = write_report(tmp_path).read_text()
+    assert "Excluded from grading: they read the clock" in html
+    assert "<code>customer_tenure</code></td><td>reads current_date through macro days_since -&gt; as_of_date" in html
+    assert "Shifted-clock check: skipped: faketime is not installed" in html
