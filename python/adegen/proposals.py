@@ -45,6 +45,8 @@ class Scope:
     # how many tasks about data the run has before this selection (default: counted in `taken`);
     # each one moves the run along the cycle of report details (render.DETAIL_CYCLE)
     order: int | None = None
+    # a proposal run takes last-resort candidates only while it has fewer tasks than this (select)
+    fill_to: int | None = None
 
 
 class _LazySites:
@@ -365,7 +367,7 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
 
 
 def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
-           taken: list | None = None, fill_to: int | None = None) -> ProposalSet:
+           taken: list | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a pattern id already picked (`taken` included) is picked again only
@@ -377,7 +379,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     (`taken` included, rounded up) come from database-specific patterns while such candidates remain;
     picks alternate specific / ANSI so the set mixes both.
 
-    `fill_to` (a proposal run: MIN_PROPOSALS): a last-resort candidate (`is_last_resort`) is taken
+    `scope.fill_to` (a proposal run: MIN_PROPOSALS): a last-resort candidate (`is_last_resort`) is taken
     only while the run has fewer proposals than that; past it, it is dropped with the reason and
     the run may end with fewer than `count`. Bulk mode passes none: it takes them after the rest."""
     taken = list(taken or [])
@@ -451,7 +453,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if is_config_only(c.pattern) and any(is_config_only(p.candidate.pattern) for p in taken + chosen
                                               if p.candidate is not None):
             continue  # one config-only task per run: the data bugs are the ones worth benchmarking
-        if fill_to is not None and is_last_resort(c.pattern) and len(taken) + len(chosen) >= fill_to:
+        if scope.fill_to is not None and is_last_resort(c.pattern) and len(taken) + len(chosen) >= scope.fill_to:
             state.dropped.append(Drop(c.name, c.pattern.id, f"not needed: the run has {len(taken) + len(chosen)} "
                                       "tasks, and this kind of edit reads as made up", DropCode.LAST_RESORT))
             continue

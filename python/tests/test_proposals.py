@@ -1,6 +1,7 @@
 """proposals: novelty against existing tasks, ranking, spread, difficulty (real catalog + acme discovery)."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -162,7 +163,7 @@ def test_a_last_resort_swap_only_fills_a_run_up_to_three(example_project, acme_d
     scope = _scope(example_project, acme_discovery, s)
 
     def run(pool, fill_to):
-        return pp.select(pool, scope, count=5, fill_to=fill_to)
+        return pp.select(pool, dataclasses.replace(scope, fill_to=fill_to), count=5)
 
     # two others first in the pool: the run fills one slot with a swap and holds back the rest
     two = [c for c in other if c.pattern.id not in ("case_mapping_collapsed",)]

@@ -3,6 +3,7 @@ sites, ranked; then rounds of compile check + screening + selection until `--cou
 stand. And the user's pick among them."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def propose(ctx: RunContext):
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
     run_scope = ctx.scope()
+    # the pool a round screens still holds last-resort candidates; only the picks stop at the floor
+    pick_scope = dataclasses.replace(run_scope, fill_to=min(pp.MIN_PROPOSALS, opts.count))
     remaining = list(cands)
     chosen: list = []
     dropped: list = []
@@ -105,8 +108,7 @@ def propose(ctx: RunContext):
             except validation.ValidatorBroken as exc:
                 ui.warn(f"execution validation disabled: {exc}; tasks will be patch-validated only (status: dev)")
                 ctx.disable_validation(str(exc))
-        part = pp.select(sel, run_scope, count=opts.count - len(chosen), screen=screen, taken=chosen,
-                         fill_to=min(pp.MIN_PROPOSALS, opts.count))
+        part = pp.select(sel, pick_scope, count=opts.count - len(chosen), screen=screen, taken=chosen)
         chosen += part.proposals
         dropped += part.dropped
         kept += part.kept_back
