@@ -119,3 +119,43 @@ def test_waiting_for_the_user_does_not_count(monkeypatch):
     b = TimeBudget(0.25, start=time.monotonic(), waited=lambda: ui.waited_sec)
     assert ui.ask("Which?", "all") == "all" and ui.waited_sec >= 0.3
     assert b.spent() < 0.1 and not b.exhausted()
+
+
+def test_spent_budget_starts_no_second_proposal_round(project, tmp_path, monkeypatch):
+    """Check point 1, in process on the tiny project (--no-validate, pools cut to one candidate so
+    one round cannot reach --count): a spent budget stops after the first pool and keeps what it
+    selected; an unspent one takes further pools."""
+    import time
+
+    from adegen import proposals as pp
+    from adegen.ade_bench import AdeBench
+    from adegen.cli_args import parse_args
+    from adegen.pipeline import RunContext, UI, discovery, inputs, propose
+
+    real_pool, pools = pp.pool, []
+
+    def one_at_a_time(remaining, scope, size):
+        pools.append(size)
+        return real_pool(remaining, scope, size=1)
+
+    monkeypatch.setattr(pp, "pool", one_at_a_time)
+
+    opts = parse_args([str(project), "--output-dir", str(tmp_path / "out"), "--no-validate", "--count", "3"])
+    ctx = RunContext(opts=opts, ui=UI(json_mode=True, interactive=False))
+    ctx.workroot = tmp_path
+    inputs.load_project(ctx)
+    ctx.ade = AdeBench(False, None, "not looked for")
+    discovery.discover(ctx)
+    discovery.survey(ctx)
+
+    def proposals_with(budget_seconds):
+        pools.clear()
+        ctx.budget = TimeBudget(budget_seconds, start=time.monotonic())
+        return propose.propose(ctx)
+
+    proposals_with(3600)
+    assert len(pools) > 1 and ctx.budget.stopped_at is None
+    pset = proposals_with(0.001)
+    assert len(pools) == 1 and ctx.budget.stopped_at == "proposals"
+    assert ctx.budget.proposals_short == 3 - len(pset.proposals) > 0
+    assert "proposal rounds stopped" in ctx.budget.line()
