@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +45,7 @@ class Options:
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
+    time_budget: float | None = None  # --time-budget: seconds of wall clock for the whole build
     settings: Settings = field(default_factory=get_settings)  # the ADEGEN_* environment, read once
 
 
@@ -74,6 +76,10 @@ def make_parser() -> argparse.ArgumentParser:
                    help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
                         "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
                         "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
+    p.add_argument("--time-budget", metavar="SECONDS",
+                   help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "
+                        "task proof starts once it is spent; what was proven is written, the summary lists "
+                        "what was skipped (time waiting for your answers does not count)")
     return p
 
 
@@ -167,6 +173,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
         raise InputError("needs validation: the proofs it checks are not run with --no-validate",
                          field="--verify-slow")
     opts.verify_slow = ns.verify_slow
+    if ns.time_budget is not None:
+        opts.time_budget = parse_duration(ns.time_budget, "--time-budget")
     return opts
 
 
@@ -239,3 +247,18 @@ def number_arg(value: str, flag: str, minimum: float = 1, kind: type = int):
     if n < minimum:
         raise InputError(f"expected a number of at least {minimum:g}, got {n}", field=flag)
     return n
+
+
+_UNITS = {"": 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
+
+
+def parse_duration(text: str, flag: str = "--time-budget") -> float:
+    """Seconds of `900`, `900s`, `15m`, `1.5h` (more than 0), else bad input naming the flag."""
+    m = _DURATION.match(str(text).lower())
+    if m is None or m.group(2) not in _UNITS:
+        raise InputError(f"expected seconds or a duration like 900, 900s, 15m or 1h, got {text!r}", field=flag)
+    seconds = float(m.group(1)) * _UNITS[m.group(2)]
+    if seconds <= 0:
+        raise InputError(f"expected more than 0 seconds, got {text!r}", field=flag)
+    return seconds

@@ -35,6 +35,7 @@ class Settings:
     duckdb_memory_limit: str = ""  # DuckDB memory_limit per worker ("2GiB"); "": a share of RAM
     duckdb_temp_limit: str = ""  # DuckDB max_temp_directory_size per worker; "": a share of the disk
     ade_databases_dir: Path | None = None  # ade-bench's own variable: where its databases are
+    time_budget_task_charge: float = 0.0  # tests: seconds each task adds to --time-budget's clock
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,8 @@ SETTINGS: tuple[Setting, ...] = (
             "DuckDB temp space per worker (default: a share of the free disk, at most 10 GiB)"),
     Setting("ADE_DATABASES_DIR", "ade_databases_dir", Path,
             "ade-bench's own variable: a task without db_dir finds its DuckDB file in `<dir>/duckdb`"),
+    Setting("ADEGEN_TIME_BUDGET_TASK_CHARGE", "time_budget_task_charge", _number(0.0),
+            "tests: seconds each task's write and proof adds to `--time-budget`'s clock (default 0)"),
 )
 
 

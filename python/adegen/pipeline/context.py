@@ -17,6 +17,7 @@ from ..cli_args import Options
 from ..patterns import Catalog
 from ..project import ProjectInfo
 from ..survey import Survey
+from .budget import TimeBudget
 from .document import RunDoc
 from .pending import PendingValidator
 
@@ -33,6 +34,7 @@ class UI:
         self.json_mode = json_mode
         self.interactive = interactive
         self.out = sys.stderr if json_mode else sys.stdout
+        self.waited_sec = 0.0  # seconds spent waiting for the user's answers (--time-budget skips them)
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -43,7 +45,11 @@ class UI:
     def ask(self, question: str, default: str = "") -> str:
         """Only called when interactive (stdin is a terminal)."""
         print(question, end=" ", file=self.out, flush=True)
-        line = sys.stdin.readline()
+        t = time.monotonic()
+        try:
+            line = sys.stdin.readline()
+        finally:
+            self.waited_sec += time.monotonic() - t
         if not line:
             return default
         return line.strip() or default
@@ -96,6 +102,7 @@ class RunContext:
     output: OutputPlan | None = None
     command: str = "build"  # "build" | "bulk": names the run in its record and the review page
     record: dict | None = None  # the run record once written (record.write_record)
+    budget: TimeBudget | None = None  # --time-budget (set by run_build)
 
     def scope(self) -> Scope:
         """The run's proposal scope (after discovery and survey): what enumeration, ranking and
@@ -107,6 +114,10 @@ class RunContext:
 
     def timing(self, name: str, since: float) -> None:
         self.doc.timing(name, since)
+
+    def budget_spent(self) -> bool:
+        """Whether --time-budget is given and spent (no new round or task may start)."""
+        return self.budget is not None and self.budget.exhausted()
 
     def disable_validation(self, reason: str) -> None:
         """Execution validation is off from here on; tasks are written status: dev."""

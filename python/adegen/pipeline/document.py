@@ -55,6 +55,7 @@ class RunDoc:
     dropped_by_reason: dict[str, int] | None = None  # bulk mode, by the drop codes' labels
     dropped_by_code: dict[str, int] | None = None  # bulk mode, by code id (adegen.drops)
     runtime: dict | None = None  # pipeline/runtime.py
+    time_budget: dict | None = None  # --time-budget: seconds, spent, what it skipped (pipeline/budget.py)
     next_steps: list[str] | None = None  # pipeline/summary.py
     elapsed_sec: float | None = None
     harness_run: dict | None = None  # --run-harness

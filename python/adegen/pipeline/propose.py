@@ -91,6 +91,10 @@ def propose(ctx: RunContext):
     kept: list = []
     rounds = pools = 0
     while remaining and len(chosen) < opts.count and rounds < ROUNDS and pools < MAX_POOLS:
+        if pools and ctx.budget_spent():  # --time-budget: no new pool; the first always runs
+            ctx.budget.stopped_at = "proposals"
+            ui.say(f"Time budget reached: no further proposal round ({len(chosen)} proposal(s) so far).")
+            break
         pools += 1
         sel = pp.pool(remaining, run_scope, size=POOL_FACTOR * opts.count)
         if not sel:
@@ -113,6 +117,8 @@ def propose(ctx: RunContext):
         dropped += part.dropped
         kept += part.kept_back
     pp.fill_from_kept(chosen, kept, dropped, opts.count)
+    if ctx.budget is not None and ctx.budget.stopped_at == "proposals":
+        ctx.budget.proposals_short = max(0, opts.count - len(chosen))
     for i, p in enumerate(chosen, 1):
         p.number = i
     pset = pp.ProposalSet(chosen, excluded, dropped, len(cands))

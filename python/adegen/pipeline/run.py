@@ -8,7 +8,8 @@ build's own stages.
         -> discovery.discover -> discovery.survey -> validation.wait
         -> generate(ctx): the command's stages, its exit code
            build (`build_tasks`): propose.propose -> propose.show -> propose.pick -> write_tasks
-                                  -> summary.finish
+                                  -> summary.finish (--time-budget: checked before each proposal
+                                  round and each task, `pipeline/budget.py`)
            bulk mode (`pipeline/bulk.py`): the run lock, the ledger, workspace.prepare, the loop,
                                   the dataset files
         -> runtime.collect
@@ -25,6 +26,7 @@ from ..cli_args import Options
 from ..paths import owned_run_dir
 from ..report import write_report
 from . import discovery, inputs, propose, record, runtime, summary, validation
+from .budget import TimeBudget
 from .context import UI, RunContext
 from .write import write_tasks
 
@@ -57,7 +59,19 @@ def run(ctx: RunContext, generate: Generate) -> tuple[int, dict]:
 
 def build_tasks(ctx: RunContext) -> int:
     """The build's stages: proposals, the pick, the tasks, the summary; the exit code."""
+    try:
+        return _build_stages(ctx)
+    finally:
+        if ctx.budget is not None:
+            ctx.doc.time_budget = ctx.budget.to_json()
+
+
+def _build_stages(ctx: RunContext) -> int:
     pset = propose.propose(ctx)
+    if not pset.proposals and ctx.budget is not None and ctx.budget.stopped_at:
+        ctx.ui.say(ctx.budget.line())
+        ctx.ui.say("No task could be proposed within the time budget.")
+        return 1
     if not pset.proposals:
         ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
         return 1
@@ -74,7 +88,11 @@ def build_tasks(ctx: RunContext) -> int:
 
 def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
     """One build: (exit code, --json document); bad input raises InputError before anything is written."""
-    return run(RunContext(opts=opts, ui=ui), build_tasks)
+    ctx = RunContext(opts=opts, ui=ui)
+    if opts.time_budget is not None:  # counts from the run's start, without the user's answers
+        ctx.budget = TimeBudget(opts.time_budget, ctx.t0, opts.settings.time_budget_task_charge,
+                                waited=lambda: ui.waited_sec)
+    return run(ctx, build_tasks)
 
 
 def finish_files(ctx: RunContext) -> None:

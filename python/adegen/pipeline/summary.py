@@ -27,8 +27,15 @@ def finish(ctx: RunContext, written: list[str]) -> int:
     steps = next_steps(ctx, written, (doc.database or {}).get("note"))
     doc.next_steps = steps
     doc.elapsed_sec = round(time.monotonic() - ctx.t0, 1)
+    budget_line = ctx.budget.line() if ctx.budget is not None else None
     if not written:
-        ui.say("No task passed validation; nothing was written.")
+        if budget_line and ctx.budget.skipped and not ctx.budget.started:
+            ui.say(budget_line)
+            ui.say("Nothing was written: the time budget was spent before the first task could start.")
+        else:
+            ui.say("No task passed validation; nothing was written.")
+            if budget_line:
+                ui.say(budget_line)
         return 1
     ui.say()
     ui.say(f"Wrote {len(written)} task(s) to {tasks_dir}:")
@@ -36,6 +43,9 @@ def finish(ctx: RunContext, written: list[str]) -> int:
         status = t.get("proof_label", "proven") if t.get("proven") else f"status: dev ({t.get('proof_detail')})"
         ui.say(f"  {t['task_id']}: {t['model']} / {t['pattern_id']} ({t['difficulty']}) - {status}")
     ui.say()
+    if budget_line:
+        ui.say(budget_line)
+        ui.say()
     note = ctx.backend.summary_note(report.tasks, ctx.unproven_reason(), ctx.validator is not None)
     if note is not None:
         doc.validation.notes[f"{ctx.backend.name}_note"] = note

@@ -1,5 +1,6 @@
 """Stage "write": the chosen proposals become task directories, ids continuing the project's
-sequence, under the run lock. Each task is realised on its own (`realise.realise_task`)."""
+sequence, under the run lock. Each task is realised on its own (`realise.realise_task`); with
+`--time-budget`, none starts once the budget is spent (`pipeline/budget.py`)."""
 from __future__ import annotations
 
 import time
@@ -20,9 +21,18 @@ def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
     try:
         plan = prepare(ctx)
         number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
-        for p in chosen:
+        budget = ctx.budget
+        for k, p in enumerate(chosen):
+            if ctx.budget_spent():  # --time-budget: no new task starts; the ones written stay
+                budget.stopped_at = "tasks"
+                for rest in chosen[k:]:
+                    budget.skip(rest, "write")
+                ctx.ui.say(f"Time budget reached: {len(chosen) - k} task(s) not started.")
+                break
             task_id = out.format_task_id(ctx.project.name, number + 1)
             result = realise_task(ctx, TaskJob(p, task_id, tests_by_prop.get(p.number, [])))
+            if budget is not None:
+                budget.task_done()
             if result is None:
                 continue  # the id was not used
             number += 1
