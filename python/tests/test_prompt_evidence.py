@@ -168,3 +168,20 @@ def test_a_retyped_column_beside_a_real_change_is_no_symptom(con):
     unkeyed = facts(con, nokey, "select cast(a as integer) as a, case when a = 3.0 then 7.0 else b end as b from ("
                     + nokey + ")", table="u")
     assert unkeyed.get("key") == [] and [c["name"] for c in unkeyed["columns"]] == ["b"]
+
+
+def test_time_lost_only_when_the_dates_are_the_same_days():
+    """A timestamp column turned into dates at midnight is "the time got lost" only when each value
+    kept its day (moved earlier by less than a day); a swap to another column of midnight dates
+    (mntn: start_time -> flight_start_time) moved the days too, and is reported as changed dates."""
+    from adegen.measured import ColumnFacts, Shift, Sides, TableFacts
+    from adegen.prompts.findings import classify
+
+    def kind(shift):
+        col = ColumnFacts("campaign_created_at", "timestamp", changed=4, grain=Sides("time", "day"),
+                          shift_seconds=shift)
+        return next(x for x in classify(TableFacts("c", rows_intact=4, rows_broken=4, rows_differing=4,
+                                                   key=("id",), columns=(col,))) if x.column).kind
+
+    assert kind(Shift(-40000.0, -86000.0, -3600.0)) == "time_lost"
+    assert kind(Shift(-3 * 86400.0, -9 * 86400.0, 5 * 86400.0)) != "time_lost"

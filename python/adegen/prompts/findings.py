@@ -205,10 +205,25 @@ def _numbers(f: Finding, col: ColumnFacts) -> None:
         f.detail.total = col.total
 
 
+# the longest span of one unit of a calendar grain, in seconds: a value cut down to that grain
+# moves earlier by less than this
+_GRAIN_SECONDS = {"day": 86400, "week": 7 * 86400, "month": 31 * 86400, "quarter": 92 * 86400, "year": 366 * 86400}
+
+
+def _truncated(grain: Sides, shift) -> bool:
+    """The broken values are the intact ones cut down to the broken grain (every change moved
+    earlier by less than one unit of it), not other dates that happen to sit on that grain: a
+    swapped column of dates at midnight is not "the time got lost" (two reviewers, 2026-12-03)."""
+    unit = _GRAIN_SECONDS.get(str(grain.broken))
+    if shift is None or shift.min is None or shift.max is None or unit is None:
+        return True  # nothing measured says otherwise
+    return -unit < float(shift.min) and float(shift.max) <= 0
+
+
 def _dates(f: Finding, col: ColumnFacts) -> None:
     """Another calendar grain, one steady shift, or every changed date moved the same way."""
     grain, shift = col.grain or Sides(), col.shift_seconds
-    if grain.intact and grain.broken and grain.intact != grain.broken:
+    if grain.intact and grain.broken and grain.intact != grain.broken and _truncated(grain, shift):
         f.kind = "time_lost" if (grain.intact, grain.broken) == ("time", "day") else "date_grain"
         f.detail.grain = grain
     elif shift and shift.median and shift.min == shift.max:
