@@ -8,7 +8,9 @@ The database a task names may be the one `prepare_database` wrote, or the user's
 on it. That equals the intact build of the validator (which started from a copy of the same file,
 model relations dropped) for every table and view model; it does not for incremental models whose
 tables the file holds (they run incrementally from them) nor when a mutated model fails to build (the
-file's old table stays): those fall back.
+file's old table stays). When the file holds incremental model tables, the baseline is built from
+the user's tables instead (validate.userbase: the file after one intact `dbt run`) and so is every
+broken state, which reproduces both; otherwise those cases fall back.
 """
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ def _database_ok(run: DuckDBRun, db_file: Path) -> str | None:
         held = {(s.lower(), a.lower()) for s, a in base.user_relations}
         incremental = sorted(m["alias"] for m in base.models.values() if m["materialized"] == "incremental"
                              and (m["schema"].lower(), m["alias"].lower()) in held)
-        if incremental:
+        if incremental and not base.from_user:
             return (f"the database file holds incremental model tables ({', '.join(incremental)}), which "
                     "ade-bench's `dbt run` updates incrementally from it")
         return None
@@ -214,7 +216,8 @@ class PreparedProof:
         if not broken.get("ok"):
             raise Fallback(broken.get("reason", "broken state failed"))
         source = run.files.source
-        if not broken.get("build_ok") and source is not None and req.db_file.resolve() == source.resolve():
+        if (not broken.get("build_ok") and not run.base.from_user and source is not None
+                and req.db_file.resolve() == source.resolve()):
             raise Fallback("a mutated model fails to build: ade-bench keeps your database's old table")
         return broken["db"]
 

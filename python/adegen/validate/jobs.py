@@ -22,6 +22,8 @@ class WorkerConfig:
     db_source: str | None           # the database the raw data comes from (a copy of it is used)
     db_explicit: bool               # db_dir / ade-bench databases: used even for seed-based projects
     duckdb_settings: dict = field(default_factory=dict)   # memory/temp budget of the scratch profile
+    db_shipped: bool = False        # the tasks name db_source itself (--db-path): ade-bench's `dbt run`
+                                    # starts from the model tables it holds (validate.userbase)
 
 
 @dataclass
@@ -44,6 +46,8 @@ class Baseline:
     model_seconds: dict = field(default_factory=dict)  # uid -> intact build seconds
     storage: StorageChoice = field(default_factory=StorageChoice)
     user_relations: list = field(default_factory=list)  # model relations the user's database file holds
+    from_user: bool = False   # the baseline is the user's database after one intact `dbt run` (validate.userbase)
+    user_stale: list = field(default_factory=list)  # model relations that run changed (the file was not up to date)
     nondeterministic: dict = field(default_factory=dict)  # alias -> unstable columns ([]: the rows differ)
     clock: dict = field(default_factory=dict)  # uid -> why the model reads the clock (adegen.clock): never graded
     shifted_days: int = 0  # the shadow build ran this many days ahead (validate.clockcheck; 0: today's clock)

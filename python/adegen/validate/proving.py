@@ -21,7 +21,8 @@ import duckdb
 from ..dbt import NO_ARTIFACTS, sync_tree
 from ..dbt import packages as pk
 from ..harness import dbfiles
-from .intact import dbt_in, descendants
+from . import userbase
+from .intact import dbt_in, descendants, user_copy_path
 from .jobs import Baseline, GradeJob, StateJob, TrialJob, WorkerConfig
 from .screening import drop_relations
 from .proof import TrialSummary
@@ -161,11 +162,17 @@ def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
         for r in roots:
             down |= set(descendants(base.children, r))
         start = Path(job.workdir) / "broken-start.duckdb"
-        dbfiles.copy_file(Path(base.baseline_db), start)
-        drop_relations(start, [(models[u]["schema"], models[u]["alias"]) for u in down
-                               if models[u]["materialized"] != "ephemeral"])
+        if base.from_user:  # setup.sh's `dbt run` on the user's tables (validate.userbase)
+            plan = userbase.broken_plan(base.baseline_db, str(user_copy_path(cfg)), base.user_stale,
+                                        [models[r]["name"] for r in roots])
+            dbfiles.copy_file(Path(plan.start), start)
+            args = list(plan.args)
+        else:
+            dbfiles.copy_file(Path(base.baseline_db), start)
+            drop_relations(start, [(models[u]["schema"], models[u]["alias"]) for u in down
+                                   if models[u]["materialized"] != "ephemeral"])
+            args = ["run", "--select", *[models[r]["name"] + "+" for r in roots]]
         out_db = Path(job.workdir) / "broken" / f"{cfg.db_name}.duckdb"
-        args = ["run", "--select", *[models[r]["name"] + "+" for r in roots]]
         ok, out = _dbt_into(app, (start, out_db), args, job.budget_seconds)
         for p in (start, Path(str(start) + ".wal")):
             p.unlink(missing_ok=True)

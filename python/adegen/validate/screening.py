@@ -30,10 +30,10 @@ from ..drops import DropCode
 from ..harness import dbfiles
 from ..measured import RelationKind
 from ..sqlquote import ident, literal
-from . import evidence, oracle
+from . import evidence, oracle, userbase
 from .contract import Observation
 from .inspector import RelationInspector
-from .intact import dbt_in, descendants, worker_app
+from .intact import dbt_in, descendants, user_copy_path, worker_app
 from .jobs import Baseline, ScreenJob, WorkerConfig
 from .verdict import ScreenFacts, judge
 
@@ -170,11 +170,16 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
                         unstable={u for u in sel if models[u]["alias"] in base.nondeterministic},
                         clock={u: base.clock[u] for u in sel if u in base.clock},
                         details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
-    args = ["run", "--select", f"{m['name']}+"]
-    if any(x["materialized"] == "incremental" for x in sel.values()):
-        args.append("--full-refresh")  # the shipped DB has no model tables: a fresh build
-    dbfiles.copy_file(Path(base.baseline_db), live)
-    drop_relations(live, [(x["schema"], x["alias"]) for x in sel.values() if x["materialized"] != "ephemeral"])
+    if base.from_user:  # the shipped DB is the user's: incremental models run incrementally (userbase)
+        plan = userbase.broken_plan(base.baseline_db, str(user_copy_path(cfg)), base.user_stale, [m["name"]])
+        args = list(plan.args)
+        dbfiles.copy_file(Path(plan.start), live)
+    else:
+        args = ["run", "--select", f"{m['name']}+"]
+        if any(x["materialized"] == "incremental" for x in sel.values()):
+            args.append("--full-refresh")  # the shipped DB has no model tables: a fresh build
+        dbfiles.copy_file(Path(base.baseline_db), live)
+        drop_relations(live, [(x["schema"], x["alias"]) for x in sel.values() if x["materialized"] != "ephemeral"])
     model_file = app / job.path
     original = model_file.read_bytes()
     try:

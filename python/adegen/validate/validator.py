@@ -14,12 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..database_file import DatabaseFile
+from ..database_file import FROM_DB_DIR, DatabaseFile
 from ..drops import DropCode
 from ..errors import InputError
 from ..harness import dbfiles
 from ..settings import get_settings
-from . import clockcheck, fastprove, intact, proof, screening
+from . import clockcheck, fastprove, intact, proof, screening, userbase
 from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
@@ -56,7 +56,8 @@ class Validator:
                                 project.profile_name, project.target_name,
                                 dict(getattr(project, "target_config", None) or {}),
                                 getattr(project, "schema", None) or "main",
-                                str(self.db_source) if self.db_source else None, self.db_explicit, settings)
+                                str(self.db_source) if self.db_source else None, self.db_explicit, settings,
+                                db_shipped=database.origin == FROM_DB_DIR)
 
     # ------------------------------------------------------------------ plumbing
     def pool(self) -> WorkerPool:
@@ -132,7 +133,10 @@ class Validator:
                 raise InputError(self._base.reason or "baseline failed", file=self.project.project_dir)
 
     def _build_baseline(self) -> None:
-        self.progress("validate: building the intact project twice (baseline + determinism check)")
+        self.progress("validate: building the intact project twice (baseline + determinism check)"
+                      if not self.cfg.db_shipped else
+                      "validate: building the intact project (baseline, from your database's tables where it "
+                      "holds incremental ones) and a fresh rebuild (determinism check)")
         t0 = time.monotonic()
         f_base = self.submit(intact.baseline_job, self.cfg)
         f_shadow = self.submit(intact.baseline_job, self.cfg, True)
@@ -153,7 +157,12 @@ class Validator:
         f.storage, f.nondeterministic = base.storage, dict(base.nondeterministic)
         f.clock_dependent = {base.models[u]["name"]: why for u, why in sorted(base.clock.items()) if u in base.models}
         f.packages, f.package_notes = list(base.packages), list(base.package_notes)
-        if self.db_source is not None:
+        if base.from_user:
+            f.db_note = (f"baseline: {userbase.BASELINE}, on a copy of {self.db_source} (the file is only read); "
+                         + (f"that run changed {', '.join(base.user_stale)}, so each task's broken state is "
+                            "setup.sh's whole `dbt run` on the file" if base.user_stale else
+                            "the file was up to date, so broken states are built from that baseline"))
+        elif self.db_source is not None:
             f.db_note = f"raw data from a copy of {self.db_source} (the file is only read)"
         self.pool().broadcast(intact.warm_app, self.cfg)  # each worker parses its screening app
         nd = ", ".join(sorted(base.nondeterministic)) or "none"
@@ -249,7 +258,11 @@ class Validator:
         (`facts().storage`: v1.0.0 unless the project needs a newer one)."""
         base = Baseline(**self.baseline_info())
         out = Path(out_dir) / f"{self.project.db_name}.duckdb"
-        dbfiles.write_versioned_copy(Path(base.raw_db), out, storage_version=self._base.storage.version)
+        if base.raw_db:
+            dbfiles.write_versioned_copy(Path(base.raw_db), out, storage_version=self._base.storage.version)
+        else:  # a baseline from the user's tables (validate.userbase) kept no raw copy
+            dbfiles.write_versioned_copy(self.db_source, out, drop=intact.model_relations(base.models),
+                                         storage_version=self._base.storage.version)
         self._files.prepared[str(out.resolve())] = fastprove.fingerprint(out)
         return out
 
