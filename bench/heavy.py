@@ -96,7 +96,7 @@ def run(workdir: Path, orders: int, budget: float, verify_slow: bool) -> dict:
     t0 = time.perf_counter()
     with Watcher(out / "tasks", t0) as w:
         m = measure(cmd, REPO, timeout=budget * 3 + 600, env=env)
-    doc = json.loads(m["stdout"]) if m["stdout"].strip().startswith("{") else {}
+    doc = build_document(m["stdout"], out)
     proven = {t["task_id"]: bool(t.get("proven")) for t in doc.get("tasks", [])}
     written = dict(sorted(w.seen.items(), key=lambda kv: kv[1]))
     proven_at = sorted(s for t, s in written.items() if proven.get(t))
@@ -114,6 +114,15 @@ def run(workdir: Path, orders: int, budget: float, verify_slow: bool) -> dict:
         "stderr_tail": m["stderr"][-4000:], "run_dir": str(run_dir),
     }
     return res
+
+
+def build_document(stdout: str, out: Path) -> dict:
+    """The build's --json document: from stdout, else from the run record it wrote (which holds it)."""
+    try:
+        return json.loads(stdout)
+    except ValueError:
+        records = sorted((out / ".adegen" / "runs").glob("*.json"))
+        return json.loads(records[-1].read_text()) if records else {}
 
 
 def heavy_project_rows(src: Path) -> dict[str, int]:

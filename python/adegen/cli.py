@@ -3,7 +3,9 @@ adegen.bulk`): the one error boundary of a command and its exit. Neither entry p
 other; both import this."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from typing import Any, Callable
 
@@ -35,7 +37,8 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     _term_as_interrupt()
     try:
         opts = parse(argv)
-        code, doc = execute(opts)
+        with json_stdout(json_mode):
+            code, doc = execute(opts)
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
@@ -61,6 +64,26 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     if json_mode:
         print(json.dumps({"adegen_version": __version__, "error": error, "exit_code": code}))
     return code
+
+
+@contextlib.contextmanager
+def json_stdout(active: bool):
+    """With --json, stdout carries the JSON document alone: while the run runs, file descriptor 1
+    points at stderr, so what writes there below Python (DuckDB prints its progress bar for a
+    query over 2 s from C, in this process and in the workers, which inherit the descriptor) cannot
+    corrupt it; the document is printed once the real stdout is back."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 _final = False  # set by exit_with: the run's outcome is decided, a late SIGTERM changes nothing
