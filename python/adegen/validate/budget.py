@@ -35,6 +35,7 @@ class Budget:
     rows: dict[str, int]      # table (lower-case alias) -> row guard
     floor: int                # the row guard of a table without an intact row count
     precount: bool = True     # count the mutated model's SELECT (LIMIT guard + 1) before building it
+    precount_seconds: float | None = None  # the count's own wall time (None: `seconds`)
 
     def guard(self, table: str) -> int:
         return self.rows.get(table.lower(), self.floor)
@@ -64,6 +65,15 @@ def build_budget(model_seconds: dict[str, float], uids, overhead: float, rows: d
     intact = sum(float(model_seconds.get(u, 0.0)) for u in uids)
     return Budget(max(s.budget_min_seconds, s.budget_factor * intact) + overhead,
                   {t: row_guard(n) for t, n in rows.items()}, s.budget_row_floor)
+
+
+def precount_seconds(model_seconds: dict[str, float], uid: str) -> float:
+    """The precount's wall time: FACTOR x the mutated model's own intact build, at least
+    MIN_SECONDS. It runs one DuckDB query, no dbt: neither the parse overhead nor the downstream
+    models of the build's budget apply to it (on the heavy project the build's 92 s budget let a
+    count of an exploding join hold a worker for 92 s, where 30 s gave the same verdict)."""
+    s = get_settings()
+    return max(s.budget_min_seconds, s.budget_factor * float(model_seconds.get(uid, 0.0)))
 
 
 def size_bytes(text: str) -> int | None:

@@ -244,7 +244,7 @@ class _Build:
             present = dbfiles.list_relations(user)
             base.user_relations = [rel for rel in model_relations(base.models)
                                    if (rel[0].lower(), rel[1].lower()) in present]
-            if userbase.applies(cfg.db_shipped, base.models, base.user_relations):
+            if userbase.applies(cfg.db_shipped, base.models, base.user_relations, base.seed_based):
                 return self._from_user(base, user)
         src = user
         if base.seed_based and not cfg.db_explicit:

@@ -139,13 +139,14 @@ def _precount(cfg: WorkerConfig, app: Path, live: Path, job: ScreenJob, model: d
     alias = model["alias"]
     guard = job.budget.guard(alias)
     t0 = time.monotonic()
-    counted = _count(app, live, job, model, RowCount(guard, job.budget.seconds, cfg.duckdb_settings))
+    seconds = job.budget.precount_seconds or job.budget.seconds
+    counted = _count(app, live, job, model, RowCount(guard, seconds, cfg.duckdb_settings))
     if counted is None:
         return None
     n, timed_out = counted
     if timed_out:
-        return (f"runaway: counting {alias}'s rows took more than {job.budget.seconds:.0f} s "
-                f"(budget: {_budget_words(job)})")
+        return (f"runaway: counting {alias}'s rows took more than {seconds:.0f} s "
+                "(budget: 10x the intact build of the model, at least 30 s)")
     if n is not None and n > guard:
         return (f"runaway: {alias} would hold more than {guard:.2g} rows, over 20x its intact rows "
                 f"(counted in {time.monotonic() - t0:.1f} s)")

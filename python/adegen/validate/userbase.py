@@ -26,6 +26,9 @@ way, so a mutant that ade-bench's incremental run would hide is dropped as equiv
 proof. The grading after setup (solution.sh, test_setup, seeds, dbt test) is ade-bench's procedure
 replayed as for every fast proof, from that broken state; a solution seed that the solved state
 does not reproduce fails there.
+
+Only for projects whose raw data is not seeds: a seed-based project's setup.sh reloads its seeds
+before `dbt run`, which this rule does not replay (those keep the full emulation).
 """
 from __future__ import annotations
 
@@ -46,10 +49,12 @@ def held_incremental(models: dict, held: list) -> list[str]:
                   if m["materialized"] == "incremental" and (m["schema"].lower(), m["alias"].lower()) in present)
 
 
-def applies(shipped: bool, models: dict, held: list) -> bool:
+def applies(shipped: bool, models: dict, held: list, seed_based: bool = False) -> bool:
     """The baseline is built from the user's tables: the tasks ship the user's file and it holds
-    incremental model tables (without those, a fresh build equals ade-bench's and stays the rule)."""
-    return bool(shipped and held_incremental(models, held))
+    incremental model tables (without those, a fresh build equals ade-bench's and stays the rule).
+    Not for seed-based projects: their setup.sh reloads the seeds (`dbt seed`) before `dbt run`,
+    which this rule does not replay; they keep the full emulation."""
+    return bool(shipped and not seed_based and held_incremental(models, held))
 
 
 def _fingerprints(con, cat: str, rels: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:

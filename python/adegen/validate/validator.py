@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..harness import dbfiles
 from ..settings import get_settings
 from . import clockcheck, fastprove, intact, proof, screening, userbase
-from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, size_bytes
+from .budget import TempMeter, build_budget, duckdb_settings, needs_precount, precount_seconds, size_bytes
 from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
 from .fullprove import DuckDBRun, FullEmulation, ProofFiles
@@ -205,7 +205,8 @@ class Validator:
         rows = {base.models[u]["alias"].lower(): base.rows.get(f"{base.models[u]['schema']}.{base.models[u]['alias']}", 0)
                 for u in sel if u in base.models}
         budget = build_budget(base.model_seconds, sel, 2 * float(base.seconds.get("parse", 0.0)) + 5.0, rows)
-        budget = replace(budget, precount=needs_precount(self._largest_table_rows()))
+        budget = replace(budget, precount=needs_precount(self._largest_table_rows()),
+                         precount_seconds=min(budget.seconds, precount_seconds(base.model_seconds, uid)))
         keep = self.root / "screens" / f"{fastprove.mutant_key(path, text.encode('utf-8'))}.duckdb"
         return ScreenJob(uid, path, text, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
                          str(keep), budget, getattr(compiled, "compiled", None), getattr(compiled, "catalog", None))
