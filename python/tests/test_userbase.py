@@ -30,7 +30,7 @@ from adegen.project import load_project  # noqa: E402
 from adegen.taskgen import unified_diff  # noqa: E402
 from adegen.validate.validator import Validator  # noqa: E402
 
-ORDERS = 400
+ORDERS = 200
 
 
 def pat(symptom, difficulty="medium"):
@@ -170,9 +170,13 @@ def test_table_mutant_screens_as_with_a_rebuilt_baseline(user_validator, heavy, 
 
 
 def plain_verdict(task: Path, project: Path, db: Path, work: Path) -> tuple[bool, bool]:
-    """(broken fails, solved passes) by ade-bench's procedure in script mode."""
-    none = run_harness(task, project, db, "none", workdir=work / "none", mode="script")
-    sage = run_harness(task, project, db, "sage", workdir=work / "sage", mode="script")
+    """(broken fails, solved passes) by ade-bench's procedure in script mode (bash, dbt
+    subprocesses, a fresh copy of the database); the two trials side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        none, sage = pool.map(lambda a: run_harness(task, project, db, a, workdir=work / a, mode="script"),
+                              ("none", "sage"))
     return not none.resolved, sage.resolved
 
 
