@@ -353,3 +353,14 @@ def test_runtime_lines_name_every_fact():
     bare = runtime.lines({"memory_peak_bytes": 2 ** 20})
     assert len(bare) == 1 and bare[0].startswith("Resources:")
     assert runtime.peak_rss_bytes() > 2 ** 20  # at least this Python process
+
+
+def test_precount_gets_the_mutated_models_own_budget():
+    """A precount is one DuckDB query: 10x the mutated model's own intact build, at least 30 s -
+    not the build's budget, which adds the downstream models and dbt's parse (on the heavy project
+    an exploding count held a worker for that whole 92 s)."""
+    from adegen.validate.budget import precount_seconds
+
+    assert precount_seconds({"model.a.m": 0.5, "model.a.down": 40.0}, "model.a.m") == 30.0
+    assert precount_seconds({"model.a.m": 6.0}, "model.a.m") == 60.0
+    assert precount_seconds({}, "model.a.unknown") == 30.0
