@@ -202,6 +202,8 @@ class Validator:
         path = str(path).replace("\\", "/")
         base = self._base
         sel = intact.descendants(base.children, uid) if uid in base.models else {uid: 0}
+        if base.from_user and base.user_stale:  # the screen is setup.sh's whole `dbt run` (userbase)
+            sel = {**{u: 0 for u in base.models}, **sel}
         rows = {base.models[u]["alias"].lower(): base.rows.get(f"{base.models[u]['schema']}.{base.models[u]['alias']}", 0)
                 for u in sel if u in base.models}
         budget = build_budget(base.model_seconds, sel, 2 * float(base.seconds.get("parse", 0.0)) + 5.0, rows)
