@@ -230,7 +230,7 @@ def sibling_candidates(scope: Scope, catalog, lazies: dict) -> list[Candidate]:
     if len(models) > siblings.MAX_MODELS:
         return []
     covered = scope.survey.covered_pairs
-    layers = Counter((pid, m.get("layer")) for m in models for pid in m.get("matched_patterns", []))
+    matched = Counter(pid for m in models for pid in m.get("matched_patterns", []))
     down = siblings.descendants(scope.discovery)
     out: list[Candidate] = []
     for p in catalog.patterns:
@@ -239,7 +239,7 @@ def sibling_candidates(scope: Scope, catalog, lazies: dict) -> list[Candidate]:
             continue
         fam = str(getattr(p, "family", "") or p.id)
         entries = [(m, lazies[m["name"]][0].raw, lazies[m["name"]][0].all(p.id)) for m in models
-                   if p.id in m.get("matched_patterns", []) and layers[(p.id, m.get("layer"))] >= 2
+                   if p.id in m.get("matched_patterns", []) and matched[p.id] >= 2
                    and (m["name"], fam) not in covered]
         if len(entries) < 2:
             continue

@@ -9,8 +9,8 @@ changes for a person's work far more often than any one-line edit.
 Two sites are "the same edit" when the lines they touch read the same before and after the edit,
 once table qualifiers, case and spacing are set aside (`max(cs.points) as total_points` and
 `max(ds.points) as total_points`). A one-keyword site (`left` -> `inner`) therefore only pairs when
-its whole line matches too. The models must be in the same layer and neither may be upstream of
-the other: then each graded table shows one model's change, and a fix of one file alone fails.
+its whole line matches too. Neither model may be upstream of the other (a mate of the same layer
+comes first): then each graded table shows one model's change, and a fix of one file alone fails.
 
 Pure functions: the caller gives the models' raw SQL and rewrite sites (`proposals` builds the
 candidates)."""
@@ -26,8 +26,8 @@ from .rewrite.engine import Site, apply_site
 # patterns whose edit is no mistake a person repeats in a sibling file: a ref or source pointed
 # elsewhere, a materialization or incremental setting (config, not a line of SQL logic)
 EXCLUDED_FAMILIES = frozenset({"dag-ref", "incremental", "config-materialization"})
-PAIRS_PER_PATTERN = 2
-MAX_PAIRS = 8
+PAIRS_PER_PATTERN = 3
+MAX_PAIRS = 12
 # beyond this many own models, pairing would compute every model's sites (quadratic in models):
 # large projects get single-file bugs only
 MAX_MODELS = 400
@@ -125,9 +125,10 @@ def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discover
         for i, (ma, raw_a, sa) in enumerate(group):
             if ma["unique_id"] in used:
                 continue
-            mate = next(((mb, raw_b, sb) for mb, raw_b, sb in group[i + 1:]
-                         if mb["unique_id"] not in used and mb.get("layer") == ma.get("layer")
-                         and not related(ma, mb, down)), None)
+            mates = [(mb, raw_b, sb) for mb, raw_b, sb in group[i + 1:]
+                     if mb["unique_id"] not in used and not related(ma, mb, down)]
+            # a model of the same layer first (the twin report), else any the edit reaches
+            mate = min(mates, key=lambda x: x[0].get("layer") != ma.get("layer"), default=None)
             if mate is None:
                 continue
             mb, raw_b, sb = mate
