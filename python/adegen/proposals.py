@@ -169,7 +169,7 @@ def decode(data: bytes) -> str:
 # enumeration and ranking
 
 
-def _pattern_ok_for_db(pattern, db_type: str) -> bool:
+def pattern_ok_for_db(pattern, db_type: str) -> bool:
     dbt = getattr(pattern, "db_types", "all")
     if dbt in (None, "all") or dbt == ["all"] or dbt == ("all",):
         return True
@@ -190,10 +190,9 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
     by_id = {p.id: p for p in catalog.patterns}
     cands: list[Candidate] = []
     excluded: list[tuple[str, str, str]] = []
-    lazies: dict[str, tuple[_LazySites, bytes]] = {}  # model name -> its sites, its file's bytes
     for m in own_models(scope.discovery, scope.project_name):
         pats = [by_id[pid] for pid in m.get("matched_patterns", []) if pid in by_id]
-        pats = [p for p in pats if _pattern_ok_for_db(p, scope.db_type)]
+        pats = [p for p in pats if pattern_ok_for_db(p, scope.db_type)]
         if not pats:
             continue
         path = scope.project_dir / m["path"]
@@ -203,7 +202,6 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
             warn(f"cannot read {path}: {exc}")
             continue
         lazy = _LazySites(decode(raw_bytes), m, pats, scope, warn)
-        lazies[m["name"]] = (lazy, raw_bytes)
         fams = [str(getattr(p, "family", "") or p.id) for p in pats]
         if any((m["name"], fam) in covered_pairs for fam in fams):
             # an existing task covers this model: decide now (as before) which pairs have sites
@@ -217,45 +215,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
                 excluded.append((m["name"], p.id, covered_pairs[(m["name"], fam)]))
                 continue
             cands.append(Candidate(m, p, raw_bytes, lazy, covered_by=covered_models.get(m["name"])))
-    if scope.siblings:
-        cands += sibling_candidates(scope, catalog, lazies)
     return cands, excluded
-
-
-def sibling_candidates(scope: Scope, catalog, lazies: dict) -> list[Candidate]:
-    """One candidate per pair of sibling models that take the same edit (adegen.siblings): the
-    first model's, with the pair-site as its only site. Neither model may repeat a surveyed task's
-    family; at most siblings.MAX_PAIRS, none on a project too large to pair every model."""
-    models = [m for m in own_models(scope.discovery, scope.project_name) if m["name"] in lazies]
-    if len(models) > siblings.MAX_MODELS:
-        return []
-    covered = scope.survey.covered_pairs
-    matched = Counter(pid for m in models for pid in m.get("matched_patterns", []))
-    down = siblings.descendants(scope.discovery)
-    out: list[Candidate] = []
-    for p in catalog.patterns:
-        if (not siblings.eligible(p) or is_last_resort(p) or is_config_only(p)
-                or not _pattern_ok_for_db(p, scope.db_type)):
-            continue
-        fam = str(getattr(p, "family", "") or p.id)
-        entries = [(m, lazies[m["name"]][0].raw, lazies[m["name"]][0].all(p.id)) for m in models
-                   if p.id in m.get("matched_patterns", []) and matched[p.id] >= 2
-                   and (m["name"], fam) not in covered]
-        if len(entries) < 2:
-            continue
-        for m, _raw, site in siblings.pair_sites(p, entries, scope.discovery, down):
-            lazy, raw_bytes = lazies[m["name"]]
-            out.append(Candidate(m, p, raw_bytes, [site], covered_by=scope.survey.covered_models.get(m["name"])))
-            if len(out) >= siblings.MAX_PAIRS:
-                return out
-    return out
-
-
-def is_pair(c) -> bool:
-    """A candidate whose one mistake spans sibling models (adegen.siblings). Never computes a lazy
-    candidate's sites: pairs are built with theirs."""
-    sites = getattr(c, "_sites", None) if getattr(c, "lazy", None) is None else None
-    return bool(sites) and bool(siblings.companions_of(sites[0]))
 
 
 # Survey penalties and the selection's spread penalties, in units of ranking.POINTS_PER_UNIT points.
@@ -277,7 +237,7 @@ def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
     fams = _fams if _fams is not None else _survey_families(survey)
     s -= SURVEYED_FAMILY_PENALTY * ranking.POINTS_PER_UNIT * fams.get(c.family, 0)
     s -= int(getattr(c.pattern, "rank_penalty", 0) or 0) * ranking.POINTS_PER_UNIT
-    if is_pair(c):
+    if siblings.is_pair(c):
         s += PAIR_BONUS * ranking.POINTS_PER_UNIT
     return s
 
@@ -508,7 +468,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if is_config_only(c.pattern) and any(is_config_only(p.candidate.pattern) for p in taken + chosen
                                               if p.candidate is not None):
             continue  # one config-only task per run: the data bugs are the ones worth benchmarking
-        if is_pair(c) and sum(1 for p in taken + chosen if p.candidate is not None and is_pair(p.candidate)) >= PAIRS_PER_RUN:
+        if siblings.is_pair(c) and sum(1 for p in taken + chosen
+                                       if p.candidate is not None and siblings.is_pair(p.candidate)) >= PAIRS_PER_RUN:
             continue  # the rest of the run spreads over single-file bugs
         if scope.fill_to is not None and is_last_resort(c.pattern) and len(taken) + len(chosen) >= scope.fill_to:
             state.dropped.append(Drop(c.name, c.pattern.id, f"not needed: the run has {len(taken) + len(chosen)} "

@@ -184,3 +184,10 @@ def side_tables(obs, discovery: dict, a: dict, b: dict) -> tuple[str, str] | Non
 
     ta, tb = side(a, b), side(b, a)
     return None if ta is None or tb is None or ta == tb else (ta, tb)
+
+
+def is_pair(c) -> bool:
+    """A candidate whose one mistake spans sibling models. Never computes a lazy candidate's
+    sites: pairs are built with theirs."""
+    sites = getattr(c, "_sites", None) if getattr(c, "lazy", None) is None else None
+    return bool(sites) and bool(companions_of(sites[0]))

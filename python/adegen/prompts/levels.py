@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import measured
 from ..measured import Sides, TableFacts, read_table
-from . import checks, render, words
+from . import checks, pairs, render, words
 from .findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -339,7 +339,7 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), sk
             yield "pattern", guess, text, guess
     for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
         if p.also is not None:  # "... The same goes for driver_points."
-            body = f"{body} {render.also(p.also, voice, f'{p.key}:{tpl}')}"
+            body = f"{body} {pairs.also(p.also, voice, f'{p.key}:{tpl}')}"
         for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
             if body in skip:
                 break

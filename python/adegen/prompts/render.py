@@ -169,19 +169,6 @@ def fill(template: str, values: dict[str, str]) -> str | None:
     return flag_noun(text, values)
 
 
-def also(f: Finding, voice: Voice, salt: str) -> str:
-    """The sentence after a body that says a sibling table shows the same problem."""
-    t = voice.table(f.table, first=False)
-    if f.column:
-        c = voice.column(f.column)
-        tpls = phrases.ALSO_COLUMN
-    else:
-        c = ""
-        tpls = phrases.ALSO
-    text = shuffled(tpls, voice.seed, f"also:{salt}")[0].format(t=t, c=c)
-    return text[0].upper() + text[1:]
-
-
 def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list[tuple[str, bool, str]]:
     """The candidate body texts of one level for a finding, in this task's order, each with
     whether its first letter may be lower-cased after a lead-in ("Since the last run, the ...")

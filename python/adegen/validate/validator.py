@@ -187,9 +187,13 @@ class Validator:
         return changed
 
     # ------------------------------------------------------------------ screening
-    def _screen_job(self, uid: str, path: str, text, pattern, compiled=None, extra: tuple = ()) -> ScreenJob:
-        """`compiled`: the candidate's compile-check result (its SQL bounds the precount); `extra`:
+    def _screen_job(self, item: tuple) -> ScreenJob:
+        """The job of one `screen_many` item: (uid, path, mutated text, pattern[, compiled[, extra]]).
+        `compiled`: the candidate's compile-check result (its SQL bounds the precount); `extra`:
         (uid, path, text) of sibling models the same mistake changes (adegen.siblings)."""
+        uid, path, text, pattern = item[:4]
+        compiled = item[4] if len(item) > 4 else None
+        extra = tuple(item[5]) if len(item) > 5 else ()
         text = text.decode("utf-8") if isinstance(text, bytes) else text
         path = str(path).replace("\\", "/")
         extra = tuple((u, str(p).replace("\\", "/"), t.decode("utf-8") if isinstance(t, bytes) else t)
@@ -241,7 +245,7 @@ class Validator:
         self.baseline()
         report = progress or (self.progress if progress is None else progress)
         items = list(items)
-        jobs = [self._screen_job(*it) for it in items]
+        jobs = [self._screen_job(it) for it in items]
         futs = [self.submit(screening.screen_job, self.cfg, self._base, j, deadline=j.budget.deadline + 60)
                 for j in jobs]
         out = []
