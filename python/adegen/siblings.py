@@ -26,8 +26,9 @@ from .rewrite.engine import Site, apply_site
 # patterns whose edit is no mistake a person repeats in a sibling file: a ref or source pointed
 # elsewhere, a materialization or incremental setting (config, not a line of SQL logic)
 EXCLUDED_FAMILIES = frozenset({"dag-ref", "incremental", "config-materialization"})
-PAIRS_PER_PATTERN = 3
-MAX_PAIRS = 12
+PAIRS_PER_PATTERN = 4
+MAX_PAIRS = 16
+GROUP_MODELS = 4  # models of one edit paired among themselves (a folder-wide replace touches many)
 # beyond this many own models, pairing would compute every model's sites (quadratic in models):
 # large projects get single-file bugs only
 MAX_MODELS = 400
@@ -106,7 +107,8 @@ def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discover
                down: dict[str, set[str]] | None = None) -> list[tuple[dict, str, Site]]:
     """(model, raw, pair-site) for the pattern: the first model's site carrying the sibling's as its
     companion. `models`: (discovery model, raw SQL, the pattern's sites there), in ranking order.
-    At most PAIRS_PER_PATTERN pairs, each model in at most one."""
+    Every pair among the first GROUP_MODELS models that take one edit (mates of one layer first:
+    which pair shows on the data is only known once screened), at most PAIRS_PER_PATTERN."""
     if not eligible(pattern):
         return []
     down = descendants(discovery) if down is None else down
@@ -119,25 +121,18 @@ def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discover
             group = by_key.setdefault(key, [])
             if all(g[0]["unique_id"] != model["unique_id"] for g in group):
                 group.append((model, raw, site))
-    out: list[tuple[dict, str, Site]] = []
-    used: set[str] = set()
-    for group in by_key.values():
+    pairs = []
+    for g, group in enumerate(by_key.values()):
+        group = group[:GROUP_MODELS]
         for i, (ma, raw_a, sa) in enumerate(group):
-            if ma["unique_id"] in used:
-                continue
-            mates = [(mb, raw_b, sb) for mb, raw_b, sb in group[i + 1:]
-                     if mb["unique_id"] not in used and not related(ma, mb, down)]
-            # a model of the same layer first (the twin report), else any the edit reaches
-            mate = min(mates, key=lambda x: x[0].get("layer") != ma.get("layer"), default=None)
-            if mate is None:
-                continue
-            mb, raw_b, sb = mate
-            comp = Companion(mb["name"], mb["unique_id"], mb["path"], raw_b, sb)
-            out.append((ma, raw_a, dataclasses.replace(sa, companions=(comp,))))
-            used |= {ma["unique_id"], mb["unique_id"]}
-            break
-        if len(out) >= PAIRS_PER_PATTERN:
-            break
+            for j, (mb, raw_b, sb) in enumerate(group[i + 1:], i + 1):
+                if not related(ma, mb, down):
+                    # a mate of the same layer first (the twin report), else any the edit reaches
+                    pairs.append(((mb.get("layer") != ma.get("layer"), g, i, j), ma, raw_a, sa, mb, raw_b, sb))
+    out: list[tuple[dict, str, Site]] = []
+    for _order, ma, raw_a, sa, mb, raw_b, sb in sorted(pairs, key=lambda x: x[0])[:PAIRS_PER_PATTERN]:
+        comp = Companion(mb["name"], mb["unique_id"], mb["path"], raw_b, sb)
+        out.append((ma, raw_a, dataclasses.replace(sa, companions=(comp,))))
     return out
 
 

@@ -76,8 +76,12 @@ def test_a_mate_of_the_same_layer_comes_first():
     a, other, twin = _model("constructor_points"), _model("driver_points_stg", "staging"), _model("driver_points")
     entries = [(m, POINTS_B if m is not a else POINTS_A, [_max_site(POINTS_B if m is not a else POINTS_A)])
                for m in (a, other, twin)]
-    ((model, _raw, site),) = siblings.pair_sites(PATTERN, entries, _discovery(a, other, twin))
-    assert model["name"] == "constructor_points" and site.companions[0].model == "driver_points"
+    pairs = siblings.pair_sites(PATTERN, entries, _discovery(a, other, twin))
+    # every pair of the three is a candidate (which one shows on the data is known once screened);
+    # the twin of one layer comes first
+    assert [(m["name"], s.companions[0].model) for m, _r, s in pairs] == [
+        ("constructor_points", "driver_points"), ("constructor_points", "driver_points_stg"),
+        ("driver_points_stg", "driver_points")]
     # no twin in the layer: a model of another layer the same edit reaches
     ((_m, _r, site),) = siblings.pair_sites(PATTERN, entries[:2], _discovery(a, other))
     assert site.companions[0].model == "driver_points_stg"
