@@ -224,7 +224,7 @@ SURVEYED_FAMILY_PENALTY = 2  # per existing task of the same family
 SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_model_and_family": 100}
 # one mistake in two sibling models: blind reviewers took multi-file changes for a person's work
 # (ade-bench's f1006, helixops_saas005) where every one-line edit read as a program's
-PAIR_BONUS = 3
+PAIR_BONUS = 8
 PAIRS_PER_RUN = 2
 
 
