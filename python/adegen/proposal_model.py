@@ -95,10 +95,10 @@ class Proposal:
         return out
 
     def file_changes(self) -> list[tuple[str, bytes, bytes]]:
-        """(path, original, mutant) of every file the bug changes, by path."""
-        files = [(self.model_path, self.original, self.mutant)]
-        files += [(s.path, s.original, s.mutant) for s in self.siblings]
-        return sorted(files)
+        """(path, original, mutant) of every file the bug changes: the proposal's own model first
+        (whoever reads a task from its folder takes the patch's first file as the changed model)."""
+        return [(self.model_path, self.original, self.mutant)] + [(s.path, s.original, s.mutant)
+                                                                   for s in self.siblings]
 
     def to_json(self) -> dict:
         obs = self.observation

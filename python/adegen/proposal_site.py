@@ -144,7 +144,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             if isinstance(pair, Drop):
                 dropped.append(pair)
                 continue
-            deep = pair[0] if pair[0] != c.name else None
+            deep = pair[0]  # the pair's own side, even on the model itself: what its prompt reports
         else:
             deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
