@@ -144,7 +144,9 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             if isinstance(pair, Drop):
                 dropped.append(pair)
                 continue
-            deep = pair[0]  # the pair's own side, even on the model itself: what its prompt reports
+            # the pair's own side, even on the model itself: what its prompt reports (unscreened:
+            # a dry selection's guess, the model's own table)
+            deep = pair[0] if obs is not None else None
         else:
             deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
