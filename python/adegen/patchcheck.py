@@ -37,22 +37,19 @@ class PatchCheck:
 
 @dataclass(frozen=True)
 class TaskPatches:
-    """A written task's two patches and the one model file they change: its path in the project,
-    the text they were made from (`original`) and the buggy text (`mutant`)."""
+    """A written task's two patches and the model files they change: (path in the project, the
+    text they were made from, the buggy text) per file."""
 
     task_id: str
     task_dir: Path  # holds setup/changes.patch and solutions/changes.patch
-    rel_path: str
-    original: bytes
-    mutant: bytes
+    files: tuple[tuple[str, bytes, bytes], ...]
 
 
 def check_task(project_root: Path, task: TaskPatches, required_models: list[str],
                known_models: set[str]) -> PatchCheck:
     """Copy the project, apply setup (file must equal the mutant), apply solution (file must equal
     the original byte for byte, no stray files), and check the named models exist."""
-    task_id, task_dir, rel_path = task.task_id, task.task_dir, task.rel_path
-    original, mutant = task.original, task.mutant
+    task_id, task_dir = task.task_id, task.task_dir
     res = PatchCheck(task_id)
     missing = [m for m in required_models if m not in known_models]
     res.models_ok = not missing
@@ -63,16 +60,17 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
         work = tmp / "project"
         copy_tree(project_root, work)
         before = _tree(work)
-        target = work / rel_path
-        if target.read_bytes() != original:
-            res.detail = f"{rel_path} in the project differs from the text the patch was made from"
-            return res
+        for rel_path, original, _ in task.files:
+            if (work / rel_path).read_bytes() != original:
+                res.detail = f"{rel_path} in the project differs from the text the patch was made from"
+                return res
         applied = apply_patch(task_dir / "setup" / "changes.patch", work)
         if not applied.ok:
             res.detail = f"setup patch: {applied.why}"
             return res
-        if target.read_bytes() != mutant:
-            res.detail = "setup patch did not produce the buggy text"
+        wrong = [rel for rel, _, mutant in task.files if (work / rel).read_bytes() != mutant]
+        if wrong:
+            res.detail = f"setup patch did not produce the buggy text of {wrong[0]}"
             return res
         res.setup = True
         applied = apply_patch(task_dir / "solutions" / "changes.patch", work)

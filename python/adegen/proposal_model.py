@@ -19,6 +19,20 @@ class PromptLevel:
     tables: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class SiblingChange:
+    """The same mistake in a sibling model (adegen.siblings): its file before and after, and the
+    table that shows it (graded beside the proposal's compared table)."""
+
+    model: str
+    unique_id: str
+    path: str
+    original: bytes
+    mutant: bytes
+    table: str
+    line: int
+
+
 @dataclass
 class Proposal:
     number: int
@@ -51,6 +65,7 @@ class Proposal:
     levels: list[PromptLevel] = field(default_factory=list)  # every prompt key; [] = base only
     prompt_set: Any = None  # the prompts.PromptSet the levels came from (sources, rejected; not serialised)
     precondition: list | None = None  # the pattern's data preconditions as measured (realism.Measured.to_json)
+    siblings: tuple = ()  # SiblingChange per other model the same mistake changes (a multi-file task)
 
     @property
     def upstream(self) -> bool:
@@ -76,7 +91,14 @@ class Proposal:
         out = [self.compared_table]
         for level in self.prompt_levels():
             out += [t for t in level.tables if t not in out]
+        out += [s.table for s in self.siblings if s.table not in out]  # a one-file fix must fail
         return out
+
+    def file_changes(self) -> list[tuple[str, bytes, bytes]]:
+        """(path, original, mutant) of every file the bug changes: the proposal's own model first
+        (whoever reads a task from its folder takes the patch's first file as the changed model)."""
+        return [(self.model_path, self.original, self.mutant)] + [(s.path, s.original, s.mutant)
+                                                                   for s in self.siblings]
 
     def to_json(self) -> dict:
         obs = self.observation
@@ -92,6 +114,7 @@ class Proposal:
             "assertion_tests": self.assertion_tests, "novelty": self.novelty,
             "closest_task": self.closest_task,
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
+            "siblings": [{"model": s.model, "path": s.path, "table": s.table, "line": s.line} for s in self.siblings],
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
             "upstream_of_prompt": self.upstream,
             "tags": self.tags,

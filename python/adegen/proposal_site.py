@@ -10,11 +10,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import prompts
+from . import prompts, siblings
 from .drops import Drop, DropCode
 from .proposal_facts import (assertion_context, compared_table_for, difficulty_for, models_between,
                              novelty_text, pick_column, tags_for, why_model)
-from .proposal_model import Proposal, levels_of
+from .proposal_model import Proposal, SiblingChange, levels_of
 from .rewrite import apply_site
 from .settings import get_settings
 
@@ -75,6 +75,29 @@ def retarget(obs, table: str):
                                rows_total=int(facts.get("rows_intact") or 0), columns_differ=cols, example=None)
 
 
+def sibling_changes(c, site, obs, discovery: dict):
+    """(the table the pair's own model is reported on, (SiblingChange, ...)) of a pair-site, or the
+    Drop when a side shows nothing of its own (a fix of one file alone would pass the task). Not
+    screened yet (a dry selection takes unscreened sites as observable): each model's own table."""
+    by_uid = {m["unique_id"]: m for m in discovery.get("models", [])}
+    comps = siblings.companions_of(site)
+    tables = []
+    for comp in comps:
+        other = by_uid.get(comp.unique_id)
+        if obs is None:
+            tables.append((c.name, comp.model))
+            continue
+        sides = siblings.side_tables(obs, discovery, c.model, other) if other else None
+        if sides is None:
+            return Drop(c.name, c.pattern.id, f"line {site.line}: the same edit in {comp.model} does not show in "
+                        "a table of each model's own", DropCode.EQUIVALENT)
+        tables.append(sides)
+    changes = tuple(SiblingChange(comp.model, comp.unique_id, comp.path, encode(comp.raw),
+                                  encode(siblings.apply_site(comp.raw, comp.site)), tb, comp.site.line)
+                    for comp, (_, tb) in zip(comps, tables))
+    return tables[0][0], changes
+
+
 def checked_drop(c, si: int) -> Drop | None:
     """Why site `si` of a checked candidate is not tried: its mutant did not compile (or its rewrite
     failed in the compile check), or its data precondition fails. None: screen it. (A measured
@@ -115,7 +138,17 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             if obs is not None and not obs.observable:
                 dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {obs.reason}", obs.code))
                 continue
-        deep = deep_table(c.model, obs, discovery)
+        pair = None
+        if siblings.companions_of(site):
+            pair = sibling_changes(c, site, obs, discovery)
+            if isinstance(pair, Drop):
+                dropped.append(pair)
+                continue
+            # the pair's own side, even on the model itself: what its prompt reports (unscreened:
+            # a dry selection's guess, the model's own table)
+            deep = pair[0] if obs is not None else None
+        else:
+            deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
             obs = retarget(obs, deep)
         compared = compared_table_for(c.model, discovery, obs)
@@ -129,7 +162,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
                 seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
                 pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
                 column=column, avoid=frozenset(st.used_prompts), order=st.order, start=deep,
-                **prompts.model_facts(c.model, discovery)))
+                sibling=pair[1][0].table if pair else None, **prompts.model_facts(c.model, discovery)))
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
             if get_settings().debug:
                 raise
@@ -148,12 +181,16 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
                                 DropCode.PROMPT_REPEATS))
             continue
         between = models_between(discovery, c.model["unique_id"], compared)
+        for s in (pair[1] if pair else ()):
+            between += [m for m in models_between(discovery, s.unique_id, s.table) if m not in between]
         distance = 0
         if obs is not None and getattr(obs, "changed_tables", None):
             distance = int(obs.changed_tables.get(compared, 0) or 0)
         elif compared != c.name:
             distance = max(len(between) - 1, 1)
         diff = difficulty_for(c.pattern, c.model, obs, distance)
+        if pair and diff == "easy":
+            diff = "medium"  # two files to find and fix, each from its own table's symptom
         novelty, closest = novelty_text(c, survey, project_name)
         ctx = assertion_context(c.model, column, project_name)
         for k, v in (getattr(site, "placeholders", None) or {}).items():
@@ -169,11 +206,13 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             pattern_name=str(getattr(c.pattern, "name", c.pattern.id)), family=c.family, difficulty=diff,
             why_model=why_model(c.model, c.covered_by), realistic=realistic or str(getattr(c.pattern, "mutation", "")),
             prompt=pset.base, prompt_source=pset.sources["base"], levels=levels_of(pset, compared), prompt_set=pset,
-            description=prompts.description_for(c.pattern, c.name, site),
+            description=prompts.description_for(
+                c.pattern, " and ".join([c.name] + [s.model for s in pair[1]]) if pair else c.name, site),
             assertion_tests=tests, novelty=novelty, closest_task=closest, site=site, original=c.raw_bytes,
             mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
             candidate=c, precondition=c.preconditions[si].to_json() if si in c.preconditions else None,
+            siblings=pair[1] if pair else (),
         )
     return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import prompts, ranking, realism
+from . import prompts, ranking, realism, siblings
 from .drops import Drop, DropCode
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
@@ -47,6 +47,9 @@ class Scope:
     order: int | None = None
     # a proposal run takes last-resort candidates only while it has fewer tasks than this (select)
     fill_to: int | None = None
+    # one mistake in two sibling models (adegen.siblings) is offered: its screening builds both
+    # changed files at once, which the DuckDB validator does
+    siblings: bool = False
 
 
 class _LazySites:
@@ -73,7 +76,13 @@ class _LazySites:
                 self.warn(f"{self.model['name']}: could not compute rewrite sites "
                           f"({exc.__class__.__name__}: {exc})")
                 self._sites = {}
-        return (self._sites.get(pattern_id) or [])[:MAX_SITES_PER_PAIR]
+        return self.all(pattern_id)[:MAX_SITES_PER_PAIR]
+
+    def all(self, pattern_id: str) -> list:
+        """Every site of the pattern in this model (`get` keeps the first MAX_SITES_PER_PAIR)."""
+        if self._sites is None:
+            self.get(pattern_id)
+        return list(self._sites.get(pattern_id) or [])
 
 
 class Candidate:
@@ -160,7 +169,7 @@ def decode(data: bytes) -> str:
 # enumeration and ranking
 
 
-def _pattern_ok_for_db(pattern, db_type: str) -> bool:
+def pattern_ok_for_db(pattern, db_type: str) -> bool:
     dbt = getattr(pattern, "db_types", "all")
     if dbt in (None, "all") or dbt == ["all"] or dbt == ("all",):
         return True
@@ -183,7 +192,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
     excluded: list[tuple[str, str, str]] = []
     for m in own_models(scope.discovery, scope.project_name):
         pats = [by_id[pid] for pid in m.get("matched_patterns", []) if pid in by_id]
-        pats = [p for p in pats if _pattern_ok_for_db(p, scope.db_type)]
+        pats = [p for p in pats if pattern_ok_for_db(p, scope.db_type)]
         if not pats:
             continue
         path = scope.project_dir / m["path"]
@@ -213,6 +222,10 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
 COVERED_PENALTY = 8  # an existing task already touches the model (ranked lower, not excluded)
 SURVEYED_FAMILY_PENALTY = 2  # per existing task of the same family
 SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_model_and_family": 100}
+# one mistake in two sibling models: blind reviewers took multi-file changes for a person's work
+# (ade-bench's f1006, helixops_saas005) where every one-line edit read as a program's
+PAIR_BONUS = 8
+PAIRS_PER_RUN = 2
 
 
 def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
@@ -224,6 +237,8 @@ def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
     fams = _fams if _fams is not None else _survey_families(survey)
     s -= SURVEYED_FAMILY_PENALTY * ranking.POINTS_PER_UNIT * fams.get(c.family, 0)
     s -= int(getattr(c.pattern, "rank_penalty", 0) or 0) * ranking.POINTS_PER_UNIT
+    if siblings.is_pair(c):
+        s += PAIR_BONUS * ranking.POINTS_PER_UNIT
     return s
 
 
@@ -453,6 +468,9 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if is_config_only(c.pattern) and any(is_config_only(p.candidate.pattern) for p in taken + chosen
                                               if p.candidate is not None):
             continue  # one config-only task per run: the data bugs are the ones worth benchmarking
+        if siblings.is_pair(c) and sum(1 for p in taken + chosen
+                                       if p.candidate is not None and siblings.is_pair(p.candidate)) >= PAIRS_PER_RUN:
+            continue  # the rest of the run spreads over single-file bugs
         if scope.fill_to is not None and is_last_resort(c.pattern) and len(taken) + len(chosen) >= scope.fill_to:
             state.dropped.append(Drop(c.name, c.pattern.id, f"not needed: the run has {len(taken) + len(chosen)} "
                                       "tasks, and this kind of edit reads as made up", DropCode.LAST_RESORT))

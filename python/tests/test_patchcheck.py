@@ -23,7 +23,7 @@ def _setup(tmp_path: Path, old: bytes, new: bytes, solution: bytes | None = None
 def test_round_trip_ok(tmp_path):
     old, new = b"select\r\n  sum(x)\r\nfrom t", b"select\r\n  max(x)\r\nfrom t"
     proj, task = _setup(tmp_path, old, new)
-    r = check_task(proj, TaskPatches("acme001", task, "models/m.sql", old, new), ["m"], {"m"})
+    r = check_task(proj, TaskPatches("acme001", task, (("models/m.sql", old, new),)), ["m"], {"m"})
     assert r.ok and r.line() == "acme001: setup ✓ solution ✓ roundtrip ✓"
     assert (proj / "models" / "m.sql").read_bytes() == old
 
@@ -31,7 +31,7 @@ def test_round_trip_ok(tmp_path):
 def test_bad_solution_detected(tmp_path):
     old, new = b"a\nb\nc\n", b"a\nB\nc\n"
     proj, task = _setup(tmp_path, old, new, solution=unified_diff(new, b"a\nX\nc\n", "models/m.sql"))
-    r = check_task(proj, TaskPatches("acme001", task, "models/m.sql", old, new), ["m"], {"m"})
+    r = check_task(proj, TaskPatches("acme001", task, (("models/m.sql", old, new),)), ["m"], {"m"})
     assert r.setup and r.solution and not r.roundtrip and not r.ok
 
 
@@ -39,12 +39,12 @@ def test_setup_that_does_not_apply(tmp_path):
     old, new = b"a\nb\nc\n", b"a\nB\nc\n"
     proj, task = _setup(tmp_path, old, new)
     (proj / "models" / "m.sql").write_bytes(b"totally\ndifferent\n")
-    r = check_task(proj, TaskPatches("acme001", task, "models/m.sql", old, new), ["m"], {"m"})
+    r = check_task(proj, TaskPatches("acme001", task, (("models/m.sql", old, new),)), ["m"], {"m"})
     assert not r.setup and not r.ok
 
 
 def test_unknown_model_fails(tmp_path):
     old, new = b"a\nb\nc\n", b"a\nB\nc\n"
     proj, task = _setup(tmp_path, old, new)
-    r = check_task(proj, TaskPatches("acme001", task, "models/m.sql", old, new), ["m", "ghost"], {"m"})
+    r = check_task(proj, TaskPatches("acme001", task, (("models/m.sql", old, new),)), ["m", "ghost"], {"m"})
     assert r.roundtrip and not r.ok and "ghost" in r.line()

@@ -25,8 +25,10 @@ from pathlib import Path
 from .. import output as out
 from .. import proposals as pp
 from ..drops import Drop, DropCode
+from ..siblings import changed_files
 from ..survey import ExistingTask
 from . import dataset
+from .bulk_units import unit_key
 from .context import RunContext
 from .propose import check_candidates
 from .realise import TaskJob, commit_task, prepare_task, render_tests
@@ -109,7 +111,7 @@ class BulkLoop:
                 text = pp.apply_site(c.raw, c.sites[0])
             except Exception:  # noqa: BLE001 - select() records the rewrite failure as the drop reason
                 continue
-            items.append((c.model["unique_id"], c.model["path"], text, c.pattern, result))
+            items.append((c.model["unique_id"], c.model["path"], text, c.pattern, result, changed_files(c.sites[0])))
             keys.append(u.key)
         if items:
             self.ctx.ui.say(f"Screening {len(items)} candidates by execution...")
@@ -118,12 +120,13 @@ class BulkLoop:
         return span
 
     def screen(self, c, site, text):
-        key = f"{c.model['unique_id']}|{c.pattern.id}|{site.index}"
+        key = unit_key(c, site)
         if key not in self.observations and key in self.pending:
             fut, i = self.pending.pop(key)
             self.observations[key] = fut.result()[i]
         if key not in self.observations:
-            self.observations[key] = self.ctx.validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern)
+            self.observations[key] = self.ctx.validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern,
+                                                               changed_files(site))
         return self.observations[key]
 
     # -- one step: propose, prove side by side, commit in order ---------------------------------------

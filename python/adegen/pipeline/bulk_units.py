@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import propose
+from ..siblings import key_suffix
 from .context import RunContext
 
 # cost of a unit = sum of weight x how often its value was already taken (then the seeded jitter)
@@ -24,7 +25,7 @@ SPREAD_WEIGHTS = {"model": 4.0, "family": 3.0, "pattern": 2.0, "layer": 1.5, "di
 class Unit:
     """One candidate task: a single-site `proposals.Candidate` (what `proposals.select` realises)."""
 
-    key: str  # "<model unique_id>|<pattern id>|<site index>": stable across runs
+    key: str  # unit_key: "<model unique_id>|<pattern id>|<site index>[+<sibling>#<index>]", stable across runs
     candidate: object  # proposals.Candidate with exactly one site
 
     def attrs(self) -> dict[str, str]:
@@ -42,8 +43,13 @@ def enumerate_units(ctx: RunContext) -> tuple[list[Unit], list]:
     for c in cands:
         for site in c.sites:
             one = c.with_sites([site])
-            units.append(Unit(f"{c.model['unique_id']}|{c.pattern.id}|{site.index}", one))
+            units.append(Unit(unit_key(c, site), one))
     return units, excluded
+
+
+def unit_key(c, site) -> str:
+    """A candidate site's stable key (a pair-site's names its sibling too: adegen.siblings)."""
+    return f"{c.model['unique_id']}|{c.pattern.id}|{site.index}{key_suffix(site)}"
 
 
 def order_units(units: list[Unit], seed: int) -> list[Unit]:

@@ -110,7 +110,9 @@ class RunContext:
         from ..proposals import Scope  # the prompt writer's word forms (inflect) take seconds to import
 
         return Scope(self.opts.project_dir, self.project.name, self.project.adapter_type, self.discovery, self.survey,
-                     prefer_db_specific=self.backend.prefer_db_specific)
+                     prefer_db_specific=self.backend.prefer_db_specific,
+                     siblings=(self.validator is not None or self.pending is not None)
+                     and self.project.adapter_type == "duckdb")
 
     def timing(self, name: str, since: float) -> None:
         self.doc.timing(name, since)

@@ -67,7 +67,12 @@ def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from .. import proposals as pp
 
-    cands, excluded = pp.enumerate_candidates(ctx.scope(), ctx.catalog, warn=ctx.ui.warn)
+    from ..proposal_pairs import sibling_candidates
+
+    scope = ctx.scope()
+    cands, excluded = pp.enumerate_candidates(scope, ctx.catalog, warn=ctx.ui.warn)
+    if scope.siblings:
+        cands += sibling_candidates(scope, ctx.catalog, cands)
     return pp.rank(cands, ctx.survey), excluded
 
 

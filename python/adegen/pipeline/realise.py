@@ -70,8 +70,9 @@ def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:
     """The proposal's test_setup models, plus the models between the mutated model and every other
     graded table (DAG order kept: depth, then name, as models_between orders them)."""
     out = list(p.test_setup_models)
+    starts = {s.table: s.unique_id for s in getattr(p, "siblings", ())}  # a sibling's table: from its model
     for table in tables[1:]:
-        out += [m for m in models_between(ctx.discovery, p.model_unique_id, table) if m not in out]
+        out += [m for m in models_between(ctx.discovery, starts.get(table, p.model_unique_id), table) if m not in out]
     if len(tables) == 1:
         return out
     depth = {m["name"]: int(m.get("depth", 0) or 0) for m in ctx.discovery.get("models", [])}
@@ -106,13 +107,15 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     None when the round trip fails (nothing left behind). Safe to call from several threads at
     once for different task ids: it touches only its own temp dir and the validator."""
     p, plan = job.proposal, ctx.output
-    setup_patch = unified_diff(p.original, p.mutant, p.model_path)
-    solution_patch = unified_diff(p.mutant, p.original, p.model_path)
-    files = build_task_files(task_plan(ctx, job), setup_patch, solution_patch, job.tests, build_may_fail=p.build_error)
+    files = p.file_changes()
+    setup_patch = b"".join(unified_diff(old, new, path) for path, old, new in files)
+    solution_patch = b"".join(unified_diff(new, old, path) for path, old, new in files)
+    task_files = build_task_files(task_plan(ctx, job), setup_patch, solution_patch, job.tests,
+                                  build_may_fail=p.build_error)
     writer = out.TaskWriter(plan.tasks_dir, job.task_id)
     try:
-        writer.write(files.files)
-        patches = TaskPatches(job.task_id, writer.dir, p.model_path, p.original, p.mutant)
+        writer.write(task_files.files)
+        patches = TaskPatches(job.task_id, writer.dir, tuple(files))
         check = check_task(plan.project_root, patches, p.test_setup_models + p.graded_tables(), plan.known_models)
         if not check.ok:
             ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
@@ -124,7 +127,7 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     except BaseException:
         writer.discard()
         raise
-    return PreparedTask(job, writer, files, check, proven, detail, proof)
+    return PreparedTask(job, writer, task_files, check, proven, detail, proof)
 
 
 def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:

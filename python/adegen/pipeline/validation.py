@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable
 
 from ..backends import ValidatorSetup
+from ..siblings import changed_files
 from .context import RunContext
 from .pending import PendingValidator
 
@@ -89,7 +90,8 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
             c = p.candidate
             if (id(c), p.site.index) not in cache:
                 compiled = c.compile_results.get(c.sites.index(p.site)) if p.site in c.sites else None
-                items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern, compiled))
+                items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern, compiled,
+                              changed_files(p.site)))
                 keys.append((id(c), p.site.index))
         if not items:
             break
@@ -104,7 +106,7 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
         key = (id(c), site.index)
         if key not in cache:
             ui.say(f"Screening {c.pattern.id} on {c.name} (line {site.line})...")
-            cache[key] = validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern)
+            cache[key] = validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern, changed_files(site))
         return cache[key]
 
     return screen

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import measured
 from ..measured import Sides, TableFacts, read_table
-from . import checks, render, words
+from . import checks, pairs, render, words
 from .findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -49,6 +49,8 @@ class PromptRequest:
     order: int | None = None                   # the task's place in its run (spreads the detail)
     start: str | None = None                   # the table the base report names (a mart downstream of
                                                # the change), None: the nearest table that shows it
+    sibling: str | None = None                 # the table a sibling model's same mistake shows on
+                                               # (adegen.siblings): every report names it too
 
 
 def _voice(req: PromptRequest) -> render.Voice:
@@ -88,6 +90,7 @@ class _Plan:
     finding: Finding
     levels: tuple                 # specific | general | business, tried in order
     second: Finding | None = None
+    also: Finding | None = None   # a sibling table with the same problem, said after the body
 
 
 def measured_facts(req: PromptRequest) -> list[dict]:
@@ -112,6 +115,8 @@ def plan(req: PromptRequest, facts: list[TableFacts]) -> list[_Plan]:
     if not by_table:
         return []
     lend_labels(by_table)
+    if req.sibling:
+        return _pair_plans(req, by_table)
     root = by_table[0]
     measured_model = str(req.model_materialized or "").lower() not in ("ephemeral", "")
     if root.distance > 0 and measured_model:
@@ -138,6 +143,19 @@ def plan(req: PromptRequest, facts: list[TableFacts]) -> list[_Plan]:
     elif root.kind not in ("table_empty", "table_gone"):  # "X is empty" has no vaguer version
         plans.append(_Plan("medium", root, ("general",)))
     return plans
+
+
+def _pair_plans(req: PromptRequest, found: list[Finding]) -> list[_Plan]:
+    """One mistake in two sibling models: the base reports the first table's finding and says the
+    sibling's table has the same problem; the medium names both tables, less precisely. (No hard
+    level: with two tables to name, nothing vaguer is left that still points at both.)"""
+    mine = next((f for f in found if f.table == (req.start or req.model)), None)
+    theirs = next((f for f in found if f.table == req.sibling), None)
+    if mine is None or theirs is None:
+        return []
+    voice = _voice(req)
+    return [_Plan("base", mine, voice.levels("base"), also=theirs),
+            _Plan("medium", mine, ("business",), second=theirs)]
 
 
 def lend_labels(found: list[Finding]) -> None:
@@ -193,7 +211,7 @@ def guessed_plan(req: PromptRequest) -> list[_Plan]:
 
 def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
     allowed = {req.model, req.project_name, p.finding.table, *(p.finding.key or [])}
-    for f in (p.finding, p.second):
+    for f in (p.finding, p.second, p.also):
         if f is None:
             continue
         allowed.add(f.table)
@@ -244,7 +262,7 @@ def write_prompts(req: PromptRequest) -> PromptSet:
         out.prompts[p.key] = text
         out.sources[p.key] = "adegen" if facts else "adegen (pattern, not measured)"
         out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
-        named = [p.finding.table] + ([p.second.table] if p.second else [])
+        named = [p.finding.table] + [f.table for f in (p.second, p.also) if f is not None]
         out.named[p.key] = named
         out.tables += [t for t in named if t not in out.tables]
         taken.add(norm(text))
@@ -320,6 +338,8 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), sk
                 break
             yield "pattern", guess, text, guess
     for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
+        if p.also is not None:  # "... The same goes for driver_points."
+            body = f"{body} {pairs.also(p.also, voice, f'{p.key}:{tpl}')}"
         for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
             if body in skip:
                 break

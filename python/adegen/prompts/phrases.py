@@ -489,6 +489,22 @@ BODIES: dict[str, dict[str, list[str]]] = {
     },
 }
 
+# after a body: a sibling table has the same problem (one mistake made in two models)
+ALSO = [
+    "{t} has the same problem.",
+    "Same thing in {t}.",
+    "I'm seeing the same thing in {t}.",
+    "{t} looks off in the same way.",
+    "And {t} has the same issue, as far as I can tell.",
+]
+ALSO_COLUMN = [
+    "{t} has the same problem with {c}.",
+    "Same thing with {c} in {t}.",
+    "I'm seeing the same thing in {t}, on {c}.",
+    "{c} in {t} looks off in the same way.",
+    "And {t}'s {c} has the same issue, as far as I can tell.",
+]
+
 # several tables at once (hard level, two or more downstream tables changed)
 SEVERAL = [
     "A few of our {group} look off since the last run, {t} and {t2} among them.",

@@ -389,12 +389,16 @@ def _unkeyed(t: _Tables, f: dict) -> None:
     f["columns"] = cols
 
 
-def pick_tables(visible: dict, dist: dict, mutated: str, compared: str, limit: int = MAX_TABLES) -> list:
+def pick_tables(visible: dict, dist: dict, mutated, compared: str, limit: int = MAX_TABLES) -> list:
     """Which changed tables to measure: the mutated model, the compared table, the nearest and the
-    farthest changed downstream table, then the others by distance (keys of `visible`)."""
+    farthest changed downstream table, then the others by distance (keys of `visible`). `mutated`:
+    a uid, or a tuple of them when one mistake changed sibling models (each is measured: each is
+    graded; the limit grows by one per sibling)."""
+    roots = (mutated,) if isinstance(mutated, str) else tuple(mutated)
+    limit += len(roots) - 1
     by_dist = sorted(visible, key=lambda u: (dist.get(u, 0), str(u)))
     down = [u for u in by_dist if dist.get(u, 0) > 0]
-    order = ([mutated] if mutated in visible else []) + [compared] + down[:1] + down[-1:] + by_dist
+    order = [r for r in roots if r in visible] + [compared] + down[:1] + down[-1:] + by_dist
     out: list = []
     for u in order:
         if u in visible and u not in out:

@@ -60,7 +60,7 @@ class RelationInspector:
     con: object
     rels: dict
     dist: dict
-    mutated: str
+    mutated: str | tuple  # the mutated model, or every model one mistake changed (siblings)
 
     def evidence(self, uid: str, diff: TableDiff) -> Evidence:
         """The measured facts of one changed table (evidence.table_facts), the columns whose values

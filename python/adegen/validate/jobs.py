@@ -79,6 +79,7 @@ class ScreenJob:
     budget: Budget
     compiled: str | None = None          # the mutant's SELECT from the compile check, when there is one
     compiled_catalog: str | None = None  # the catalog it was compiled against
+    extra: tuple = ()                    # (uid, path, text) of sibling models changed the same way
 
 
 @dataclass(frozen=True)

@@ -165,33 +165,39 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     if job.uid not in models:
         return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model {job.uid}")
     m = models[job.uid]
-    dist = descendants(base.children, job.uid)
+    roots = [job.uid] + [u for u, _, _ in job.extra]
+    if any(u not in models for u in roots):
+        return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model among {', '.join(roots)}")
+    dist = _distances(base.children, roots)
     sel = {u: models[u] for u in dist}
     facts = ScreenFacts(job.uid, models, dist, job.symptom, job.difficulty,
                         unstable={u for u in sel if models[u]["alias"] in base.nondeterministic},
                         clock={u: base.clock[u] for u in sel if u in base.clock},
                         details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
+    names = [models[u]["name"] for u in roots]
     if base.from_user:  # the shipped DB is the user's: incremental models run incrementally (userbase)
-        plan = userbase.broken_plan(base.baseline_db, str(user_copy_path(cfg)), base.user_stale, [m["name"]])
+        plan = userbase.broken_plan(base.baseline_db, str(user_copy_path(cfg)), base.user_stale, names)
         args = list(plan.args)
         dbfiles.copy_file(Path(plan.start), live)
     else:
-        args = ["run", "--select", f"{m['name']}+"]
+        args = ["run", "--select", *(f"{n}+" for n in names)]
         if any(x["materialized"] == "incremental" for x in sel.values()):
             args.append("--full-refresh")  # the shipped DB has no model tables: a fresh build
         dbfiles.copy_file(Path(base.baseline_db), live)
         drop_relations(live, [(x["schema"], x["alias"]) for x in sel.values() if x["materialized"] != "ephemeral"])
-    model_file = app / job.path
-    original = model_file.read_bytes()
+    files = [(app / job.path, job.text)] + [(app / p, t) for _, p, t in job.extra]
+    originals = [(f, f.read_bytes()) for f, _ in files]
     try:
-        model_file.write_bytes(job.text.encode("utf-8"))
+        for f, text in files:
+            f.write_bytes(text.encode("utf-8"))
         over = _precount(cfg, app, live, job, m) if job.budget.precount or job.compiled else None
         if over:
             facts.stopped = DropCode.RUNAWAY, over
             return judge(facts, None)
         run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
     finally:
-        model_file.write_bytes(original)
+        for f, data in originals:
+            f.write_bytes(data)
     facts.details["dbt_seconds"] = round(run.seconds, 2)
     if run.timed_out:
         facts.stopped = DropCode.RUNAWAY, (f"runaway: still building after {run.seconds:.0f} s "
@@ -225,11 +231,20 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
             facts.diffs[u] = oracle.compare_relations(con, mm["alias"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
         facts.relation_kind = _relation_kind(con, cfg.db_name, m)
-        obs = judge(facts, RelationInspector(con, rels, facts.dist, job.uid))
+        obs = judge(facts, RelationInspector(con, rels, facts.dist, tuple(roots) if job.extra else job.uid))
     finally:
         con.close()
     obs.details["seconds"] = time.monotonic() - t0
     return obs
+
+
+def _distances(children: dict, roots: list[str]) -> dict[str, int]:
+    """uid -> DAG distance from the nearest of the mutated models (each at 0)."""
+    out: dict[str, int] = {}
+    for r in roots:
+        for u, d in descendants(children, r).items():
+            out[u] = min(d, out.get(u, d))
+    return out
 
 
 def _relation_kind(con, db_name: str, m: dict) -> RelationKind | None:

@@ -257,7 +257,11 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
             self._slots.append(slot)
             self._slot_cv.notify()
 
-    def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern) -> Observation:
+    def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern, extra: tuple = ()
+               ) -> Observation:
+        if extra:  # the emulator's per-screen app holds one changed model file
+            return Observation.dropped(DropCode.SCREENING_FAILED, "one mistake in several models is screened "
+                                       "on DuckDB only, not on the emulator")
         self.baseline()
         slot = self._take_slot()
         try:
@@ -273,7 +277,8 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
         self.baseline()
         report = progress or self.progress
         items = list(items)
-        futs = [self.pool().submit(self.screen, *it[:4]) for it in items]  # a compile result (5th) is DuckDB's
+        # a compile result (5th) is DuckDB's; sibling files (6th) are refused by screen()
+        futs = [self.pool().submit(self.screen, *it[:4], *(it[5:6])) for it in items]
         out = []
         for i, f in enumerate(futs, 1):
             obs = f.result()

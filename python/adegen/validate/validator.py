@@ -196,12 +196,22 @@ class Validator:
         return changed
 
     # ------------------------------------------------------------------ screening
-    def _screen_job(self, uid: str, path: str, text, pattern, compiled=None) -> ScreenJob:
-        """`compiled`: the candidate's compile-check result (its SQL bounds the precount)."""
+    def _screen_job(self, item: tuple) -> ScreenJob:
+        """The job of one `screen_many` item: (uid, path, mutated text, pattern[, compiled[, extra]]).
+        `compiled`: the candidate's compile-check result (its SQL bounds the precount); `extra`:
+        (uid, path, text) of sibling models the same mistake changes (adegen.siblings)."""
+        uid, path, text, pattern = item[:4]
+        compiled = item[4] if len(item) > 4 else None
+        extra = tuple(item[5]) if len(item) > 5 else ()
         text = text.decode("utf-8") if isinstance(text, bytes) else text
         path = str(path).replace("\\", "/")
+        extra = tuple((u, str(p).replace("\\", "/"), t.decode("utf-8") if isinstance(t, bytes) else t)
+                      for u, p, t in extra)
         base = self._base
         sel = intact.descendants(base.children, uid) if uid in base.models else {uid: 0}
+        for u, _, _ in extra:
+            if u in base.models:
+                sel = {**intact.descendants(base.children, u), **sel}
         if base.from_user and base.user_stale:  # the screen is setup.sh's whole `dbt run` (userbase)
             sel = {**{u: 0 for u in base.models}, **sel}
         rows = {base.models[u]["alias"].lower(): base.rows.get(f"{base.models[u]['schema']}.{base.models[u]['alias']}", 0)
@@ -209,9 +219,13 @@ class Validator:
         budget = build_budget(base.model_seconds, sel, 2 * float(base.seconds.get("parse", 0.0)) + 5.0, rows)
         budget = replace(budget, precount=needs_precount(self._largest_table_rows()),
                          precount_seconds=min(budget.seconds, precount_seconds(base.model_seconds, uid)))
-        keep = self.root / "screens" / f"{fastprove.mutant_key(path, text.encode('utf-8'))}.duckdb"
+        key = fastprove.mutant_key(path, text.encode('utf-8'))
+        if extra:  # never the key of a one-file mutant: the fast proof reuses those only
+            key = fastprove.mutant_key(key, "\0".join(p + "\0" + t for _, p, t in extra).encode("utf-8"))
+        keep = self.root / "screens" / f"{key}.duckdb"
         return ScreenJob(uid, path, text, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
-                         str(keep), budget, getattr(compiled, "compiled", None), getattr(compiled, "catalog", None))
+                         str(keep), budget, getattr(compiled, "compiled", None), getattr(compiled, "catalog", None),
+                         extra)
 
     def _largest_table_rows(self) -> int | None:
         """Rows of the largest table of the intact build (raw tables included; once per run)."""
@@ -232,17 +246,18 @@ class Validator:
             self._facts.runaway.append(f"{job.uid}: {obs.reason}")
         return obs
 
-    def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern) -> Observation:
-        return self.screen_many([(model_unique_id, model_path, mutated_text, pattern)])[0]
+    def screen(self, model_unique_id: str, model_path: str, mutated_text: str, pattern, extra: tuple = ()
+               ) -> Observation:
+        return self.screen_many([(model_unique_id, model_path, mutated_text, pattern, None, extra)])[0]
 
     def screen_many(self, items: Iterable[tuple], progress: Callable[[str], None] | None = None
                     ) -> list[Observation]:
-        """items: (model_unique_id, model_path, mutated_text, pattern[, compile result]); results in
-        input order."""
+        """items: (model_unique_id, model_path, mutated_text, pattern[, compile result[, extra]]);
+        results in input order."""
         self.baseline()
         report = progress or (self.progress if progress is None else progress)
         items = list(items)
-        jobs = [self._screen_job(*it) for it in items]
+        jobs = [self._screen_job(it) for it in items]
         futs = [self.submit(screening.screen_job, self.cfg, self._base, j, deadline=j.budget.deadline + 60)
                 for j in jobs]
         out = []
