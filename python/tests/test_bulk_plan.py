@@ -266,3 +266,27 @@ def test_a_worker_killed_mid_proof_is_survived(local_run, killed_worker_run):
     assert len({r["id"] for r in rows}) == len(rows)
     # its proof ran again on another worker: the same tasks as without the kill
     assert_same_dataset(local_run.out, killed_worker_run.out)
+
+
+def test_dask_pool_results_errors_and_deadlines(cluster):
+    """The pool's contract on the cluster: results and job errors come back as the local pool gives
+    them; a job over its deadline fails with BudgetExceeded, and its worker is restarted (the next
+    jobs run)."""
+    from adegen.validate.dask_pool import DaskPool
+    from adegen.validate.pool import BudgetExceeded
+
+    cl, client = cluster
+    client.wait_for_workers(2, timeout=120)
+    pool = DaskPool(client)
+    try:
+        assert pool.submit(divmod, 7, 2).result(60) == (3, 1)
+        with pytest.raises(ZeroDivisionError):
+            pool.submit(divmod, 1, 0).result(60)
+        t0 = time.monotonic()
+        with pytest.raises(BudgetExceeded):
+            pool.submit(time.sleep, 60, deadline=1.0).result(60)
+        assert time.monotonic() - t0 < 30 and len(pool.restarted) == 1
+        assert [f.result(120) for f in [pool.submit(divmod, n, 3) for n in range(4)]] == [divmod(n, 3) for n in range(4)]
+    finally:
+        pool.shutdown()
+    client.wait_for_workers(2, timeout=120)

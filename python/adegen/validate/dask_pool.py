@@ -51,7 +51,7 @@ def run_job(fn, args: tuple, token: str, topic: str, on_start):
 @dataclass
 class _Job:
     fut: Future
-    dfut: object  # distributed.Future
+    dfut: object  # distributed.Future (set right after the job is registered)
     deadline: float | None
     started: float | None = None  # driver's monotonic clock when the worker's start event arrived
     worker: str | None = None
@@ -78,11 +78,12 @@ class DaskPool:
             fut.set_exception(WorkerLost("the pool was shut down"))
             return fut
         token = f"{getattr(fn, '__name__', 'job')}-{uuid.uuid4().hex}"
-        dfut = self.client.submit(run_job, fn, args, token, self.topic, self.on_start, key=token, pure=False,
-                                  workers=workers, allow_other_workers=False)
-        with self._lock:
-            self._jobs[token] = _Job(fut, dfut, deadline)
-        dfut.add_done_callback(lambda f, t=token: self._done(t, f))
+        job = _Job(fut, None, deadline)
+        with self._lock:  # known before it can start: its start event finds it
+            self._jobs[token] = job
+        job.dfut = self.client.submit(run_job, fn, args, token, self.topic, self.on_start, key=token, pure=False,
+                                      workers=workers, allow_other_workers=False)
+        job.dfut.add_done_callback(lambda f, t=token: self._done(t, f))
         return fut
 
     def broadcast(self, fn, *args) -> list[Future]:
@@ -95,7 +96,7 @@ class DaskPool:
         with self._lock:
             jobs, self._jobs = list(self._jobs.values()), {}
         if jobs:
-            self.client.cancel([j.dfut for j in jobs])
+            self.client.cancel([j.dfut for j in jobs if j.dfut is not None])
         for j in jobs:
             _settle(j.fut, exc=WorkerLost("the pool was shut down"))
         try:
@@ -147,10 +148,11 @@ class DaskPool:
 
     def _give_up(self, job: _Job, waited: float) -> None:
         """Over its deadline: fail the job, take it off the cluster, restart the worker stuck in it."""
+        if job.worker:
+            self.restarted.append(job.worker)
         _settle(job.fut, exc=BudgetExceeded(waited))
         job.dfut.cancel()
         if job.worker:
-            self.restarted.append(job.worker)
             try:
                 self.client.restart_workers([job.worker], raise_for_error=False)
             except Exception:  # noqa: BLE001 - a worker without a nanny stays busy until its job ends
