@@ -50,6 +50,17 @@ class PlanProject:
         return f"projects[{self.index}]"
 
 
+@dataclass(frozen=True)
+class _Defaults:
+    """What every project entry is read against."""
+
+    path: Path         # the plan file (named in errors)
+    base: Path         # the plan's directory: relative paths start there
+    seed: int          # the plan's seed
+    output_dir: Path
+    ade_bench_dir: str | None
+
+
 @dataclass
 class Plan:
     path: Path
@@ -87,9 +98,10 @@ def load_plan(path: Path, *, output_dir: str | None, ade_bench_dir: str | None =
     if not isinstance(entries, list) or not entries:
         raise InputError("expected a non-empty list of projects", file=path, field="projects")
     plan = Plan(path.resolve(), name, out_dir.resolve())
+    defaults = _Defaults(path, base, seed, plan.output_dir, ade_bench_dir)
     seen: dict[tuple, int] = {}
     for i, entry in enumerate(entries):
-        proj = _project(path, base, i, entry, seed, plan.output_dir, ade_bench_dir)
+        proj = _project(defaults, i, entry)
         key = (str(proj.opts.project_dir), proj.seed)
         if key in seen:
             raise InputError(f"the same project and seed as projects[{seen[key]}] (it would repeat its tasks)",
@@ -99,8 +111,8 @@ def load_plan(path: Path, *, output_dir: str | None, ade_bench_dir: str | None =
     return plan
 
 
-def _project(path: Path, base: Path, i: int, entry, seed: int, out_dir: Path, ade_bench_dir: str | None) -> PlanProject:
-    where = f"projects[{i}]"
+def _project(d: _Defaults, i: int, entry) -> PlanProject:
+    path, base, where = d.path, d.base, f"projects[{i}]"
     if not isinstance(entry, dict):
         raise InputError("expected a mapping with path: and tasks:", file=path, field=where)
     _unknown(path, entry, PROJECT_KEYS, where + ".")
@@ -108,7 +120,7 @@ def _project(path: Path, base: Path, i: int, entry, seed: int, out_dir: Path, ad
         if key not in entry:
             raise InputError("missing", file=path, field=f"{where}.{key}")
     tasks = _int(path, entry["tasks"], f"{where}.tasks", 1)
-    pseed = _int(path, entry.get("seed", seed), f"{where}.seed", 0)
+    pseed = _int(path, entry.get("seed", d.seed), f"{where}.seed", 0)
     for key in ("path", "db_type", "db_name", "db_path", "profiles_dir", "target"):
         if key in entry and not isinstance(entry[key], str):
             raise InputError(f"expected a string, got {entry[key]!r}", file=path, field=f"{where}.{key}")
@@ -116,9 +128,9 @@ def _project(path: Path, base: Path, i: int, entry, seed: int, out_dir: Path, ad
     if not isinstance(pdirs, list) or not all(isinstance(d, str) for d in pdirs):
         raise InputError(f"expected a list of directories, got {pdirs!r}", file=path, field=f"{where}.patterns_dirs")
     rel = {k: str(_rel(base, entry[k])) if entry.get(k) else None for k in ("db_path", "profiles_dir")}
-    ns = argparse.Namespace(project_dir=str(_rel(base, entry["path"])), output_dir=str(out_dir),
+    ns = argparse.Namespace(project_dir=str(_rel(base, entry["path"])), output_dir=str(d.output_dir),
                             db_type=entry.get("db_type"), db_name=entry.get("db_name"), db_path=rel["db_path"],
-                            ade_bench_dir=ade_bench_dir, patterns_dir=[str(_rel(base, d)) for d in pdirs],
+                            ade_bench_dir=d.ade_bench_dir, patterns_dir=[str(_rel(base, x)) for x in pdirs],
                             json=False, emulate_snowflake=False, no_report=False,
                             profiles_dir=rel["profiles_dir"], target=entry.get("target"))
     try:
