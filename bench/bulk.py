@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -70,12 +71,29 @@ def _sample_load(proc: subprocess.Popen, loads: list[float]) -> None:
         loads.append(load())
 
 
-def run_bulk(project: Path, extra: list[str], args, work: Path, executor: str = "local") -> dict:
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def workers_cpu(client) -> float:
+    """CPU seconds the cluster's worker processes have used so far."""
+    if client is None:
+        return 0.0
+    return sum(client.run(_own_cpu).values())
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def run_bulk(project: Path, extra: list[str], args, work: Path, executor: str = "local", client=None) -> dict:
     tag = "" if executor == "local" else "-cluster"
     out = work / f"out-{project.name}{tag}"
     cmd = [sys.executable, "-m", "adegen.bulk", str(project), "--tasks", str(args.tasks), "--seed", str(args.seed),
            "--jobs", str(args.jobs), "--output-dir", str(out), "--json", "--executor", executor, *extra]
-    t0, loads = time.monotonic(), [load()]
+    t0, loads, cpu0, wcpu0 = time.monotonic(), [load()], children_cpu(), workers_cpu(client)
     proc = subprocess.Popen(cmd, env=bench_env(work / f"cache-{project.name}{tag}"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     sampler = threading.Thread(target=_sample_load, args=(proc, loads), daemon=True)
@@ -84,6 +102,8 @@ def run_bulk(project: Path, extra: list[str], args, work: Path, executor: str = 
     wall = time.monotonic() - t0
     sampler.join(11)
     r = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+    # the bulk process and the children it reaped (the local pool's workers; not the cluster's)
+    driver_cpu, worker_cpu = children_cpu() - cpu0, workers_cpu(client) - wcpu0
     try:
         doc = json.loads(r.stdout)
     except ValueError:
@@ -100,7 +120,9 @@ def run_bulk(project: Path, extra: list[str], args, work: Path, executor: str = 
             "loop_tasks_per_hour": round(len(tasks) / loop * 3600) if tasks and loop else None,
             "sec_per_task": round(wall / len(tasks), 1) if tasks else None,
             "median_proof_sec": round(statistics.median(proofs), 1) if proofs else None,
-            "load": [round(min(loads), 1), round(max(loads), 1)], "command": " ".join(cmd[1:])}
+            "load": [round(min(loads), 1), round(max(loads), 1)],
+            "cpu_sec": round(driver_cpu + worker_cpu, 1), "driver_cpu_sec": round(driver_cpu, 1) if client else None,
+            "command": " ".join(cmd[1:])}
 
 
 def same_tasks(a: dict, b: dict) -> bool | None:
@@ -123,14 +145,23 @@ def start_cluster(workers: int):
     env = {k: v for k, v in bench_env().items() if k in ("PYTHONPATH", "DBT_SEND_ANONYMOUS_USAGE_STATS", "DO_NOT_TRACK")}
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
                            dashboard_address=":0", env=env)
-    Client(cluster).wait_for_workers(workers, timeout=120)
-    return cluster, "dask://" + cluster.scheduler_address.split("://", 1)[1]
+    client = Client(cluster)
+    client.wait_for_workers(workers, timeout=120)
+    return cluster, client, "dask://" + cluster.scheduler_address.split("://", 1)[1]
+
+
+def _cpu(b: dict) -> str:
+    n = b.get("tasks") or 0
+    if not n or b.get("cpu_sec") is None:
+        return "n/a"
+    driver = f" ({b['driver_cpu_sec'] / n:.1f})" if b.get("driver_cpu_sec") is not None else ""
+    return f"{b['cpu_sec'] / n:.1f}{driver}"
 
 
 def cluster_table(results: list[dict], jobs: int) -> str:
     lines = ["| project | executor | proven tasks | wall (startup + loop) | proven tasks/hour (loop only) | s/task "
-             "| overhead per task vs local | same tasks | load (min-max) |",
-             "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- |"]
+             "| overhead per task vs local | CPU s/task (driver) | same tasks | load (min-max) |",
+             "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in results:
         local = r["bulk"]
         for name, b in (("local pool", local), ("Dask LocalCluster", r.get("cluster"))):
@@ -142,7 +173,7 @@ def cluster_table(results: list[dict], jobs: int) -> str:
             same = "-" if b is local else {True: "yes", False: "no", None: "n/a"}[r.get("same_tasks")]
             lines.append(f"| {r['project']} | {name} | {b.get('tasks', 0)} | {b['wall_sec']:.0f} s "
                          f"({b.get('startup_sec', 0):.0f} + {b.get('loop_sec', 0):.0f}) | {b.get('tasks_per_hour', 0)} "
-                         f"({b.get('loop_tasks_per_hour')}) | {b.get('sec_per_task')} | {over} | {same} "
+                         f"({b.get('loop_tasks_per_hour')}) | {b.get('sec_per_task')} | {over} | {_cpu(b)} | {same} "
                          f"| {'-'.join(str(x) for x in b.get('load', []))} |")
     return "\n".join(lines) + f"\n\n--jobs {jobs} (local workers = Dask worker processes), {os.cpu_count()} cores"
 
@@ -194,20 +225,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=BENCH / "results" / "bulk.json")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="adegen-bench-bulk-"))
-    cluster = None
+    cluster = client = None
     try:
         projects = [(REPO / "integration_tests", [])]
         if args.corpus_project.is_dir() and not args.example_only:
             projects.append(corpus_copy(args.corpus_project, work))
         if args.cluster:
-            cluster, url = start_cluster(args.jobs)
+            cluster, client, url = start_cluster(args.jobs)
         results = []
         for project, extra in projects:
             row = {"project": project.name, "models": count_models(project)}
             runs = [("bulk", "local")] + ([("cluster", url)] if cluster is not None else [])
             for key, executor in (runs[::-1] if args.cluster_first else runs):
                 print(f"bulk on {project.name}, executor {executor} ...", flush=True)
-                row[key] = run_bulk(project, extra, args, work, executor=executor)
+                row[key] = run_bulk(project, extra, args, work, executor=executor,
+                                    client=client if key == "cluster" else None)
                 print(f"  {row[key]}", flush=True)
             bulk = row["bulk"]
             if cluster is not None:
@@ -224,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps({"results": results, "table": md}, indent=2) + "\n")
     finally:
         if cluster is not None:
+            client.close()
             cluster.close()
         shutil.rmtree(work, ignore_errors=True)
     return 0
