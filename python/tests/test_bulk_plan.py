@@ -287,6 +287,12 @@ def test_dask_pool_results_errors_and_deadlines(cluster):
             pool.submit(time.sleep, 60, deadline=1.0).result(60)
         assert time.monotonic() - t0 < 30 and len(pool.restarted) == 1
         assert [f.result(120) for f in [pool.submit(divmod, n, 3) for n in range(4)]] == [divmod(n, 3) for n in range(4)]
+        client.wait_for_workers(2, timeout=120)  # the restarted one is back
+        pool.check_paths([str(REPO)])  # every worker sees it
+        from adegen.errors import InputError
+
+        with pytest.raises(InputError, match=r"\d Dask worker\(s\) cannot see /nowhere/adegen"):
+            pool.check_paths([str(REPO), "/nowhere/adegen"])
     finally:
         pool.shutdown()
     client.wait_for_workers(2, timeout=120)

@@ -32,6 +32,13 @@ POLL = 0.5  # seconds between deadline checks
 _warmed: set = set()  # worker side: the on_start functions this process has run
 
 
+def missing_paths(paths: list[str]) -> list[str]:
+    """Worker side: the paths this worker cannot see."""
+    import os
+
+    return [p for p in paths if not os.path.exists(p)]
+
+
 def run_job(fn, args: tuple, token: str, topic: str, on_start):
     """Worker side: warm the process once, tell the driver the job started (its deadline counts
     from here), run it."""
@@ -104,6 +111,27 @@ class DaskPool:
         except Exception:  # noqa: BLE001 - the client may be closing with the process
             pass
         self._watch.join(5)
+
+    def check_paths(self, paths: list[str]) -> None:
+        """InputError unless every worker sees `paths` (the project, the run's work directory, the
+        database): the workers read them at the driver's paths."""
+        from ..errors import InputError
+
+        futs = self.broadcast(missing_paths, [str(p) for p in paths])
+        blind = {}
+        for f in futs:
+            try:
+                missing = f.result(120)
+            except Exception:  # noqa: BLE001 - a worker lost meanwhile: its replacement is checked by its jobs
+                continue
+            if missing:
+                blind.setdefault(missing[0], 0)
+                blind[missing[0]] += 1
+        if blind:
+            path, n = next(iter(blind.items()))
+            raise InputError(f"{n} Dask worker(s) cannot see {path}: the workers read the project and the run's "
+                             "work directory at the driver's paths (a shared file system mounted at the same place; "
+                             "set TMPDIR on the driver to a directory on it)", field="--executor")
 
     # -- events from the cluster -------------------------------------------------------------------------
     def _started(self, event) -> None:

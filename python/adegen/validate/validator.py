@@ -67,7 +67,15 @@ class Validator:
         """The worker pool (started on first use; the build starts it before in-process dbt runs)."""
         with self._lock:
             if self._pool is None:
-                self._pool = make_pool(self.executor, self.jobs, on_start=intact.warm)
+                pool = make_pool(self.executor, self.jobs, on_start=intact.warm)
+                if self.executor.remote:  # the workers read these at this process's paths
+                    seen = [self.root, self.cfg.project_dir] + ([self.cfg.db_source] if self.cfg.db_source else [])
+                    try:
+                        pool.check_paths(seen)
+                    except BaseException:
+                        pool.shutdown()
+                        raise
+                self._pool = pool
             return self._pool
 
     def submit(self, fn, *args, deadline: float | None = None):
