@@ -45,6 +45,7 @@ class Options:
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
+    executor: object = None  # bulk mode's --executor (validate.executor.ExecutorSpec; None: local pool)
     time_budget: float | None = None  # --time-budget: seconds of wall clock for the whole build
     settings: Settings = field(default_factory=get_settings)  # the ADEGEN_* environment, read once
 

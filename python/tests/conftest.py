@@ -41,7 +41,7 @@ SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_repor
 # The groups that take minutes (measured with --durations, serial run), longest first. xdist hands out
 # groups by number of tests, which would start a two-test, two-minute module last and leave one worker
 # idle while the other finishes it; these start first instead, the many short modules fill in after.
-LONG_GROUPS = ("test_bulk.py", "test_dbt_versions.py", "test_reliability_inputs.py", "test_real_projects.py",
+LONG_GROUPS = ("test_bulk.py", "test_bulk_plan.py", "test_dbt_versions.py", "test_reliability_inputs.py", "test_real_projects.py",
                "test_reliability_faults.py", "test_build_snowflake_emulator.py", "acme-build",
                "test_validate_snowflake.py", "test_discover.py", "test_validate_e2e.py", "test_emulator.py",
                "test_userbase.py")

@@ -40,6 +40,7 @@ class ValidatorSetup:
     ade: AdeBench | None = None  # the run's ade-bench (its databases); None: the usual places
     data_file: Path | None = None  # Snowflake on the emulator: a DuckDB file with the raw data
     dbt_timeout: float | None = None  # Snowflake on the emulator: seconds per dbt call
+    executor: object = None  # DuckDB: where the jobs run (validate.executor.ExecutorSpec; None: local)
 
     def ade_databases(self) -> tuple[Path, ...]:
         """ade-bench's databases directories (`AdeBench.databases`)."""

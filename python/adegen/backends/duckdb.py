@@ -96,7 +96,8 @@ class DuckDBBackend(Backend):
         from ..validate.validator import Validator
 
         return Validator(project, database=find_database(project, setup.db_dir, setup.ade_databases()),
-                         workdir=setup.workdir, jobs=setup.jobs, progress=setup.progress, prove_mode=setup.prove_mode)
+                         workdir=setup.workdir, jobs=setup.jobs, progress=setup.progress, prove_mode=setup.prove_mode,
+                         **({"executor": setup.executor} if setup.executor is not None else {}))
 
     def profile_target(self, db_name: str, schema: str, target_config: dict | None = None) -> dict:
         # cwd is /app in ade-bench, where the database file is copied; extensions and settings kept

@@ -50,6 +50,9 @@ class SnowflakeBackend(Backend):
         from ..emulator.install import emulator_missing
         from ..validate.unavailable import Unavailable
 
+        if getattr(setup.executor, "remote", False):  # the emulator runs beside this process only
+            raise InputError("a Dask executor proves DuckDB projects only; use --executor local for Snowflake",
+                             field="--executor")
         if not setup.emulate_snowflake:
             return Unavailable(NO_FLAG)
         missing = emulator_missing()

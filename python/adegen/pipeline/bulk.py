@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import time
+from typing import Callable
 
 from ..cli_args import Options
 from ..output import RunLock, highest_task_number
@@ -32,6 +33,8 @@ class BulkOptions:
     seed: int
     argv: list[str]  # the command line, for DATASET.md
     calibrate: CalibrateOptions | None = None  # --calibrate: measure the written tasks with an agent
+    # (output dir, ledger, facts) -> the dataset files' paths; a plan writes the whole dataset's
+    write_dataset: Callable[..., dict] = dataset.write_dataset
 
     @property
     def json(self) -> bool:
@@ -80,8 +83,9 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
     units = bulk_units.order_units(units, bopts.seed)
     ledger.bind(bulk_units.units_fingerprint(units),
                 max(ctx.survey.highest_number, highest_task_number(tasks_dir, ctx.project.name)))
-    facts = {"project": ctx.project.name, "seed": bopts.seed, "candidates": len(units), "excluded": len(excluded),
+    facts = {"project": ctx.project.name, "project_dir": str(bopts.opts.project_dir), "seed": bopts.seed, "candidates": len(units), "excluded": len(excluded),
              "command": "python -m adegen.bulk " + shlex.join(bopts.argv)}
+    ledger.facts = facts
     ctx.ui.say(f"Bulk: {len(units)} candidates (model x pattern x site), {len(excluded)} left out as repeats of "
                f"surveyed tasks; {len(ledger.tasks)} task(s) already written, {ledger.cursor} candidate(s) decided.")
     progress = Progress(ctx.ui, bopts.tasks, (len(ledger.tasks), ledger.cursor))
@@ -89,7 +93,7 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
     t1 = time.monotonic()
 
     def on_commit() -> None:
-        dataset.write_dataset(out_dir, ledger, facts)
+        bopts.write_dataset(out_dir, ledger, facts)
 
     ctx.ui.quiet = True
     progress.update(len(ledger.tasks), ledger.drops_by_label(), f"{len(units) - ledger.cursor} candidate(s) to go")
@@ -103,7 +107,7 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
         t2 = time.monotonic()
         calibrate_written(ctx, ledger, bopts.calibrate)
         ctx.timing("calibration", t2)
-    paths = dataset.write_dataset(out_dir, ledger, facts)
+    paths = bopts.write_dataset(out_dir, ledger, facts)
     ctx.timing("generation", t1)
     return _report(ctx, bopts, ledger, {"paths": paths, "facts": facts, "written_before": written_before})
 

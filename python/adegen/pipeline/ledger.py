@@ -41,6 +41,7 @@ class Ledger:
     tasks: list[dict] = field(default_factory=list)  # ledger rows, in commit order
     drops: dict[str, int] = field(default_factory=dict)  # DropCode id -> candidates
     pending: dict | None = None  # {"cursor", "row"} of the task being renamed into place
+    facts: dict = field(default_factory=dict)  # the run's dataset facts (a plan's DATASET.md reads them back)
     version: int = LEDGER_VERSION
 
     @classmethod

@@ -32,7 +32,7 @@ def _start(ctx: RunContext) -> tuple[PendingValidator | None, str]:
     ui, opts = ctx.ui, ctx.opts
     v = ctx.backend.make_validator(ctx.project, ValidatorSetup(
         ctx.workroot / "validate", jobs=opts.jobs, progress=ui.progress, emulate_snowflake=opts.emulate_snowflake,
-        db_dir=opts.db_path, ade=ctx.ade))
+        db_dir=opts.db_path, ade=ctx.ade, executor=opts.executor))
     ok, why = v.usable()
     if not ok:
         ui.warn(f"execution validation unusable ({why}); tasks will be patch-validated only (status: dev)")

@@ -11,6 +11,7 @@ import os
 import pickle
 import re
 import shutil
+import socket
 import subprocess
 import time
 import traceback
@@ -36,6 +37,12 @@ STORAGE_RE = re.compile(r"storage versions? (v\d+\.\d+\.\d+)", re.I)
 def dbt_in(app: Path, args: list[str], *, env: dict | None = None, timeout: float | None = None) -> DbtResult:
     """dbt in this worker, run the way a user in the project directory `app` would."""
     return _RUNNER.run(DbtCall(list(args), cwd=app, env=dict(env or {}), project_env=True, timeout=timeout))
+
+
+def worker_tag() -> str:
+    """This worker process's directory name under <root>/workers: the host too, because a Dask
+    cluster's workers on several machines share the run's work directory (pids repeat across hosts)."""
+    return f"w{socket.gethostname()}-{os.getpid()}"
 
 
 def warm() -> None:
@@ -72,7 +79,7 @@ def worker_app(cfg: WorkerConfig) -> Path:
     """This worker's persistent screening app (partial parsing kept across screens)."""
     app = _STATE.get("app")
     if app is None or _STATE.get("root") != cfg.root:
-        app = Path(cfg.root) / "workers" / f"w{os.getpid()}" / "app"
+        app = Path(cfg.root) / "workers" / worker_tag() / "app"
         make_app(cfg, app)
         _STATE.update(app=app, root=cfg.root)
     return app

@@ -22,7 +22,7 @@ from ..dbt import NO_ARTIFACTS, sync_tree
 from ..dbt import packages as pk
 from ..harness import dbfiles
 from . import userbase
-from .intact import dbt_in, descendants, user_copy_path
+from .intact import dbt_in, descendants, user_copy_path, worker_tag
 from .jobs import Baseline, GradeJob, StateJob, TrialJob, WorkerConfig
 from .screening import drop_relations
 from .proof import TrialSummary
@@ -71,7 +71,7 @@ def trial_job(cfg: WorkerConfig, job: TrialJob) -> TrialSummary:
 
 def _prove_root(cfg: WorkerConfig, project_copy: str) -> Path:
     key = hashlib.sha1(str(project_copy).encode()).hexdigest()[:10]
-    return Path(cfg.root) / "workers" / f"w{os.getpid()}" / f"prove-{key}"
+    return Path(cfg.root) / "workers" / worker_tag() / f"prove-{key}"
 
 
 def _prove_app(cfg: WorkerConfig, project_copy: str) -> Path:

@@ -2,7 +2,8 @@
 contract"): the backend builds, exports and loads; the verdicts are validate.verdict's.
 
 dbt runs only in the worker processes of a validate.pool.WorkerPool (in-process dbtRunner there),
-never in the caller's process. Every screen and proof build has a budget (validate.budget); a job
+or of a Dask cluster with `--executor dask://HOST:PORT` (validate.executor), never in the caller's
+process. Every screen and proof build has a budget (validate.budget); a job
 over it is stopped and its worker replaced, and the run goes on.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .contract import Observation, Proof, RunFacts
 from .determinism import unstable_tables
 from .fullprove import DuckDBRun, FullEmulation, ProofFiles
 from .jobs import Baseline, ScreenJob, WorkerConfig
+from .executor import LOCAL, ExecutorSpec, make_pool
 from .pool import BudgetExceeded, WorkerLost, WorkerPool
 
 
@@ -32,14 +34,16 @@ class Validator:
     """One per build run; owns scratch dirs under `workdir` (removed by close())."""
 
     def __init__(self, project, *, database: DatabaseFile, workdir: Path, jobs: int = 2,
-                 progress: Callable[[str], None] | None = None, prove_mode: str = "inprocess"):
+                 progress: Callable[[str], None] | None = None, prove_mode: str = "inprocess",
+                 executor: ExecutorSpec = LOCAL):
         self.project = project
         self.root = Path(workdir).resolve() / "adegen-validate"
         self.root.mkdir(parents=True, exist_ok=True)
         self.jobs = max(1, int(jobs))
         self.progress = progress or (lambda msg: None)
         self.prove_mode = prove_mode
-        self._pool: WorkerPool | None = None
+        self.executor = executor
+        self._pool: WorkerPool | None = None  # or a DaskPool (same interface)
         self._base: Baseline | None = None
         self._lock = threading.RLock()        # pool creation
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
@@ -64,7 +68,15 @@ class Validator:
         """The worker pool (started on first use; the build starts it before in-process dbt runs)."""
         with self._lock:
             if self._pool is None:
-                self._pool = WorkerPool(self.jobs, on_start=intact.warm)
+                pool = make_pool(self.executor, self.jobs, on_start=intact.warm)
+                if self.executor.remote:  # the workers read these at this process's paths
+                    seen = [self.root, self.cfg.project_dir] + ([self.cfg.db_source] if self.cfg.db_source else [])
+                    try:
+                        pool.check_paths(seen)
+                    except BaseException:
+                        pool.shutdown()
+                        raise
+                self._pool = pool
             return self._pool
 
     def submit(self, fn, *args, deadline: float | None = None):
