@@ -69,8 +69,11 @@ class Proposal:
 
     @property
     def upstream(self) -> bool:
-        """The change is upstream of the table the base prompt names (the agent traces it back)."""
-        return self.compared_table != self.model
+        """The change is upstream of the table the base prompt names (the agent traces it back).
+        That table is the compared one, except where a hard pattern's comparison is a mart far
+        downstream while the base reports the model itself (RANK order flipped in dim_products)."""
+        named = (getattr(self.prompt_set, "named", None) or {}).get("base") or [self.compared_table]
+        return named[0] != self.model
 
     @property
     def prompts(self) -> dict[str, str]:
