@@ -53,6 +53,7 @@ class Backend:
     prefer_db_specific: bool = False  # at least half the proposals use this database's own patterns
     seed_export: bool = False  # ade-bench's `ade run --seed` can export solution seeds
     file_based: bool = False  # the database is a file: --db-path/db_dir, prepare_database, proofs need it
+    screens_pairs: bool = False  # its screen builds one mistake in several model files (adegen.siblings)
     reached_how: str = "ade-bench reaches the database"  # said when --db-path is refused
     reached_with: str = "through its own connection"
     proof_label: str = "proven"  # the summary's word for a proven task

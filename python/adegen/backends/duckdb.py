@@ -69,6 +69,7 @@ class DuckDBBackend(Backend):
     dialect = "duckdb"
     seed_export = True
     file_based = True
+    screens_pairs = True
 
     def title(self) -> str:
         return "DuckDB"

@@ -6,9 +6,11 @@ prompts name) up their lineage, breadth first (distance, then name), read from t
 catalog's edit sites on that model's text in the intact project the task names
 (`adegen.rewrite.engine.sites_for_model`, in catalog order) and tries each one's inverse: the
 inverse applies when the sandbox's model text is exactly that edit's result. Every site examined
-is one try. At the first inverse that applies it restores the text, rebuilds the model and its
-descendants (`dbt run --select <model>+`) and stops; the grade that follows decides whether the
-task is solved. No inverse applies anywhere: it stops unsolved, having tried them all.
+is one try. Every model whose inverse applies gets its intact text back (one mistake may span
+sibling models: adegen.siblings), then those models and their descendants are rebuilt (`dbt run
+--select <model>+ ...`); the grade that follows decides whether the task is solved. Its tries are
+the sites examined up to the last inverse found. No inverse applies anywhere: it stops unsolved,
+having tried them all.
 
 It reads the intact project, which an agent never sees: its tries measure the size of the catalog's
 search space between the named table and the bug, not skill."""
@@ -72,7 +74,7 @@ def search(sandbox: Sandbox) -> AgentRun:
     """Run the search in a prepared sandbox; the result records its tries."""
     t0 = time.monotonic()
     catalog = load_catalog()
-    tries, notes = 0, []
+    tries, notes, restored, last = 0, [], [], 0
     for name, rel in lineage(_manifest(sandbox), sandbox.task.graded_tables):
         ref, mine = sandbox.task.project_dir / rel, sandbox.app / rel
         if not ref.is_file() or not mine.is_file():
@@ -82,9 +84,12 @@ def search(sandbox: Sandbox) -> AgentRun:
         tries += n
         if found:
             mine.write_text(intact, encoding="utf-8")
-            ok, console = sandbox.dbt(["run", "--select", f"{name}+"])
-            notes.append(f"inverse edit in {name} (try {tries}); dbt run {'ok' if ok else 'failed'}")
-            return AgentRun(0 if ok else 1, round(time.monotonic() - t0, 2), False,
-                            "" if ok else console[-2000:], tries=tries, notes=notes)
+            restored.append(name)
+            last = tries
+    if restored:
+        ok, console = sandbox.dbt(["run", "--select", *(f"{n}+" for n in restored)])
+        notes.append(f"inverse edit in {', '.join(restored)} (try {last}); dbt run {'ok' if ok else 'failed'}")
+        return AgentRun(0 if ok else 1, round(time.monotonic() - t0, 2), False,
+                        "" if ok else console[-2000:], tries=last, notes=notes)
     notes.append("no inverse edit of the catalog applies to any model upstream of the graded tables")
     return AgentRun(1, round(time.monotonic() - t0, 2), False, tries=tries, notes=notes)

@@ -112,7 +112,7 @@ class RunContext:
         return Scope(self.opts.project_dir, self.project.name, self.project.adapter_type, self.discovery, self.survey,
                      prefer_db_specific=self.backend.prefer_db_specific,
                      siblings=(self.validator is not None or self.pending is not None)
-                     and self.project.adapter_type == "duckdb")
+                     and self.backend.screens_pairs)
 
     def timing(self, name: str, since: float) -> None:
         self.doc.timing(name, since)
