@@ -339,7 +339,7 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), sk
             yield "pattern", guess, text, guess
     for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
         if p.also is not None:  # "... The same goes for driver_points."
-            body = f"{body} {pairs.also(p.also, voice, f'{p.key}:{tpl}')}"
+            body = f"{body} {pairs.also(p.also, voice, f'{p.key}:{tpl}', p.also.kind == p.finding.kind)}"
         for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
             if body in skip:
                 break

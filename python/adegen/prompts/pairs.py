@@ -6,14 +6,17 @@ from .findings import Finding
 from .render import Voice, shuffled
 
 
-def also(f: Finding, voice: Voice, salt: str) -> str:
-    """The sentence after a body that says a sibling table shows the same problem."""
+def also(f: Finding, voice: Voice, salt: str, same: bool = True) -> str:
+    """The sentence after a body that says a sibling table shows the same problem; `same` False
+    when the sibling's symptom is of another kind (duplicate rows here, changed values there):
+    then it only says that table looks wrong too."""
     t = voice.table(f.table, first=False)
-    if f.column:
-        c = voice.column(f.column)
+    c = voice.column(f.column) if f.column else ""
+    if not same:
+        tpls = phrases.ALSO_OTHER_COLUMN if f.column else phrases.ALSO_OTHER
+    elif f.column:
         tpls = phrases.ALSO_COLUMN
     else:
-        c = ""
         tpls = phrases.ALSO
     # a template starts with a capital or with the name itself, written as the voice writes names
     # ("dim_customers has the same problem.": never capitalised)

@@ -505,6 +505,10 @@ ALSO_COLUMN = [
     "And {t}'s {c} has the same issue, as far as I can tell.",
 ]
 
+ALSO_OTHER = ["{t} looks off too.", "Something's off in {t} as well.", "{t} doesn't look right either."]
+ALSO_OTHER_COLUMN = ["{c} in {t} looks off too.", "Something's off with {c} in {t} as well.",
+                     "{t}'s {c} doesn't look right either."]
+
 # several tables at once (hard level, two or more downstream tables changed)
 SEVERAL = [
     "A few of our {group} look off since the last run, {t} and {t2} among them.",
