@@ -34,6 +34,7 @@ class DropCode(Coded):
     FAMILY_CAP = "family_cap", "family over a fifth of the dataset"
     KEPT_BACK = "kept_back", "kept back for tasks traced upstream"
     LAST_RESORT = "last_resort", "made-up looking edit, not needed to fill the run"
+    SAME_MISTAKE = "same_mistake", "the same mistake as another task"
     REWRITE_FAILED = "rewrite_failed", "rewrite failed"
     REWRITE_NO_CHANGE = "rewrite_no_change", "rewrite failed"
     NO_TABLE = "no_table", "no table to compare"

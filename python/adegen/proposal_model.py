@@ -161,5 +161,5 @@ class ProposalSet:
         if not held:
             return None
         kinds = ", ".join(dict.fromkeys(d.pattern_id for d in held))
-        return (f"Held back {len(held)} candidate{'s' if len(held) != 1 else ''} ({kinds}): one-token swaps "
-                "that read as made up, used only when a run would otherwise have fewer than 3 tasks.")
+        return (f"Held back {len(held)} candidate{'s' if len(held) != 1 else ''} ({kinds}): edits that read "
+                "as made up, used only when a run would otherwise have fewer than 3 tasks.")

@@ -345,14 +345,30 @@ def _deep_quota_at_risk(picked: list, slots: int, want: int, untried: list) -> b
     return any(c.model.get("layer") != "marts" for c in untried)
 
 
+def _edits(prop) -> set[tuple[str, bytes]]:
+    """(file, its text after the mistake) for every file a proposal changes."""
+    return {(prop.model_path, prop.mutant)} | {(s.path, s.mutant) for s in getattr(prop, "siblings", ())}
+
+
+def _same_mistake(prop, others: list) -> bool:
+    """A proposal leaves some file exactly as another task of the run does (a sibling pair and a
+    single-file task making its one edit, or two anchors of one upstream conversion): one mistake,
+    one task."""
+    mine = _edits(prop)
+    return any(mine & _edits(o) for o in others if getattr(o, "mutant", None) is not None)
+
+
 def fill_from_kept(chosen: list, kept: list, dropped: list, count: int) -> None:
     """A run that ends short of `count` takes the proposals it kept back for the deep quota
     ((proposal, its drop) in `kept`, in order), unless one repeats a prompt of the run: the deep
-    tasks they waited for did not all come, and a kept-back task beats a short run. Their drops
-    leave `dropped`."""
-    for prop, drop in kept:
-        if len(chosen) >= count:
-            break
+    tasks they waited for did not all come, and a kept-back task beats a short run. Held last
+    resorts come after them and only up to MIN_PROPOSALS. Their drops leave `dropped`."""
+    def held(pair) -> bool:
+        return pair[1].code is DropCode.LAST_RESORT
+
+    for prop, drop in sorted(kept, key=held):  # stable: the deep kept-backs first, each in order
+        if len(chosen) >= (min(count, MIN_PROPOSALS) if held((prop, drop)) else count):
+            continue
         said = {prompt_key(lv.text) for p in chosen for lv in p.prompt_levels()}
         if not said & {prompt_key(lv.text) for lv in prop.prompt_levels()}:
             dropped.remove(drop)
@@ -471,12 +487,25 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if siblings.is_pair(c) and sum(1 for p in taken + chosen
                                        if p.candidate is not None and siblings.is_pair(p.candidate)) >= PAIRS_PER_RUN:
             continue  # the rest of the run spreads over single-file bugs
-        if scope.fill_to is not None and is_last_resort(c.pattern) and len(taken) + len(chosen) >= scope.fill_to:
+        last_resort = scope.fill_to is not None and is_last_resort(c.pattern)
+        if last_resort and len(taken) + len(chosen) >= scope.fill_to:
             state.dropped.append(Drop(c.name, c.pattern.id, f"not needed: the run has {len(taken) + len(chosen)} "
                                       "tasks, and this kind of edit reads as made up", DropCode.LAST_RESORT))
             continue
         prop = realise_candidate(c, state)
         if prop is None:
+            continue
+        if _same_mistake(prop, taken + chosen + [k for k, _d in kept]):
+            state.dropped.append(Drop(c.name, c.pattern.id, "the same mistake as another task of the run",
+                                      DropCode.SAME_MISTAKE))
+            continue
+        if last_resort:
+            # held, not taken: a later candidate of another kind may still come, and a run that
+            # ends short takes it then (fill_from_kept, after the deep kept-backs)
+            drop = Drop(c.name, c.pattern.id, "held: taken only if the run ends with fewer than "
+                                              f"{scope.fill_to} tasks", DropCode.LAST_RESORT)
+            state.dropped.append(drop)
+            kept.append((prop, drop))
             continue
         if not prop.upstream and prop.observation is not None and _deep_quota_at_risk(taken + chosen, count - len(chosen), want_deep,
                                                      [remaining[i] for i in range(len(remaining)) if i not in tried]):

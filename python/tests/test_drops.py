@@ -84,11 +84,11 @@ def test_every_code_has_its_own_id_and_a_label_of_the_dataset():
     assert len(ids) == len(set(ids)) and all(re.fullmatch(r"[a-z_]+", i) for i in ids)
     # the rows DATASET.md had before the codes (bulk_loop.DROP_REASONS and its fallbacks), and the
     # realism drops (issue 28): a data precondition, the family cap, tasks kept back for deep ones,
-    # last-resort swaps a run does not need; a change of column types alone (issue 30: equal
+    # last-resort swaps a run does not need, a second task of one mistake; a change of column types alone (issue 30: equal
     # values, ade-bench's typed test passes); tables that read the clock (issue 30)
     assert {c.label for c in DropCode} == {
         "data precondition not met", "family over a fifth of the dataset", "kept back for tasks traced upstream",
-        "made-up looking edit, not needed to fill the run",
+        "made-up looking edit, not needed to fill the run", "the same mistake as another task",
         "mutant does not compile", "rewrite failed", "no table to compare", "no distinct, safe prompt",
         "runaway build", "duplicate rows only", "column types only", "no build error as the pattern expects",
         "unexpected build error", "nondeterministic tables only", "clock-dependent tables only",

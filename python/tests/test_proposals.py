@@ -168,10 +168,20 @@ def test_a_last_resort_swap_only_fills_a_run_up_to_three(example_project, acme_d
     # two others first in the pool: the run fills one slot with a swap and holds back the rest
     two = [c for c in other if c.pattern.id not in ("case_mapping_collapsed",)]
     two = [two[0], next(c for c in two if c.pattern.id != two[0].pattern.id and c.name != two[0].name)]
+    # (held to the run's end, then taken by fill_from_kept, up to the floor only)
     res = run(two + last, pp.MIN_PROPOSALS)
-    assert [pp.is_last_resort(p.candidate.pattern) for p in res.proposals] == [False, False, True]
-    held = [d for d in res.dropped if d.code is DropCode.LAST_RESORT]
+    assert [pp.is_last_resort(p.candidate.pattern) for p in res.proposals] == [False, False]
+    assert res.kept_back and all(pp.is_last_resort(p.candidate.pattern) for p, _d in res.kept_back)
+    chosen, dropped = list(res.proposals), list(res.dropped)
+    pp.fill_from_kept(chosen, res.kept_back, dropped, 5)
+    assert [pp.is_last_resort(p.candidate.pattern) for p in chosen] == [False, False, True]
+    held = [d for d in dropped if d.code is DropCode.LAST_RESORT]
+    res.dropped[:] = dropped
     assert held and res.held_back_line() and "fewer than 3 tasks" in res.held_back_line()
+    # a swap ranked first is held, not taken: the two others come first, then it fills the third slot
+    res = run(last[:1] + two, pp.MIN_PROPOSALS)
+    assert [pp.is_last_resort(p.candidate.pattern) for p in res.proposals] == [False, False]
+    assert [p.candidate for p, _d in res.kept_back] == [last[0]]
     # enough others: no swap at all, and the run may stop short of 5 rather than take one
     res = run(other + last, pp.MIN_PROPOSALS)
     assert len(res.proposals) == 5 and not any(pp.is_last_resort(p.candidate.pattern) for p in res.proposals)
@@ -202,3 +212,20 @@ def test_a_short_run_takes_what_it_kept_back_for_the_deep_quota():
     assert [p.prompt_levels()[0].text for p in chosen] == [
         "The orders table is short.", "Totals are high.", "Names are blank."]
     assert [d.pattern_id for d in dropped] == ["p0", "p3", "y"]
+
+
+def test_one_mistake_is_one_task():
+    """A proposal that leaves some file exactly as another proposal of the run leaves it (a sibling
+    pair and the single-file task making one of its edits) is the same mistake: never two tasks."""
+    from types import SimpleNamespace
+
+    def prop(path, mutant, siblings=()):
+        return SimpleNamespace(model_path=path, mutant=mutant, siblings=tuple(
+            SimpleNamespace(path=p, mutant=m) for p, m in siblings))
+
+    pair = prop("models/a.sql", b"a2", [("models/b.sql", b"b2")])
+    assert pp._same_mistake(prop("models/b.sql", b"b2"), [pair])
+    assert pp._same_mistake(prop("models/a.sql", b"a2"), [pair])
+    assert not pp._same_mistake(prop("models/a.sql", b"a3"), [pair])  # another edit of the same file
+    assert not pp._same_mistake(prop("models/c.sql", b"b2"), [pair])
+    assert DropCode.SAME_MISTAKE.id == "same_mistake"
