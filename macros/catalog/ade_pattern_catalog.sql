@@ -269,6 +269,14 @@
       'requires': {}
     },
     {
+      'id': 'conversion_applied_twice',
+      'family': 'arithmetic',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [['\x7b{']],
+      'requires': {'min_refs': 1}
+    },
+    {
       'id': 'interval_off_by_one',
       'family': 'date-time',
       'difficulty': 'hard',

@@ -12,11 +12,13 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from . import prompts, ranking, realism, siblings
+from .candidate_sites import (LazySites, MAX_SITES_PER_PAIR, apply_site, decode,  # noqa: F401 - part of this module's API
+                              model_context, model_sql_reader, sites_for)
 from .drops import Drop, DropCode
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
@@ -25,7 +27,6 @@ from .proposal_site import ScreenFn, Selection, about_data, prompt_key, realise_
 from .proposal_site import encode as encode_text
 from .survey import Survey
 
-MAX_SITES_PER_PAIR = 3
 MAX_MUTANTS = 240
 
 
@@ -50,50 +51,19 @@ class Scope:
     # one mistake in two sibling models (adegen.siblings) is offered: its screening builds both
     # changed files at once, which the DuckDB validator does
     siblings: bool = False
-
-
-class _LazySites:
-    """Rewrite sites of one model for its matched patterns, computed on first use.
-
-    Performance: `ModelContext.from_discovery` + `sites_for_model` cost O(models) each (sibling
-    ranking over every model), so computing them for every model of a 5,000-model project is
-    quadratic. Ranking needs no sites, and only the candidates a selection actually reaches are
-    realised, so sites are computed for those models only. By the rewrite contract (find_sites is
-    non-empty only when the macro matched the pattern) no site is missed; a pair without one is skipped."""
-
-    __slots__ = ("raw", "model", "patterns", "scope", "warn", "_sites")
-
-    def __init__(self, raw: str, model: dict, patterns: list, scope: Scope, warn: Callable[[str], None]):
-        self.raw, self.model, self.patterns, self.scope, self.warn = raw, model, patterns, scope, warn
-        self._sites: dict[str, list] | None = None
-
-    def get(self, pattern_id: str) -> list:
-        if self._sites is None:
-            try:
-                self._sites = sites_for(self.raw, self.model, self.scope.discovery, self.patterns,
-                                        self.scope.db_type)
-            except Exception as exc:  # noqa: BLE001 - one model's rewrite problem must not end the run
-                self.warn(f"{self.model['name']}: could not compute rewrite sites "
-                          f"({exc.__class__.__name__}: {exc})")
-                self._sites = {}
-        return self.all(pattern_id)[:MAX_SITES_PER_PAIR]
-
-    def all(self, pattern_id: str) -> list:
-        """Every site of the pattern in this model (`get` keeps the first MAX_SITES_PER_PAIR)."""
-        if self._sites is None:
-            self.get(pattern_id)
-        return list(self._sites.get(pattern_id) or [])
+    # model name -> raw SQL, filled as operators read other models (model_sql_reader)
+    sql_cache: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 class Candidate:
     """model x pattern, with the rewrite sites (up to MAX_SITES_PER_PAIR); `sites` is a list, or
-    the model's _LazySites that computes them on first access. `score` is set by `rank`."""
+    the model's LazySites that computes them on first access. `score` is set by `rank`."""
 
-    def __init__(self, model: dict, pattern: Any, raw_bytes: bytes, sites: list | _LazySites,
+    def __init__(self, model: dict, pattern: Any, raw_bytes: bytes, sites: list | LazySites,
                  covered_by: str | None = None):
         self.model = model  # discovery model entry
         self.pattern = pattern  # adegen.patterns.Pattern
-        self.lazy = sites if isinstance(sites, _LazySites) else None
+        self.lazy = sites if isinstance(sites, LazySites) else None
         self._sites: list | None = None if self.lazy is not None else sites  # [Site]
         self.raw_bytes = raw_bytes
         self.raw = decode(raw_bytes)  # model file text (utf-8, surrogateescape)
@@ -131,38 +101,7 @@ class Candidate:
         return str(getattr(self.pattern, "family", "") or getattr(self.pattern, "id", ""))
 
 
-# ---------------------------------------------------------------------------------------------
-# rewrite-engine access (the contract: adegen.rewrite)
-
-
-def model_context(model: dict, discovery: dict):
-    from .rewrite import ModelContext  # type: ignore
-
-    return ModelContext.from_discovery(model, discovery)
-
-
-def sites_for(raw: str, model: dict, discovery: dict, patterns: list, db_type: str) -> dict[str, list]:
-    """pattern id -> [Site] for one model (`adegen.rewrite.sites_for_model`)."""
-    from types import SimpleNamespace
-
-    from .rewrite import sites_for_model  # type: ignore
-
-    ctx = model_context(model, discovery)
-    res = sites_for_model(raw, SimpleNamespace(patterns=list(patterns)), ctx, db_type)
-    return {str(getattr(k, "id", k)): list(v) for k, v in res.items()}
-
-
-def apply_site(raw: str, site) -> str:
-    from .rewrite import apply_site as _apply  # type: ignore
-
-    return _apply(raw, site)
-
-
 encode = encode_text  # the one encoder (proposal_site), under this module's older name
-
-
-def decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="surrogateescape")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +140,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
         except OSError as exc:
             warn(f"cannot read {path}: {exc}")
             continue
-        lazy = _LazySites(decode(raw_bytes), m, pats, scope, warn)
+        lazy = LazySites(decode(raw_bytes), m, pats, scope, warn)
         fams = [str(getattr(p, "family", "") or p.id) for p in pats]
         if any((m["name"], fam) in covered_pairs for fam in fams):
             # an existing task covers this model: decide now (as before) which pairs have sites

@@ -26,7 +26,10 @@ NEG_CTX = dataclasses.replace(CTX, refs=(), sources=(), materialized="ephemeral"
 
 
 def ctx_for(case):
-    return dataclasses.replace(CTX, materialized=case["materialized"]) if "materialized" in case else CTX
+    ctx = dataclasses.replace(CTX, materialized=case["materialized"]) if "materialized" in case else CTX
+    if "upstream" in case:  # models this one reads, with their SQL (convert_again reads them)
+        ctx = dataclasses.replace(ctx, upstream_models=tuple(case["upstream"]), model_sql=case["upstream"].get)
+    return ctx
 
 
 def test_every_pattern_has_a_case():

@@ -28,6 +28,14 @@ from .agent import AgentRun
 from .sandbox import Sandbox
 
 
+def parents(manifest: dict) -> dict[str, tuple[str, ...]]:
+    """Model name -> the names of the models it reads directly."""
+    nodes = manifest.get("nodes") or {}
+    names = {uid: n["name"] for uid, n in nodes.items() if n.get("resource_type") == "model"}
+    return {n["name"]: tuple(names[d] for d in (n.get("depends_on") or {}).get("nodes") or [] if d in names)
+            for uid, n in nodes.items() if uid in names}
+
+
 def lineage(manifest: dict, tables: tuple[str, ...]) -> list[tuple[str, str]]:
     """(model name, file path) of the graded tables and every model upstream of them, nearest
     first (breadth first; ties by name). Only the project's own models (not packages')."""
@@ -75,12 +83,23 @@ def search(sandbox: Sandbox) -> AgentRun:
     t0 = time.monotonic()
     catalog = load_catalog()
     tries, notes, restored, last = 0, [], [], 0
-    for name, rel in lineage(_manifest(sandbox), sandbox.task.graded_tables):
+    manifest = _manifest(sandbox)
+    up = parents(manifest)
+    paths = {n["name"]: n.get("original_file_path", "") for n in (manifest.get("nodes") or {}).values()
+             if n.get("resource_type") == "model"}
+
+    def intact_sql(name: str) -> str | None:  # the intact project's text of a model (convert_again reads it)
+        path = sandbox.task.project_dir / paths.get(name, "")
+        return path.read_text(encoding="utf-8") if paths.get(name) and path.is_file() else None
+
+    for name, rel in lineage(manifest, sandbox.task.graded_tables):
         ref, mine = sandbox.task.project_dir / rel, sandbox.app / rel
         if not ref.is_file() or not mine.is_file():
             continue
         intact, broken = ref.read_text(encoding="utf-8"), mine.read_text(encoding="utf-8")
-        n, found = inverse_tries(intact, broken, ModelContext(name=name, path=rel), catalog)
+        ctx = ModelContext(name=name, path=rel, refs=up.get(name, ()), upstream_models=up.get(name, ()),
+                           model_sql=intact_sql)
+        n, found = inverse_tries(intact, broken, ctx, catalog)
         tries += n
         if found:
             mine.write_text(intact, encoding="utf-8")

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -17,9 +18,14 @@ class ModelContext:
     project_name: str = ""
     source_tables: tuple = ()  # every ((source, table), ...) of the project
     layer: str = "other"
+    upstream_models: tuple = ()  # names of the models this one reads directly
+    # model name -> its raw SQL (None when unknown): operators that read another model's SQL
+    # (convert_again) need it; without one they find no site
+    model_sql: Optional[Callable[[str], Optional[str]]] = field(default=None, compare=False, hash=False, repr=False)
 
     @classmethod
-    def from_discovery(cls, model: dict, discovery: dict) -> "ModelContext":
+    def from_discovery(cls, model: dict, discovery: dict,
+                       model_sql: Optional[Callable[[str], Optional[str]]] = None) -> "ModelContext":
         models = [m for m in discovery.get("models", []) if m.get("enabled", True)]
         by_id = {m["unique_id"]: m for m in models}
         children: dict[str, list[str]] = {}
@@ -53,6 +59,8 @@ class ModelContext:
             project_name=project.get("name", model.get("package_name", "")),
             source_tables=tuple((s["source"], s["table"]) for s in discovery.get("sources", []) or []),
             layer=layer,
+            upstream_models=tuple(by_id[d]["name"] for d in model.get("depends_on", []) or [] if d in by_id),
+            model_sql=model_sql,
         )
 
 

@@ -243,7 +243,7 @@ def swap_timezones(S, args, ctx):
 # Factors a unit conversion uses besides powers of ten: a minute, an hour, a day in seconds; a KiB.
 _OTHER_FACTORS = frozenset({60.0, 3600.0, 86400.0, 1024.0})
 # {{ macro('column expression', ...) }}: a conversion macro called on a quoted column expression
-_MACRO_CALL = re.compile(r"""(?s)^\{\{-?\s*([A-Za-z_][\w.]*)\s*\(\s*(['"])([^'"{}]+)\2"""
+MACRO_CALL = re.compile(r"""(?s)^\{\{-?\s*([A-Za-z_][\w.]*)\s*\(\s*(['"])([^'"{}]+)\2"""
                          r"""\s*(?:,[^{}]*)?\)\s*-?\}\}$""")
 _ARITHMETIC = frozenset({"*", "/", "+", "-", "%", "||", "^"})
 
@@ -310,7 +310,7 @@ def _factor_sites(S) -> list:
 def _macro_sites(S) -> list:
     out = []
     for k, tok in enumerate(S.toks):
-        m = _MACRO_CALL.match(S.raw[tok.start:tok.end]) if tok.kind == "jinja" else None
+        m = MACRO_CALL.match(S.raw[tok.start:tok.end]) if tok.kind == "jinja" else None
         if m is None or not any(p in UNITS for p in parts(m.group(1).split(".")[-1])):
             continue
         arg = m.group(3).strip()
@@ -321,10 +321,16 @@ def _macro_sites(S) -> list:
     return out
 
 
+def conversion_sites(S) -> list:
+    """Every unit conversion of the model (drop_conversion's sites; `group` is the operator token
+    of a factor, the Jinja token of a macro)."""
+    return _factor_sites(S) + _macro_sites(S)
+
+
 @operator("drop_conversion")
 def drop_conversion(S, args, ctx):
     """A unit conversion left out: `x / 100`, `x // 100`, `x / 60`, `x * 0.01`, `100.0 * x` -> `x`
     where a name of the select item (a column, its alias) says a unit (cents, dollars, usd, ms,
     seconds, minutes, pct, ...); and `{{ cents_to_dollars('amount') }}` -> `amount`, a macro
     whose name says a unit called on a quoted column expression."""
-    return _factor_sites(S) + _macro_sites(S)
+    return conversion_sites(S)

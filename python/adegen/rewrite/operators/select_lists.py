@@ -50,7 +50,8 @@ def _final_chain(S, lists):
     return chain
 
 
-def _item_name(S, a, b):
+def item_name(S, a, b):
+    """The name a select item a..b gives its value: its alias, or its last token when that is a bare name."""
     if b - 1 >= a and S.texts[b - 1] == "as":
         return S.text(b).strip('"')
     if S.toks[b].kind == "sql" and re.fullmatch(r"[a-z_][a-z0-9_$]*|\"[^\"]+\"", S.texts[b]):
@@ -92,7 +93,7 @@ def drop_select_item(S, args, ctx):
             if any(x[1][k][0] > x[1][k][1] or S.texts[x[1][k][1]] == "*" for x in branch_lists):
                 continue
             a, b = branch_lists[0][1][k]
-            col = _item_name(S, a, b)
+            col = item_name(S, a, b)
             cands.append(Candidate("columns", [_drop_item_edit(S, x[1], k) for x in branch_lists],
                                    f"column {col or S.span(a, b)} dropped",
                                    placeholders={"column": col} if col else {}, fallback=fallback))
