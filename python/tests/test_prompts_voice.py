@@ -119,18 +119,23 @@ def test_no_long_ids_seconds_or_odd_factors():
 
 
 def test_clean_factors_are_named_and_plural_words_take_plural_verbs():
-    """A factor people notice (a hundred times) is said; a column in plural words takes a plural
-    verb ("the response SLA minutes are", never "is")."""
-    t = value_table("int_support_sla", 0, column="response_sla_minutes", obs_v="3000", exp_v="30", key="ticket_id",
-                    label=None, ratio={"median": 100.0, "min": 100.0, "max": 100.0, "rows": 88})
-    named = 0
-    for seed in SEEDS[:120]:
-        ps = prompts.write_prompts(request(obs(t), model="int_support_sla", seed=seed))
-        named += "hundred" in ps.base
-        for text in ps.prompts.values():
-            assert not re.search(r"response SLA minutes( in [^ ]+( table| model)?)? (is|has|looks|needs)\b|"
-                                 r"\bis (the )?(ticket \w+'s )?response SLA minutes", text), text
-    assert named >= 5
+    """A factor people notice (twice) is said, a hundredfold one (which names the unit conversion
+    that went missing) never; a column in plural words takes a plural verb ("the response SLA
+    minutes are", never "is")."""
+    named = {}
+    for factor, obs_v in ((100.0, "3000"), (2.0, "60")):
+        t = value_table("int_support_sla", 0, column="response_sla_minutes", obs_v=obs_v, exp_v="30",
+                        key="ticket_id", label=None,
+                        ratio={"median": factor, "min": factor, "max": factor, "rows": 88})
+        named[factor] = 0
+        for seed in SEEDS[:120]:
+            ps = prompts.write_prompts(request(obs(t), model="int_support_sla", seed=seed))
+            named[factor] += bool(re.search(r"\b(hundred|twice|double)", ps.base))
+            for text in ps.prompts.values():
+                assert not re.search(r"hundred", text), text
+                assert not re.search(r"response SLA minutes( in [^ ]+( table| model)?)? (is|has|looks|needs)\b|"
+                                     r"\bis (the )?(ticket \w+'s )?response SLA minutes", text), text
+    assert named[100.0] == 0 and named[2.0] >= 5, named
 
 
 def test_a_column_named_with_a_plural_word_takes_a_plural_verb():
@@ -591,18 +596,17 @@ def test_two_runs_rarely_quote_their_example_the_same_way():
 
 
 def test_a_report_without_an_example_says_a_clean_factor():
-    """Values a steady hundred times what they were: a report that quotes no example says the
-    factor ("a hundred times what it should be"), the one thing that lets an engineer start from
-    it (reviewers rated "way too high" with nothing else useful 2 of 5); it was said by one such
-    report in four."""
-    t = value_table("int_support_sla", 0, column="response_sla_minutes", obs_v="3000", exp_v="30", key="ticket_id",
-                    label=None, ratio={"median": 100.0, "min": 100.0, "max": 100.0, "rows": 88})
+    """Values a steady ten times what they were: a report that quotes no example says the factor
+    ("ten times what it should be"), the one thing that lets an engineer start from it (reviewers
+    rated "way too high" with nothing else useful 2 of 5); it was said by one such report in four."""
+    t = value_table("int_support_sla", 0, column="response_sla_minutes", obs_v="300", exp_v="30", key="ticket_id",
+                    label=None, ratio={"median": 10.0, "min": 10.0, "max": 10.0, "rows": 88})
     without = named = 0
     for seed in SEEDS:
         base = prompts.write_prompts(request(obs(t), model="int_support_sla", seed=seed)).base
-        if "3000" not in base and "3,000" not in base:
+        if "300" not in base:
             without += 1
-            named += "a hundred times" in base
+            named += "ten times" in base
     assert without >= 60 and named >= 0.66 * without, (named, without)
 
 

@@ -140,3 +140,13 @@ def test_snowflake_fallbacks_keep_a_site():
     assert apply_site(sql, s) == "select to_date(d, 'YYYY-DD-MM') as d, convert_timezone('UTC', ts) as t from x\n"
     (s,) = sites("convert_timezone_swapped", sql)
     assert apply_site(sql, s) == "select to_date(d) as d, convert_timezone('America/New_York', ts) as t from x\n"
+
+
+def test_no_site_leaves_an_empty_jinja_branch():
+    # dropping the only line of an {% if %} leaves an empty branch nobody commits (a reviewer's clue)
+    sql = "select *\nfrom t\nwhere amount > 0\n{% if var('only_paid', true) %}\n  and status = 'paid'\n{% endif %}\n"
+    dropped = [s.before for s in sites("where_predicate_dropped", sql)]
+    assert "  and status = 'paid'\n" not in dropped
+    # with a second line in the branch, dropping one of them is still offered
+    two = sql.replace("  and status", "  and region = 'eu'\n  and status")
+    assert "  and status = 'paid'\n" in [s.before for s in sites("where_predicate_dropped", two)]

@@ -12,7 +12,7 @@ would type them: no long ids, no seconds), share ("most of the accounts"), share
 share_have (with the verb; capitalised Share_*), others / others_are / others_have (the affected
 ones besides the example), n / n_are / n_have / N_are / n_of (the same as share, counted for a
 voice that counts), before / after (row counts with the noun), before_n / after_n, rw (a factor
-people name: "twice", "a hundred times"), dir / direction ("too high"), drift ("earlier" /
+people name: "twice", "ten times"; never a power of ten past ten), dir / direction ("too high"), drift ("earlier" /
 "later", every changed date moved that way), now_w ("empty strings" / "values" where nulls
 belong), pa / pb (the value most changed rows should have / show), gi / gb (grain before /
 after), gi_start, more_fewer, dur, later, copies / copies_w ("twice"), msg, sa / sb (two swapped

@@ -195,7 +195,7 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
         # run used before one it did, and the voice's choice of saying how many are affected
         order = FALLBACK[voice.detail_for(place.key)]
         worn = Worn.of(place.said)
-        # a measured factor ("roughly double", "a hundred times what it should be") is what makes
+        # a measured factor ("roughly double", "ten times what it should be") is what makes
         # a report without an example row worth reading, so it comes first among the reports
         # without one (a template whose field is missing is dropped below)
         # a category most changed rows share ("marked unassigned when they should be admin") says

@@ -172,9 +172,21 @@ def _type_family(sql_type: str) -> str:
 _ID = re.compile(r"(id|.+_(id|key|pk|sk))", re.I)
 
 
-@check("related_column", min_rows=1)
+def _shared_values(inp: CheckInput, b: exp.Column, a: exp.Column) -> tuple[int, int] | None:
+    """(distinct values of `b`, how many of them `a` holds too) over the scope's rows."""
+    select = inp.scope.select
+    vals = "(" + rows_query(select, [exp.alias_(b.copy(), "v")]) + ")"
+    other = "(" + rows_query(select, [exp.alias_(a.copy(), "v")]) + ")"
+    row = inp.probe.one(f"select (select count(distinct v) from {vals} adegen_b), "
+                        f"(select count(*) from (select v from {vals} adegen_b where v is not null "
+                        f"intersect select v from {other} adegen_a) adegen_s)")
+    return None if row is None else (int(row[0] or 0), int(row[1] or 0))
+
+
+@check("related_column", min_rows=1, min_shared_values=0.2)
 def related_column(inp: CheckInput) -> Verdict:
-    """The swapped-in column has the same type and a related name, and holds other values."""
+    """The swapped-in column has the same type and a related name, holds other values and, for
+    text, codes of the same vocabulary."""
     # a swap changes only the column's name: the located difference is its identifier
     b, a = nearest(inp.scope.before, (exp.Column,)), nearest(inp.scope.after, (exp.Column,))
     if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)) or b.name == a.name:
@@ -197,8 +209,22 @@ def related_column(inp: CheckInput) -> Verdict:
     if got is None:
         return Verdict.unmeasured("the columns could not be compared")
     total, differ = got
-    return Verdict(differ >= inp.params["min_rows"], f"{b.name} and {a.name} differ on {share(differ, total)} rows",
-                   {"rows": total, "differing": differ})
+    fact = f"{b.name} and {a.name} differ on {share(differ, total)} rows"
+    if differ < inp.params["min_rows"]:
+        return Verdict(False, fact, {"rows": total, "differing": differ})
+    if {_type_family(t) for t in types.values()} == {"text"}:
+        # two text columns of one kind share a vocabulary (billing/shipping country, old/new
+        # status); a blind review rated source_type swapped for assignee_type (no value in
+        # common) a swap nobody makes: the result reads as garbage at a glance
+        shared = _shared_values(inp, b, a)
+        if shared is None:
+            return Verdict.unmeasured("the columns' values could not be compared")
+        distinct, common = shared
+        if distinct and common / distinct < inp.params["min_shared_values"]:
+            return Verdict(False, f"{a.name} shares {common} of {b.name}'s {distinct} distinct values: "
+                                  "other codes, not values of one kind", {"distinct": distinct, "shared": common})
+        fact += f"; they share {common} of {distinct} distinct values"
+    return Verdict(True, fact, {"rows": total, "differing": differ})
 
 
 @check("similar_relation", min_overlap=0.6)

@@ -63,6 +63,18 @@ def _edit_ok(S: Struct, e, cand) -> bool:
     return True
 
 
+# a Jinja block opener (or a branch) followed by nothing but blanks and comments up to the next
+# tag: an empty `{% if %}` / `{% for %}` body
+_EMPTY_BLOCK = re.compile(r"\{%-?\s*(?:if|elif|else|for)\b[^%]*-?%\}(?:\s|--[^\n]*|\{#.*?#\})*"
+                          r"\{%-?\s*(?:endif|endfor|elif|else)\b", re.S)
+
+
+def _empties_a_block(raw: str, mutant: str) -> bool:
+    """The edit leaves a Jinja `{% if %}` / `{% for %}` branch with nothing in it. Nobody commits
+    an empty branch: a blind review read one as a pointer to the bug."""
+    return len(_EMPTY_BLOCK.findall(mutant)) > len(_EMPTY_BLOCK.findall(raw))
+
+
 @functools.lru_cache(maxsize=16)
 def _struct(raw_sql: str) -> Struct:
     return Struct(raw_sql)  # read-only after construction
@@ -120,7 +132,7 @@ def find_sites(raw_sql: str, pattern, ctx: ModelContext) -> list[Site]:
             if after == before:
                 continue
             mutant = raw_sql[:start] + after + raw_sql[end:]
-            if touched_lines(raw_sql, mutant) > pattern.max_lines:
+            if touched_lines(raw_sql, mutant) > pattern.max_lines or _empties_a_block(raw_sql, mutant):
                 continue
             (valid_fallback if c.fallback else valid_primary).append((start, end, before, after, c, mutant))
         picked = valid_primary or valid_fallback[:1]
