@@ -109,6 +109,14 @@
       'requires': {}
     },
     {
+      'id': 'exclusion_filter_added',
+      'family': 'filter',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [],
+      'requires': {}
+    },
+    {
       'id': 'in_list_item_dropped',
       'family': 'filter',
       'difficulty': 'medium',

@@ -17,6 +17,7 @@
   {#- the DAG: models, seeds, snapshots (graph.nodes) and sources -#}
   {%- set parents = {} -%}
   {%- set tests_by_node = {} -%}
+  {%- set accepted_by_node = {} -%}
   {%- set layer_facts = {} -%}
   {%- for uid, n in graph.nodes.items() -%}
     {%- if n.resource_type in ('model', 'seed', 'snapshot') -%}
@@ -31,6 +32,17 @@
         {%- if target_uid not in tests_by_node -%}{%- do tests_by_node.update({target_uid: []}) -%}{%- endif -%}
         {%- do tests_by_node[target_uid].append(n.name) -%}
       {%- endfor -%}
+      {#- the codes an accepted_values test lists: what a column's values mean (a status that
+          can be 'returned') -#}
+      {%- set meta = n.get('test_metadata') or {} -%}
+      {%- set kw = meta.get('kwargs') or {} -%}
+      {%- if meta.get('name') == 'accepted_values' and attached and n.get('column_name')
+            and kw.get('values') is iterable and kw.get('values') is not string -%}
+        {%- if attached not in accepted_by_node -%}{%- do accepted_by_node.update({attached: {}}) -%}{%- endif -%}
+        {%- set vals = [] -%}
+        {%- for v in kw.get('values') if v is string -%}{%- do vals.append(v) -%}{%- endfor -%}
+        {%- do accepted_by_node[attached].update({n.column_name: vals}) -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {%- for uid in graph.sources -%}{%- do parents.update({uid: []}) -%}{%- endfor -%}
@@ -80,6 +92,7 @@
           'depth': st.depth,
           'columns': n.columns.keys()|list,
           'tests': (tests_by_node.get(uid) or [])|unique|sort,
+          'accepted_values': accepted_by_node.get(uid) or {},
           'features': prof.features,
           'complexity': prof.complexity,
           'line_count': prof.line_count,

@@ -49,7 +49,8 @@ def encode(text: str) -> bytes:
 
 def deep_table(model: dict, obs, discovery: dict) -> str | None:
     """The downstream table a bug in a non-mart model is reported on: among the changed tables the
-    screening measured, the nearest mart, else the farthest; None for marts, build errors,
+    screening measured (those whose row count changed, when there are), the nearest mart, else the
+    farthest; None for marts, build errors,
     materialization changes and mutants nothing downstream shows."""
     if obs is None or getattr(obs, "build_error", False) or model.get("layer") == "marts":
         return None
@@ -62,6 +63,10 @@ def deep_table(model: dict, obs, discovery: dict) -> str | None:
             and int(f.get("rows_differing") or 0) > 0]
     if not down:
         return None
+    # a table that lost or gained rows shows a row bug plainly ("orders are missing"); one that
+    # only aggregates them shows it as numbers that are a bit off
+    counted = [f for f in down if int(f.get("rows_broken") or 0) != int(f.get("rows_intact") or 0)]
+    down = counted or down
     marts = [f for f in down if layers.get(str(f["table"])) == "marts"]
     pick = min(marts, key=lambda f: int(f["distance"])) if marts else max(down, key=lambda f: int(f["distance"]))
     return str(pick["table"])

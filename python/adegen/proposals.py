@@ -164,7 +164,9 @@ SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_mode
 # one mistake in two sibling models: blind reviewers took multi-file changes for a person's work
 # (ade-bench's f1006, helixops_saas005) where every one-line edit read as a program's
 PAIR_BONUS = 8
-PAIRS_PER_RUN = 2
+# but two pairs of the same one-token edit in one run read as a program again (round 10: "the
+# same edit repeated across files"): one pair per run
+PAIRS_PER_RUN = 1
 
 
 def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:

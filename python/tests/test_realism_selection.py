@@ -67,6 +67,14 @@ def test_a_staging_bug_is_reported_on_the_nearest_mart_that_shows_it():
     assert deep_table({"name": "stg_workspaces", "layer": "staging"}, o, DISCOVERY) == "int_accounts"
 
 
+def test_a_row_bug_is_reported_where_rows_went_missing():
+    """A filter drops orders: the orders mart loses rows, the customers mart only counts fewer.
+    The table that lost rows is the one the report names, even when another mart is nearer."""
+    lost = dict(_t("rpt_health", 3), rows_broken=8)
+    o = _obs(_t("stg_workspaces", 0, differing=2), _t("dim_accounts", 2), lost)
+    assert deep_table({"name": "stg_workspaces", "layer": "staging"}, o, DISCOVERY) == "rpt_health"
+
+
 def test_a_surrogate_key_the_bug_reassigns_is_not_the_key_of_the_diff():
     """row_number() ordered by signup date numbers the customers; the bug flips the order, so
     customer_key is reassigned for every customer. Joined on customer_key every row would look

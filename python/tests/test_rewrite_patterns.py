@@ -29,6 +29,13 @@ def ctx_for(case):
     ctx = dataclasses.replace(CTX, materialized=case["materialized"]) if "materialized" in case else CTX
     if "upstream" in case:  # models this one reads, with their SQL (convert_again reads them)
         ctx = dataclasses.replace(ctx, upstream_models=tuple(case["upstream"]), model_sql=case["upstream"].get)
+    if "downstream" in case:  # models that read this one, with their SQL (add_exclusion reads them)
+        ctx = dataclasses.replace(ctx, downstream_models=tuple(case["downstream"]), model_sql=case["downstream"].get)
+    if "context" in case:  # other ModelContext fields (accepted_values: {column: [values]})
+        extra = dict(case["context"])
+        if "accepted_values" in extra:
+            extra["accepted_values"] = tuple((c, tuple(v)) for c, v in extra["accepted_values"].items())
+        ctx = dataclasses.replace(ctx, **extra)
     return ctx
 
 

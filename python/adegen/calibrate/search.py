@@ -21,6 +21,7 @@ import time
 from collections import deque
 
 from ..errors import InputError
+from ..layers import assign_layers, nodes_from_manifest
 from ..patterns import load_catalog
 from ..rewrite.context import ModelContext
 from ..rewrite.engine import apply_site, sites_for_model
@@ -28,12 +29,38 @@ from .agent import AgentRun
 from .sandbox import Sandbox
 
 
-def parents(manifest: dict) -> dict[str, tuple[str, ...]]:
-    """Model name -> the names of the models it reads directly."""
+def accepted_values(manifest: dict) -> dict[str, dict[str, list[str]]]:
+    """Model unique_id -> {column: the string values its accepted_values test lists} (what the
+    discovery macro gives each model as `accepted_values`)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for n in (manifest.get("nodes") or {}).values():
+        meta = n.get("test_metadata") or {}
+        values = (meta.get("kwargs") or {}).get("values")
+        if n.get("resource_type") != "test" or meta.get("name") != "accepted_values" \
+                or not n.get("attached_node") or not n.get("column_name") or not isinstance(values, list):
+            continue
+        out.setdefault(n["attached_node"], {})[n["column_name"]] = [v for v in values if isinstance(v, str)]
+    return out
+
+
+def model_contexts(manifest: dict, model_sql) -> dict[str, ModelContext]:
+    """Model name -> the ModelContext the build gives it (from a discovery-like view of the
+    manifest: layers, the DAG, accepted values), so the search sees the sites the build saw."""
     nodes = manifest.get("nodes") or {}
-    names = {uid: n["name"] for uid, n in nodes.items() if n.get("resource_type") == "model"}
-    return {n["name"]: tuple(names[d] for d in (n.get("depends_on") or {}).get("nodes") or [] if d in names)
-            for uid, n in nodes.items() if uid in names}
+    layers = assign_layers(nodes_from_manifest(manifest))
+    accepted = accepted_values(manifest)
+    models = [{"unique_id": uid, "name": n["name"], "package_name": n.get("package_name", ""),
+               "path": n.get("original_file_path", ""), "depends_on": (n.get("depends_on") or {}).get("nodes") or [],
+               "refs": [r["name"] if isinstance(r, dict) else r[-1] for r in n.get("refs") or []],
+               "sources": [list(s) for s in n.get("sources") or []],
+               "materialized": (n.get("config") or {}).get("materialized", "view"),
+               "layer": layers[uid].layer if uid in layers else "other",
+               "accepted_values": accepted.get(uid, {})}
+              for uid, n in nodes.items() if n.get("resource_type") == "model"]
+    discovery = {"models": models, "project": {"name": manifest.get("metadata", {}).get("project_name", "")},
+                 "sources": [{"source": s.get("source_name"), "table": s.get("name")}
+                             for s in (manifest.get("sources") or {}).values()]}
+    return {m["name"]: ModelContext.from_discovery(m, discovery, model_sql) for m in models}
 
 
 def lineage(manifest: dict, tables: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -84,7 +111,6 @@ def search(sandbox: Sandbox) -> AgentRun:
     catalog = load_catalog()
     tries, notes, restored, last = 0, [], [], 0
     manifest = _manifest(sandbox)
-    up = parents(manifest)
     paths = {n["name"]: n.get("original_file_path", "") for n in (manifest.get("nodes") or {}).values()
              if n.get("resource_type") == "model"}
 
@@ -92,13 +118,13 @@ def search(sandbox: Sandbox) -> AgentRun:
         path = sandbox.task.project_dir / paths.get(name, "")
         return path.read_text(encoding="utf-8") if paths.get(name) and path.is_file() else None
 
+    contexts = model_contexts(manifest, intact_sql)
     for name, rel in lineage(manifest, sandbox.task.graded_tables):
         ref, mine = sandbox.task.project_dir / rel, sandbox.app / rel
         if not ref.is_file() or not mine.is_file():
             continue
         intact, broken = ref.read_text(encoding="utf-8"), mine.read_text(encoding="utf-8")
-        ctx = ModelContext(name=name, path=rel, refs=up.get(name, ()), upstream_models=up.get(name, ()),
-                           model_sql=intact_sql)
+        ctx = contexts.get(name) or ModelContext(name=name, path=rel, model_sql=intact_sql)
         n, found = inverse_tries(intact, broken, ctx, catalog)
         tries += n
         if found:

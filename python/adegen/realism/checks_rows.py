@@ -255,3 +255,21 @@ def messy_text(inp: CheckInput) -> Verdict:
     ok = messy >= inp.params["min_rows"]
     what = "padded" if isinstance(call, exp.Trim) else "mixed-case"
     return Verdict(ok, f"{share(messy, total)} {column_name(call.this)} values are {what}", {"rows": total, "messy": messy})
+
+
+@check("excluded_share", min_rows=1, min_share=0.02, max_share=0.5)
+def excluded_share(inp: CheckInput) -> Verdict:
+    """The added exclusion filter drops some of the SELECT's rows, not most of them: a code that
+    really occurs (at least min_share of the rows) and that nobody would mistake for the bulk of
+    the data (at most max_share)."""
+    before, after = inp.scope.select, inp.scope.mutant_select
+    if before is None or after is None:
+        return Verdict.unmeasured("the change is not inside a SELECT")
+    got_b, got_a = count_rows(inp.probe, before, []), count_rows(inp.probe, after, [])
+    if got_b is None or got_a is None:
+        return Verdict.unmeasured("the filter could not be measured: " + _last_error(inp))
+    total, kept = got_b[0], got_a[0]
+    dropped = max(total - kept, 0)
+    frac = dropped / total if total else 0.0
+    ok = dropped >= inp.params["min_rows"] and inp.params["min_share"] <= frac <= inp.params["max_share"]
+    return Verdict(ok, f"the filter drops {share(dropped, total)} rows", {"rows": total, "dropped": dropped})

@@ -19,6 +19,9 @@ class ModelContext:
     source_tables: tuple = ()  # every ((source, table), ...) of the project
     layer: str = "other"
     upstream_models: tuple = ()  # names of the models this one reads directly
+    downstream_models: tuple = ()  # names of every model that reads this one, directly or not
+    # column -> the values its accepted_values test lists (what a status can be)
+    accepted_values: tuple = ()  # ((column, (value, ...)), ...)
     # model name -> its raw SQL (None when unknown): operators that read another model's SQL
     # (convert_again) need it; without one they find no site
     model_sql: Optional[Callable[[str], Optional[str]]] = field(default=None, compare=False, hash=False, repr=False)
@@ -60,6 +63,9 @@ class ModelContext:
             source_tables=tuple((s["source"], s["table"]) for s in discovery.get("sources", []) or []),
             layer=layer,
             upstream_models=tuple(by_id[d]["name"] for d in model.get("depends_on", []) or [] if d in by_id),
+            downstream_models=tuple(sorted(by_id[d]["name"] for d in downstream if d in by_id)),
+            accepted_values=tuple((col, tuple(vals)) for col, vals in
+                                  sorted((model.get("accepted_values") or {}).items())),
             model_sql=model_sql,
         )
 

@@ -9,7 +9,7 @@ Operators live in modules by what they edit; importing them registers them in th
 `OPERATORS` registry (`registry.operator`). A new operator goes in the module of its kind.
 """
 from adegen.rewrite.operators import (  # noqa: F401  (registers)
-    columns, conversions, dbt_level, expressions, joins, labels, literals, predicates, select_lists,
+    columns, conversions, dbt_level, expressions, filters, joins, labels, literals, predicates, select_lists,
 )
 from adegen.rewrite.operators.literals import LITERAL_KINDS
 from adegen.rewrite.operators.registry import OPERATORS, operator

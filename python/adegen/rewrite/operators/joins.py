@@ -54,7 +54,7 @@ def _reads_only(S, a: int, b: int, alias: str) -> bool:
     return qualifiers == {alias}
 
 
-def _from_indent(S, j: int) -> str:
+def from_indent(S, j: int) -> str:
     """The indentation of the FROM line of the SELECT that holds JOIN token j (else of the JOIN's)."""
     k = next((k for k in range(j - 1, -1, -1) if S.texts[k] == "from" and S.depth[k] == S.depth[j]), j)
     start, _end = S.line_of(S.toks[k].start)
@@ -62,7 +62,7 @@ def _from_indent(S, j: int) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def _chain_end(S, on: int) -> int:
+def chain_end(S, on: int) -> int:
     """The first token after the FROM/JOIN chain that holds ON token `on`: a clause keyword at its
     depth, the parenthesis closing its SELECT, or S.n."""
     d = S.depth[on]
@@ -72,7 +72,7 @@ def _chain_end(S, on: int) -> int:
     return S.n
 
 
-def _append_to_where(S, w: int, pred: str) -> Edit | None:
+def append_to_where(S, w: int, pred: str) -> Edit | None:
     """` and <pred>` at the end of the WHERE clause at token w (none when it has a top-level OR,
     which the new condition would bind to one side of)."""
     end = S.clause_end(w)
@@ -96,7 +96,7 @@ def _new_where(S, j: int, last: int, stop: int, moved: tuple) -> Edit | None:
     if rest.strip() and not rest.strip().startswith("--"):
         return None  # a block comment or Jinja after the chain: no clean place for the line
     nl = "\r\n" if "\r\n" in S.raw else "\n"
-    return Edit(line_end, line_end, f"{nl}{_from_indent(S, j)}{kw} {pred}")
+    return Edit(line_end, line_end, f"{nl}{from_indent(S, j)}{kw} {pred}")
 
 
 def _where_edit(S, j: int, on: int, moved: tuple) -> Edit | None:
@@ -105,9 +105,9 @@ def _where_edit(S, j: int, on: int, moved: tuple) -> Edit | None:
     might not render with the join)."""
     a, b, conn = moved
     pred = S.span(a, b)
-    stop = _chain_end(S, on)
+    stop = chain_end(S, on)
     if stop < S.n and S.texts[stop] == "where":
-        edit = _append_to_where(S, stop, pred)
+        edit = append_to_where(S, stop, pred)
     else:
         last = stop - 1
         if a <= last <= b:  # the condition ended the chain: it now ends before its AND

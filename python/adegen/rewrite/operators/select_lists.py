@@ -28,7 +28,10 @@ def _select_lists(S):
     return res
 
 
-def _final_chain(S, lists):
+def final_chain(S, lists=None):
+    """[(select_index, items, from_index)] from the model's last top-level SELECT down through
+    `select * from cte` to the SELECT that names the columns (the model's output, outermost first)."""
+    lists = _select_lists(S) if lists is None else lists
     top = [x for x in lists if S.depth[x[0]] == 0]
     if not top:
         return []
@@ -81,7 +84,7 @@ def drop_select_item(S, args, ctx):
     every branch of a UNION); when that is impossible, one column of another SELECT list with two
     or more columns that is not part of a set operation."""
     lists = _select_lists(S)
-    chain = _final_chain(S, lists)
+    chain = final_chain(S, lists)
     cands = []
     used = set()
 
