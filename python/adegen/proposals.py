@@ -11,6 +11,7 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 (difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -291,12 +292,39 @@ def _edits(prop) -> set[tuple[str, bytes]]:
     return {(prop.model_path, prop.mutant)} | {(s.path, s.mutant) for s in getattr(prop, "siblings", ())}
 
 
+def _edit_text(prop) -> tuple | None:
+    """(pattern, the lines the edit removes, the lines it writes), each line whitespace-normalised:
+    the edit as a reader of the diff sees it, wherever the file."""
+    original, mutant = getattr(prop, "original", None), getattr(prop, "mutant", None)
+    if not isinstance(original, bytes) or not isinstance(mutant, bytes):
+        return None
+    a, b = decode(original).splitlines(), decode(mutant).splitlines()
+    removed, added = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            removed += [" ".join(x.split()) for x in a[i1:i2]]
+            added += [" ".join(x.split()) for x in b[j1:j2]]
+    return (prop.pattern_id, tuple(x for x in removed if x), tuple(x for x in added if x))
+
+
 def _same_mistake(prop, others: list) -> bool:
     """A proposal leaves some file exactly as another task of the run does (a sibling pair and a
-    single-file task making its one edit, or two anchors of one upstream conversion): one mistake,
-    one task."""
-    mine = _edits(prop)
-    return any(mine & _edits(o) for o in others if getattr(o, "mutant", None) is not None)
+    single-file task making its one edit, or two anchors of one upstream conversion), makes the
+    very edit another task makes in another file (`where status != 'returned'` added to
+    stg_orders and to orders) or the same pattern's edit on the same names (stg_payments's
+    conversion repeated in orders and in customers): one mistake, one task."""
+    mine, text, said = _edits(prop), _edit_text(prop), _placeholders(prop)
+    return any(mine & _edits(o) or (text is not None and text == _edit_text(o))
+               or (said is not None and said == _placeholders(o))
+               for o in others if getattr(o, "mutant", None) is not None)
+
+
+def _placeholders(prop) -> tuple | None:
+    """(pattern, what the edit's site names: the code filtered out, the upstream model whose
+    conversion is repeated, the ref swapped in), or None when it names nothing: the same pattern
+    with the same names is the same misunderstanding, in whichever file."""
+    said = getattr(getattr(prop, "site", None), "placeholders", None) or {}
+    return (prop.pattern_id, tuple(sorted((k, str(v)) for k, v in said.items()))) if said else None
 
 
 def fill_from_kept(chosen: list, kept: list, dropped: list, count: int) -> None:

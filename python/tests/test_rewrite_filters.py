@@ -90,3 +90,9 @@ def test_no_site(sql):
 
 def test_no_site_without_a_code_people_filter_out():
     assert mutants(STAGING, ctx({"status": ["placed", "shipped", "completed"]})) == []
+
+
+def test_one_code_per_column_the_plainest():
+    # a status that can be returned or return_pending: a report leaves out the returned orders
+    got = mutants(STAGING, ctx({"status": ["placed", "return_pending", "returned"]}))
+    assert got == [STAGING + "where status != 'returned'\n"]

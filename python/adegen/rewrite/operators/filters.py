@@ -15,12 +15,13 @@ from adegen.rewrite.operators.registry import operator
 from adegen.rewrite.operators.select_lists import final_chain, item_name
 from adegen.rewrite.text import Candidate, Edit, Struct, case_like
 
-# words of a code that people filter out of reports: the rows a report "should not show"
-EXCLUDED_WORDS = frozenset("""
-    cancelled canceled cancel deleted removed test testing returned return refunded refund void
-    voided archived inactive deactivated spam internal draft failed expired churned rejected
-    declined sandbox demo dummy trial suspended disabled pending abandoned fraud duplicate trash
-    trashed junk bounced lost
+# words of a code that people filter out of reports (the rows a report "should not show"), the
+# plainest first: a column with several such codes gets the plainest one filtered
+EXCLUDED_WORDS = tuple("""
+    test testing deleted cancelled canceled cancel void voided spam fraud duplicate junk trash
+    trashed internal sandbox demo dummy returned refunded removed archived inactive deactivated
+    draft failed expired churned rejected declined suspended disabled abandoned bounced lost
+    trial return refund pending
 """.split())
 # boolean columns whose true rows people filter out (`where not is_test`), and the one whose
 # false rows they do (`where _fivetran_active`: only the current version of a history table)
@@ -29,10 +30,16 @@ _FLAG = re.compile(r"is_(\w+_)?(deleted|test|internal|archived|spam|sandbox|demo
 _COMPARE = frozenset({"=", "!=", "<>", "in"})
 
 
+def _rank(value: str) -> int | None:
+    """The place of the value's plainest EXCLUDED_WORDS word (None: it has none)."""
+    found = [EXCLUDED_WORDS.index(w) for w in re.split(r"[^a-z]+", value.lower()) if w in EXCLUDED_WORDS]
+    return min(found) if found else None
+
+
 def excludable(value: str) -> bool:
     """A code people filter out of a report: one of its words is an EXCLUDED_WORDS word
     ('returned', 'return_pending', 'Test Account'), never a code that is only a number."""
-    return any(w in EXCLUDED_WORDS for w in re.split(r"[^a-z]+", value.lower()) if w)
+    return _rank(value) is not None
 
 
 def _literal(S, k: int) -> str | None:
@@ -145,7 +152,11 @@ def add_exclusion(S, args, ctx):
             values.setdefault(column, []).extend(compared_values(sql, column))
     sel, _items, frm = chain[0]
     out = []
-    wanted = [(c, v) for c in outputs for v in dict.fromkeys(values.get(c, [])) if excludable(v)]
+    wanted = []
+    for c in outputs:  # one code per column: the plainest to filter out (returned before return_pending)
+        codes = sorted((_rank(v), k, v) for k, v in enumerate(dict.fromkeys(values.get(c, []))) if excludable(v))
+        if codes:
+            wanted.append((c, codes[0][2]))
     wanted += [(c, None) for c in outputs if _FLAG.fullmatch(c)]
     for column, value in wanted:
         pred = _condition(column, outputs[column], value, S)
