@@ -257,8 +257,10 @@ def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
 
 # At least this share of a run's tasks changes a model upstream of the table its base prompt names
 # (issue 28: "no task made the agent trace a symptom upstream"; the issue asks for 2 of 5, and the
-# blind reviews rated the traced tasks harder and more worth keeping): 3 of 5.
-DEEP_SHARE_NUM, DEEP_SHARE_DEN = 3, 5
+# blind reviews rated the traced tasks harder and more worth keeping; round 11 rated the four
+# tasks whose prompt named the changed model itself 2.0-2.3 for value, the traced ones 3.0-4.0):
+# 4 of 5.
+DEEP_SHARE_NUM, DEEP_SHARE_DEN = 4, 5
 
 
 # A pattern whose `rank_penalty` is at least this is a last resort: one-token swaps (max -> min,
