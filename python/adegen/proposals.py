@@ -257,10 +257,11 @@ def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
 
 # At least this share of a run's tasks changes a model upstream of the table its base prompt names
 # (issue 28: "no task made the agent trace a symptom upstream"; the issue asks for 2 of 5, and the
-# blind reviews rated the traced tasks harder and more worth keeping; round 11 rated the four
-# tasks whose prompt named the changed model itself 2.0-2.3 for value, the traced ones 3.0-4.0):
-# 4 of 5.
-DEEP_SHARE_NUM, DEEP_SHARE_DEN = 4, 5
+# blind reviews rated the traced tasks harder and more worth keeping; rounds 11 and 12 rated the
+# tasks whose prompt named the changed model itself 2.0-2.7 for value, the traced ones 3.0-4.0):
+# every task, where the project has candidates enough; the others fill a run that ends short.
+# A sibling pair is exempt: its prompt names both changed models by design.
+DEEP_SHARE_NUM, DEEP_SHARE_DEN = 1, 1
 
 
 # A pattern whose `rank_penalty` is at least this is a last resort: one-token swaps (max -> min,
@@ -478,8 +479,9 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
             state.dropped.append(drop)
             kept.append((prop, drop))
             continue
-        if not prop.upstream and prop.observation is not None and _deep_quota_at_risk(taken + chosen, count - len(chosen), want_deep,
-                                                     [remaining[i] for i in range(len(remaining)) if i not in tried]):
+        untried = [remaining[i] for i in range(len(remaining)) if i not in tried]
+        if (not prop.upstream and not siblings.is_pair(c) and prop.observation is not None
+                and _deep_quota_at_risk(taken + chosen, count - len(chosen), want_deep, untried)):
             drop = Drop(c.name, c.pattern.id, "kept back: the run needs tasks whose symptom shows "
                                               "downstream of the change", DropCode.KEPT_BACK)
             state.dropped.append(drop)

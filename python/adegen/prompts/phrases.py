@@ -293,7 +293,7 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "{c} in {t} is flipped for {n_of}, including {who}.",
         ],
         "general": [
-            "{c} in {t} is flagged the wrong way for some {es}.",
+            "{c} in {t} is set the wrong way for some {es}.",
             "The {m} in {t} looks backwards.",
             "The {c} in {t} doesn't look right anymore.",
         ],
