@@ -83,6 +83,18 @@ def _conjuncts(cond: exp.Expression | None) -> list[exp.Expression]:
     return list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
 
 
+def _row_counts(inp: CheckInput, what: str) -> tuple[int, int] | Verdict:
+    """(rows of the intact SELECT, rows of the mutated one), or the unmeasured Verdict saying why
+    (`what`: the thing measured, "the join", "the filter")."""
+    si, sm = inp.scope.select, inp.scope.mutant_select
+    if si is None or sm is None:
+        return Verdict.unmeasured("the change is not inside a SELECT")
+    a, b = count_rows(inp.probe, si, []), count_rows(inp.probe, sm, [])
+    if a is None or b is None:
+        return Verdict.unmeasured(f"{what} could not be measured: " + _last_error(inp))
+    return a[0], b[0]
+
+
 @check("outer_rows_filtered", min_rows=1, max_share=0.95)
 def outer_rows_filtered(inp: CheckInput) -> Verdict:
     """A condition moved from a LEFT JOIN's ON to the WHERE loses rows: some rows have no joined row
@@ -94,15 +106,14 @@ def outer_rows_filtered(inp: CheckInput) -> Verdict:
     jb, ja = pair
     kept = {sql(c) for c in _conjuncts(ja.args.get("on"))}
     moved = [c for c in _conjuncts(jb.args.get("on")) if sql(c) not in kept]
-    si, sm = inp.scope.select, inp.scope.mutant_select
-    if not moved or si is None or sm is None:
+    if not moved or inp.scope.select is None or inp.scope.mutant_select is None:
         return Verdict.unmeasured("no condition left the join's ON")
     # the mutant keeps a subset of the intact rows (those with a joined row meeting the condition,
     # and unmatched ones the condition lets through on NULLs): the difference is what vanishes
-    a, b = count_rows(inp.probe, si, []), count_rows(inp.probe, sm, [])
-    if a is None or b is None:
-        return Verdict.unmeasured("the join could not be measured: " + _last_error(inp))
-    total, lost = a[0], a[0] - b[0]
+    got = _row_counts(inp, "the join")
+    if isinstance(got, Verdict):
+        return got
+    total, lost = got[0], got[0] - got[1]
     alias, pred = jb.this.alias_or_name, " and ".join(sql(c) for c in moved)
     ok = lost >= inp.params["min_rows"] and (lost / total if total else 0.0) <= inp.params["max_share"]
     fact = (f"{share(lost, total)} rows of the join have no {alias} row with {pred}: the left join keeps them "
@@ -113,15 +124,12 @@ def outer_rows_filtered(inp: CheckInput) -> Verdict:
 @check("fans_out", min_rows=1)
 def fans_out(inp: CheckInput) -> Verdict:
     """With the key part dropped, the join matches several rows per row (the grain breaks)."""
-    si, sm = inp.scope.select, inp.scope.mutant_select
-    if si is None or sm is None:
-        return Verdict.unmeasured("the change is not inside a SELECT")
-    a, b = count_rows(inp.probe, si, []), count_rows(inp.probe, sm, [])
-    if a is None or b is None:
-        return Verdict.unmeasured("the join could not be measured: " + _last_error(inp))
-    extra = b[0] - a[0]
-    ok = extra >= inp.params["min_rows"]
-    return Verdict(ok, f"the join returns {b[0]:,} rows instead of {a[0]:,}", {"rows": a[0], "fanned": b[0]})
+    got = _row_counts(inp, "the join")
+    if isinstance(got, Verdict):
+        return got
+    intact, fanned = got
+    ok = fanned - intact >= inp.params["min_rows"]
+    return Verdict(ok, f"the join returns {fanned:,} rows instead of {intact:,}", {"rows": intact, "fanned": fanned})
 
 
 def _removed_values(inp: CheckInput) -> tuple[exp.Expression, list[exp.Expression]] | None:
@@ -262,13 +270,10 @@ def excluded_share(inp: CheckInput) -> Verdict:
     """The added exclusion filter drops some of the SELECT's rows, not most of them: a code that
     really occurs (at least min_share of the rows) and that nobody would mistake for the bulk of
     the data (at most max_share)."""
-    before, after = inp.scope.select, inp.scope.mutant_select
-    if before is None or after is None:
-        return Verdict.unmeasured("the change is not inside a SELECT")
-    got_b, got_a = count_rows(inp.probe, before, []), count_rows(inp.probe, after, [])
-    if got_b is None or got_a is None:
-        return Verdict.unmeasured("the filter could not be measured: " + _last_error(inp))
-    total, kept = got_b[0], got_a[0]
+    got = _row_counts(inp, "the filter")
+    if isinstance(got, Verdict):
+        return got
+    total, kept = got
     dropped = max(total - kept, 0)
     frac = dropped / total if total else 0.0
     ok = dropped >= inp.params["min_rows"] and inp.params["min_share"] <= frac <= inp.params["max_share"]
