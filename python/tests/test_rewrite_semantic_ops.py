@@ -148,6 +148,17 @@ def test_a_dropped_conversion_leaves_no_alias_naming_the_column_itself():
         "select id, amount_cents / 100 as amount_cents, t.fee_cents as fee_cents from t\n"]
 
 
+def test_an_unwrapped_call_leaves_no_alias_naming_the_column_itself():
+    """`lower(event_type) as event_type` without lower() reads `event_type`, as a person writes it;
+    a qualified column (`o.email`) or an alias of another name keeps the alias."""
+    assert mutants("lower_removed", "select lower(event_type) as event_type, id from t\n") == \
+        ["select event_type, id from t\n"]
+    assert mutants("lower_removed", "select lower(o.email) as email from t as o\n") == \
+        ["select o.email as email from t as o\n"]
+    assert mutants("trim_removed", "select trim(name) as customer_name from t\n") == \
+        ["select name as customer_name from t\n"]
+
+
 def test_a_code_mapping_collapses_to_the_expression_it_reads():
     """A CASE mapping one expression's codes to labels becomes that expression (two labels are
     enough: one branch and an ELSE); a CASE on two expressions, one with a non-label THEN, a

@@ -56,7 +56,7 @@ def unwrap_call(S, args, ctx):
             continue
         a0, b0 = argl[0]
         edits = [Edit(S.toks[i].start, S.toks[a0].start, "") if S.gap_plain(o, a0) else None,
-                 Edit(S.toks[b0].end, S.toks[c].end, "")]
+                 Edit(S.toks[b0].end, S.toks[_self_alias_end(S, a0, b0, c)].end, "")]
         if edits[0] is not None and all(S.toks[k].kind != "jinja" for k in range(b0 + 1, c)) and S.gap_plain(b0, c):
             out.append(Candidate(i, edits, f"{args['function']}() removed"))
         if args.get("fallback") == "null_last_arg" and len(argl) >= 2:
@@ -65,6 +65,16 @@ def unwrap_call(S, args, ctx):
                 out.append(Candidate(i, [S.replace(a, b, case_like(S.text(i), "null"))],
                                      f"{args['function']}() default -> null", fallback=True))
     return out
+
+
+def _self_alias_end(S, a: int, b: int, c: int) -> int:
+    """The last token the unwrap removes after the argument a..b of a call closing at c: the
+    `as x` too when the argument is the bare column x (`lower(event_type) as event_type` becomes
+    `event_type`, as a person writes it, never `event_type as event_type`), else c itself."""
+    if a == b and S.ident(a) and c + 2 < S.n and S.texts[c + 1] == "as" and S.texts[c + 2] == S.texts[a] \
+            and S.gap_plain(c, c + 2):
+        return c + 2
+    return c
 
 
 def _literal_alt(S, a, b):
