@@ -9,8 +9,9 @@ changes for a person's work far more often than any one-line edit.
 Two sites are "the same edit" when the lines they touch read the same before and after the edit,
 once table qualifiers, case and spacing are set aside (`max(cs.points) as total_points` and
 `max(ds.points) as total_points`). A one-keyword site (`left` -> `inner`) therefore only pairs when
-its whole line matches too. Neither model may be upstream of the other (a mate of the same layer
-comes first): then each graded table shows one model's change, and a fix of one file alone fails.
+its whole line matches too. Neither model may be upstream of the other: then each graded table
+shows one model's change, and a fix of one file alone fails. The two must be twins (`parallel`):
+one layer, and a name word or a parent model in common.
 
 Pure functions: the caller gives the models' raw SQL and rewrite sites (`proposals` builds the
 candidates)."""
@@ -21,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from .layers import prefix_hit
 from .rewrite.engine import Site, apply_site
 
 # patterns whose edit is no mistake a person repeats in a sibling file: a ref or source pointed
@@ -103,12 +105,33 @@ def related(a: dict, b: dict, down: dict[str, set[str]]) -> bool:
     return b["unique_id"] in down.get(a["unique_id"], set()) or a["unique_id"] in down.get(b["unique_id"], set())
 
 
+def _name_words(name: str) -> set[str]:
+    """The words of a model name past its layer prefix, singular (`fct_orders` -> {"order"})."""
+    hit = prefix_hit(name)
+    rest = name.lower()[len(hit[0]):] if hit else name.lower()
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in re.split(r"[^a-z0-9]+", rest) if len(w) > 2}
+
+
+def parallel(a: dict, b: dict) -> bool:
+    """Two models a person edits as twins: one layer, and a word of their names in common past the
+    prefix (`constructor_points` / `driver_points`, `stg_orders_eu` / `stg_orders_us`) or a model
+    both read. Blind reviewers took the same edit in two unrelated models (a customer dimension and
+    a marketing report) for a made-up slip: nobody pastes one line into both."""
+    if a.get("layer") != b.get("layer"):
+        return False
+    if _name_words(a["name"]) & _name_words(b["name"]):
+        return True
+    parents = lambda m: {d for d in m.get("depends_on", []) or [] if d.startswith("model.")}  # noqa: E731
+    return bool(parents(a) & parents(b))
+
+
 def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discovery: dict,
                down: dict[str, set[str]] | None = None) -> list[tuple[dict, str, Site]]:
     """(model, raw, pair-site) for the pattern: the first model's site carrying the sibling's as its
     companion. `models`: (discovery model, raw SQL, the pattern's sites there), in ranking order.
-    Every pair among the first GROUP_MODELS models that take one edit (mates of one layer first:
-    which pair shows on the data is only known once screened), at most PAIRS_PER_PATTERN."""
+    Every pair of twins among the first GROUP_MODELS models that take one edit (which pair shows on
+    the data is only known once screened), at most PAIRS_PER_PATTERN."""
     if not eligible(pattern):
         return []
     down = descendants(discovery) if down is None else down
@@ -126,9 +149,8 @@ def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discover
         group = group[:GROUP_MODELS]
         for i, (ma, raw_a, sa) in enumerate(group):
             for j, (mb, raw_b, sb) in enumerate(group[i + 1:], i + 1):
-                if not related(ma, mb, down):
-                    # a mate of the same layer first (the twin report), else any the edit reaches
-                    pairs.append(((mb.get("layer") != ma.get("layer"), g, i, j), ma, raw_a, sa, mb, raw_b, sb))
+                if not related(ma, mb, down) and parallel(ma, mb):
+                    pairs.append(((g, i, j), ma, raw_a, sa, mb, raw_b, sb))
     out: list[tuple[dict, str, Site]] = []
     for _order, ma, raw_a, sa, mb, raw_b, sb in sorted(pairs, key=lambda x: x[0])[:PAIRS_PER_PATTERN]:
         comp = Companion(mb["name"], mb["unique_id"], mb["path"], raw_b, sb)

@@ -1,5 +1,5 @@
 """One mistake in two sibling models (adegen.siblings): which sites pair, which tables each side is
-graded on, and the example project's build writing such a task proven, with both files in its
+graded on, and a build of twin models writing such a task proven, with both files in its
 patches and both tables in its prompts and seeds."""
 from __future__ import annotations
 
@@ -72,19 +72,21 @@ def test_another_line_or_a_model_downstream_never_pairs():
                                          (down, POINTS_B, [_max_site(POINTS_B)])], _discovery(a, down)) == []
 
 
-def test_a_mate_of_the_same_layer_comes_first():
+def test_only_twins_pair():
+    """Twins: one layer, and a name word (past the prefix) or a model both read in common. The same
+    edit in a model of another layer, or in an unrelated model of the same layer, is no twin's."""
     a, other, twin = _model("constructor_points"), _model("driver_points_stg", "staging"), _model("driver_points")
     entries = [(m, POINTS_B if m is not a else POINTS_A, [_max_site(POINTS_B if m is not a else POINTS_A)])
                for m in (a, other, twin)]
     pairs = siblings.pair_sites(PATTERN, entries, _discovery(a, other, twin))
-    # every pair of the three is a candidate (which one shows on the data is known once screened);
-    # the twin of one layer comes first
-    assert [(m["name"], s.companions[0].model) for m, _r, s in pairs] == [
-        ("constructor_points", "driver_points"), ("constructor_points", "driver_points_stg"),
-        ("driver_points_stg", "driver_points")]
-    # no twin in the layer: a model of another layer the same edit reaches
-    ((_m, _r, site),) = siblings.pair_sites(PATTERN, entries[:2], _discovery(a, other))
-    assert site.companions[0].model == "driver_points_stg"
+    assert [(m["name"], s.companions[0].model) for m, _r, s in pairs] == [("constructor_points", "driver_points")]
+    assert siblings.pair_sites(PATTERN, entries[:2], _discovery(a, other)) == []
+    # a customer dimension and a marketing report share no word and read nothing in common
+    dim, rpt = _model("dim_customers", deps=("stg_customers",)), _model("rpt_marketing_performance", deps=("stg_ad_spend",))
+    assert not siblings.parallel(dim, rpt)
+    assert siblings.parallel(_model("fct_orders_eu"), _model("fct_orders_us"))
+    assert siblings.parallel(_model("rpt_churn", deps=("int_accounts",)), _model("rpt_revenue", deps=("int_accounts",)))
+    assert not siblings.parallel(_model("stg_orders", "staging"), _model("fct_orders"))
 
 
 def test_a_ref_or_config_change_is_never_repeated_in_a_sibling():
@@ -120,17 +122,34 @@ def test_each_side_is_graded_on_a_table_only_its_own_model_feeds():
     assert siblings.side_tables(_obs([("stg_a", 0, 5), ("fct_a", 1, 5), ("fct_both", 1, 9)]), disc, a, b) is None
 
 
-def test_the_example_build_writes_a_proven_task_that_spans_two_models(acme_tasks_built):
-    """The example project has coalesce(order_count, 0) in two marts: the build's pair task changes
-    both files in one patch (and back in the solution), grades both tables and names both in
-    every prompt, and is proven like any other task."""
+@pytest.fixture(scope="module")
+def twins_built(fixtures_dir, tmp_path_factory, adegen_cache) -> tuple[Path, dict]:
+    """A build of twinfix: two twin marts (driver_points, constructor_points) each take the
+    season total as max() over running totals, the shape of ade-bench's f1006."""
+    import json
+
+    from reliability_kit import build_env, run_build
+
+    out = tmp_path_factory.mktemp("twins-built") / "ade-bench-tasks"
+    env = build_env(tmp_path_factory.mktemp("twins-built-home"))
+    r = run_build([fixtures_dir / "twinfix", "--output-dir", out, "--count", "3", "--pick", "all", "--yes",
+                   "--json"], env, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out, json.loads(r.stdout)
+
+
+def test_a_build_writes_a_proven_task_that_spans_two_twin_models(twins_built):
+    """Both twins sum running totals: the pair task changes both files in one patch (and back in
+    the solution), grades both tables and names both in every prompt, and is proven like any
+    other task; the same edit in one twin alone is not offered besides it (one mistake, one task)."""
     import yaml
 
-
-    out, doc = acme_tasks_built
+    out, doc = twins_built
     pairs = [p for p in doc["proposals"] if p.get("siblings")]
     assert pairs, [(p["model"], p["pattern_id"]) for p in doc["proposals"]]
     p = pairs[0]
+    assert {p["model"], *(s["model"] for s in p["siblings"])} == {"driver_points", "constructor_points"}
+    assert not [q for q in doc["proposals"] if q["pattern_id"] == p["pattern_id"] and not q.get("siblings")]
     task = next(t for t in doc["tasks"] if t["proposal"] == p["number"])
     assert task["status"] == "ready" and task["proven"], task["proof_detail"]
     folder = Path(task["path"])
@@ -139,6 +158,7 @@ def test_the_example_build_writes_a_proven_task_that_spans_two_models(acme_tasks
     files = [p["model_path"]] + [s["path"] for s in p["siblings"]]
     for path in files:
         assert f"--- a/{path}" in setup and f"--- a/{path}" in solution
+    assert setup.count("+    sum(") == 2 and solution.count("+    max(") == 2
     spec = yaml.safe_load((folder / "task.yaml").read_text())
     seeds = [s["table_name"] for s in spec["solution_seeds"]]
     tables = [p["compared_table"]] + [s["table"] for s in p["siblings"]]
