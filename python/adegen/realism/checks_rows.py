@@ -203,7 +203,15 @@ def rows_on_boundary(inp: CheckInput) -> Verdict:
         return Verdict.unmeasured("the boundary could not be measured: " + _last_error(inp))
     total, on = got
     ok = on >= inp.params["min_rows"]
-    return Verdict(ok, f"{share(on, total)} rows sit exactly on the boundary {sql(node)}", {"rows": total, "on": on})
+    fact = f"{share(on, total)} rows sit exactly on the boundary {sql(node)}"
+    if ok and inp.scope.select is not None:
+        # `product_views > 0` made `>= 0` over counts that are never negative is a condition that
+        # holds on every row: nobody writes it, however many rows sit on the boundary
+        got = count_rows(inp.probe, inp.scope.select, [f"({sql(moved)}) is not true"], where=either_where(inp.scope))
+        if got is not None and got[0] > 0 and got[1] == 0:
+            return Verdict(False, f"{fact}, but {sql(moved)} holds on every row: a condition nobody writes",
+                           {"rows": total, "on": on, "always": True})
+    return Verdict(ok, fact, {"rows": total, "on": on})
 
 
 @check("nulls_present", min_rows=1)
