@@ -164,6 +164,9 @@ def test_domain_words_from_names():
     assert words.table_entity("mart_account_360") == "account"
     assert words.table_entity("int_workspace_roster") == "workspace"
     assert words.entity_of_key("order_id", "x") == "order"
+    # a unique name keys its entity: the rows of constructor_points are constructors, not points
+    assert words.entity_of_key("constructor_name", "constructor_points") == "constructor"
+    assert words.entity_of_key("first_name", "people") is None
     assert words.ratio_words(2.0) == "twice" and words.ratio_words(0.1) == "a tenth of"
     # a hundredth or a thousand times names the missing unit conversion: never said
     assert words.ratio_words(0.01) is None and words.ratio_words(100.0) is None and words.ratio_words(1000.0) is None

@@ -271,7 +271,15 @@ def entity_of_key(key_column: str, table: str) -> str | None:
             return f"{noun} record" if noun.split()[-1].lower() in UNCOUNTABLE else noun
     if low in ("id", "key", "pk"):
         return table_entity(table)
+    # a unique name keys its entity too: constructor_name -> 'constructor' (a table named for
+    # its measure, constructor_points, says nothing of what a row is); first_name keys nobody
+    if low.endswith("_name") and low[:-5] and low.split("_")[-2] not in _NAME_PARTS:
+        return " ".join(_words(key_column[:-5]))
     return date_grain(key_column)
+
+
+# words before `_name` that make a part of a person's name, not an entity
+_NAME_PARTS = frozenset({"first", "last", "full", "display", "given", "family", "middle", "short", "long", "nick"})
 
 
 # the periods a date key may name ("date_month", "week_start_date"); any other date key is a day
