@@ -136,6 +136,9 @@ def measure(cmd: list[str], cwd: Path, *, timeout: float = 3600, env: dict | Non
         t.join(30)  # a grandchild still holding the pipe would block forever otherwise
     for t in helpers:
         t.join(1)
+    # a line the command wrote before it exited may be read (and stamped) after wait4 returned
+    # when the machine is loaded: it appeared by the exit at the latest
+    lines = [(min(t, round(wall, 3)), tag, text) for t, tag, text in lines]
     return {"rc": p.returncode, "wall_s": round(wall, 3),
             # CPU seconds (user+sys) of the command and every descendant it waited for: less
             # sensitive than wall time to other jobs on a shared machine
