@@ -68,8 +68,8 @@ def test_one_case_labels_its_branches_not_its_results():
 def test_simple_case_and_in_lists_are_groups():
     simple = "select case o.status when 'paid' then 1 when 'refunded' then -1 end as sign from orders o\n"
     assert mutants(simple)[-1] == simple.replace("'paid'", "'Paid'").replace("'refunded'", "'Refunded'")
-    listed = ("select\n    count(case when lower(channel) in ('email', 'sms') then 1 end) as direct,\n"
-              "    count(case when lower( channel ) = 'paid search' then 1 end) as paid\nfrom visits\n")
+    listed = ("select\n    count(case when trim(channel) in ('email', 'sms') then 1 end) as direct,\n"
+              "    count(case when trim( channel ) = 'paid search' then 1 end) as paid\nfrom visits\n")
     assert mutants(listed)[0] == respelled(listed, {"'email'": "'EMAIL'", "'sms'": "'SMS'",
                                                     "'paid search'": "'PAID SEARCH'"})
 
@@ -131,3 +131,17 @@ def test_max_lines_bounds_how_far_a_group_spreads():
     assert len(mutants(sql12)) == 2  # UPPER, and Title = Sentence ('Label 0')
     two = dataclasses.replace(PATTERN, max_lines=2)  # the engine's default for every other pattern
     assert find_sites(sql12, two, CTX) == [] and len(find_sites(FINISHES, two, CTX)) == 3
+
+
+def test_no_spelling_the_normalising_call_cannot_produce():
+    """`lower(trim(code)) in ('PAID', 'SETTLED')` never matches: no site writes it (a reviewer
+    reads it as a contradiction); `upper(x)` only takes UPPER CASE, which is where it starts."""
+    lowered = ("select\n    case\n        when lower(trim(code)) in ('paid', 'settled') then 'paid'\n"
+               "        when lower(trim(code)) = 'past_due' then 'late'\n        else 'open'\n    end as status\nfrom t\n")
+    assert mutants(lowered) == []
+    raised = lowered.replace("lower(", "upper(").replace("'paid', 'settled'", "'PAID', 'SETTLED'") \
+        .replace("= 'past_due'", "= 'PAST_DUE'")
+    assert mutants(raised) == []
+    plain = lowered.replace("lower(trim(code))", "code")  # Title and Sentence case coincide here
+    assert mutants(plain) == [respelled(plain, {"'paid', 'settled'": "'PAID', 'SETTLED'", "= 'past_due'": "= 'PAST_DUE'"}),
+                              respelled(plain, {"'paid', 'settled'": "'Paid', 'Settled'", "= 'past_due'": "= 'Past_due'"})]

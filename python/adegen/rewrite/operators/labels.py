@@ -130,16 +130,27 @@ def _label(S, k: int, loops) -> str | None:
     return inner
 
 
-def label_groups(S) -> list[list[tuple[int, str]]]:
-    """Every group of labels (literal token, text) compared with one operand inside the CASEs of
-    one SELECT, with at least two different labels, in text order."""
+def label_groups(S) -> list[tuple[str, list[tuple[int, str]]]]:
+    """(operand key, its labels) for every group of labels (literal token, text) compared with one
+    operand inside the CASEs of one SELECT, with at least two different labels, in text order."""
     owner, in_case, loops = _owner_selects(S), _in_case(S), _loop_spans(S.raw)
     groups: dict = {}
     for key, k in _compared(S):
         inner = _label(S, k, loops) if in_case[k] else None
         if inner is not None:
             groups.setdefault((owner[k], key), []).append((k, inner))
-    return [sorted(g) for g in groups.values() if len({inner for _k, inner in g}) >= 2]
+    return [(key, sorted(g)) for (_owner, key), g in groups.items() if len({inner for _k, inner in g}) >= 2]
+
+
+def _spellable(key: str, label: str) -> bool:
+    """Whether the operand can hold `label` at all: `lower(x) = 'PAID'` never matches, and a
+    reviewer reads it as a contradiction, not a slip (round 15: realism 2.3)."""
+    low = key.lower()
+    if low.startswith("lower("):
+        return label == label.lower()
+    if low.startswith("upper("):
+        return label == label.upper()
+    return True
 
 
 @operator("respell_labels", fixed_anchor="case")
@@ -147,14 +158,15 @@ def respell_labels(S, args, ctx):
     """Re-spell every label of a group (the literals one SELECT's CASEs compare one expression
     with: `case when status = 'completed'`, `sum(case when status = 'returned' ...)`, `case status
     when 'a'`, `status in ('a', 'b')`) in Title Case, Sentence case or UPPER CASE: one site per
-    group and spelling that changes a label. Labels built by Jinja (`'{{ method }}'`, a loop
-    body) are no group; comments and Jinja statements hold no tokens."""
+    group and spelling that changes a label, never one the operand cannot hold (`lower(x) =
+    'PAID'`). Labels built by Jinja (`'{{ method }}'`, a loop body) are no group; comments and
+    Jinja statements hold no tokens."""
     out = []
-    for group in label_groups(S):
+    for key, group in label_groups(S):
         for name, spell in SPELLINGS:
             edits = [Edit(S.toks[k].start, S.toks[k].end, f"'{spell(inner)}'")
                      for k, inner in group if spell(inner) != inner]
-            if not edits:
+            if not edits or not all(_spellable(key, spell(inner)) for _k, inner in group):
                 continue
             labels = ", ".join(dict.fromkeys(S.text(k) for k, _inner in group))
             out.append(Candidate((group[0][0], name), edits, f"labels {labels} -> {name}",
