@@ -157,6 +157,9 @@ def test_an_unwrapped_call_leaves_no_alias_naming_the_column_itself():
         ["select o.email as email from t as o\n"]
     assert mutants("trim_removed", "select trim(name) as customer_name from t\n") == \
         ["select name as customer_name from t\n"]
+    # part of a longer item: the alias names the whole item, not the column
+    assert mutants("lower_removed", "select x || lower(event_type) as event_type from t\n") == \
+        ["select x || event_type as event_type from t\n"]
 
 
 def test_a_code_mapping_collapses_to_the_expression_it_reads():

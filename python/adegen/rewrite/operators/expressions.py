@@ -56,7 +56,7 @@ def unwrap_call(S, args, ctx):
             continue
         a0, b0 = argl[0]
         edits = [Edit(S.toks[i].start, S.toks[a0].start, "") if S.gap_plain(o, a0) else None,
-                 Edit(S.toks[b0].end, S.toks[_self_alias_end(S, a0, b0, c)].end, "")]
+                 Edit(S.toks[b0].end, S.toks[_same_alias_end(S, a0, c, first=i) if a0 == b0 else c].end, "")]
         if edits[0] is not None and all(S.toks[k].kind != "jinja" for k in range(b0 + 1, c)) and S.gap_plain(b0, c):
             out.append(Candidate(i, edits, f"{args['function']}() removed"))
         if args.get("fallback") == "null_last_arg" and len(argl) >= 2:
@@ -65,16 +65,6 @@ def unwrap_call(S, args, ctx):
                 out.append(Candidate(i, [S.replace(a, b, case_like(S.text(i), "null"))],
                                      f"{args['function']}() default -> null", fallback=True))
     return out
-
-
-def _self_alias_end(S, a: int, b: int, c: int) -> int:
-    """The last token the unwrap removes after the argument a..b of a call closing at c: the
-    `as x` too when the argument is the bare column x (`lower(event_type) as event_type` becomes
-    `event_type`, as a person writes it, never `event_type as event_type`), else c itself."""
-    if a == b and S.ident(a) and c + 2 < S.n and S.texts[c + 1] == "as" and S.texts[c + 2] == S.texts[a] \
-            and S.gap_plain(c, c + 2):
-        return c + 2
-    return c
 
 
 def _literal_alt(S, a, b):
@@ -293,12 +283,14 @@ def _factor_edit(S, i) -> Edit | None:
     return None
 
 
-def _same_alias_end(S, operand: int, last: int) -> int:
-    """The last token the edit removes: `last`, or the alias after it when the item was a bare
-    column converted into a name of its own (`amount / 100 as amount`): without the factor the
-    item reads `amount`, the way someone who never converted it writes it, not `amount as amount`."""
+def _same_alias_end(S, operand: int, last: int, first: int | None = None) -> int:
+    """The last token the edit removes: `last`, or the alias after it when the item (from token
+    `first`, by default the operand) was a bare column converted into a name of its own (`amount /
+    100 as amount`, `lower(event_type) as event_type`): without the conversion the item reads
+    `amount`, the way someone who never converted it writes it, not `amount as amount`."""
     # token texts are lower-cased (lexer): `Amount ... AS amount` compares equal
-    whole_item = S.ident(operand) and (operand == 0 or S.texts[operand - 1] in (",", "select"))
+    first = operand if first is None else first
+    whole_item = S.ident(operand) and (first == 0 or S.texts[first - 1] in (",", "select"))
     alias = S.texts[last + 1:last + 3]
     if whole_item and alias[:1] == ["as"] and S.ident(last + 2) and alias[1] == S.texts[operand] \
             and S.gap_plain(last, last + 2):
