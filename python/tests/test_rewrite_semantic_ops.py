@@ -133,9 +133,12 @@ DROPPED_CONVERSIONS = [
      "select id from t where revenue_cents >= {{ var('threshold_dollars') }}\n"),
     # a comment on the item says the unit (the line right above, or the rest of its line)
     ("select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount / 100 as amount\nfrom t\n",
-     "select\n    id,\n    -- amount is stored in cents, so we convert it to dollars\n    amount\nfrom t\n"),
+     "select\n    id,\n    amount\nfrom t\n"),  # the note goes with the conversion it explains
     # the item converted a column into its own name: without the factor it is the bare column
-    ("select amount / 100 as amount  -- cents to dollars\nfrom t\n", "select amount  -- cents to dollars\nfrom t\n"),
+    ("select amount / 100 as amount  -- cents to dollars\nfrom t\n", "select amount\nfrom t\n"),
+    # a note naming no unit stays; the item's comma stays
+    ("select\n    -- keep it signed\n    fee_cents / 100 as fee,  -- cents to dollars\n    id\nfrom t\n",
+     "select\n    -- keep it signed\n    fee_cents as fee,\n    id\nfrom t\n"),
 ]
 
 

@@ -42,8 +42,9 @@ def applies(raw: str, pattern, ctx: ModelContext, S: Struct | None = None) -> bo
 
 
 def _edit_ok(S: Struct, e, cand) -> bool:
-    """An edit may not cut into a comment or Jinja statement; it may change a string literal or a
-    Jinja expression only as a whole (or when the operator targets literals / Jinja)."""
+    """An edit may not cut into a comment or Jinja statement (it may delete a whole SQL comment);
+    it may change a string literal or a Jinja expression only as a whole (or when the operator
+    targets literals / Jinja)."""
     if cand.touches_jinja:  # dbt-level operators edit inside {{ ref() }} / config() on purpose
         return True
     for (a, b, g) in S.masked:
@@ -59,6 +60,8 @@ def _edit_ok(S: Struct, e, cand) -> bool:
             if cand.touches_literal or inside:
                 continue
             return False
+        if inside and not e.text and S.raw.startswith(("--", "/*"), a):
+            continue  # a whole SQL comment deleted (the note on a conversion dropped with it)
         return False
     return True
 

@@ -139,6 +139,34 @@ def item_text(S, i) -> str:
 NOTE_LINES = 3  # comment-only lines right above an item that are read as its note
 
 
+def note_spans(S, i) -> list[tuple[int, int]]:
+    """The text spans of item_note's comments, each as an edit would delete it: a comment-only line
+    right above the item with its line break, and a `--` comment ending the item's last line with
+    the spaces before it (the item's comma stays)."""
+    a, b = item_span(S, i)
+    first, _ = S.line_of(S.toks[a].start)
+    _, last_end = S.line_of(S.toks[b].end)
+    spans = []
+    rest = S.raw[S.toks[b].end:last_end]
+    dash = rest.find("--")
+    if dash >= 0 and "'" not in rest[:dash]:
+        start = S.toks[b].end + dash
+        while start > S.toks[b].end and S.raw[start - 1] in " \t":
+            start -= 1
+        spans.append((start, last_end))
+    end = first - 1
+    for _ in range(NOTE_LINES):
+        if end <= 0:
+            break
+        start = S.raw.rfind("\n", 0, end) + 1
+        line = S.raw[start:end].strip()
+        if not line.startswith(("--", "/*", "{#")) and not line.endswith(("*/", "#}")):
+            break
+        spans.append((start, end + 1))
+        end = start - 1
+    return spans
+
+
 def item_note(S, i) -> str:
     """The comments that annotate the item holding token i: the rest of its last line and the
     comment-only lines right above its first line (`-- amount is stored in cents` over
