@@ -374,7 +374,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a pattern id already picked (`taken` included) is picked again only
-    when no untried candidate with another pattern remains, and a proposal whose prompt repeats
+    when no untried candidate with another pattern remains (and a model already picked only when
+    no such candidate on another model remains), and a proposal whose prompt repeats
     one of the run or of a surveyed task is dropped (the next site or candidate is tried).
 
     `scope.prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
@@ -439,8 +440,11 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         data = [i for i in open_ if not is_config_only(remaining[i].pattern)]
         open_ = data or open_
         fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
+        # a new kind of bug on a model the run has not touched first: a second task on one model
+        # (the same column twice, round 16) says less than the same spread over two
+        fresh_models = [i for i in fresh if not used_models[remaining[i].name]]
         best, best_s = None, None
-        for i in fresh or open_:
+        for i in fresh_models or fresh or open_:
             c = remaining[i]
             layer = c.model.get("layer", "other")
             s = c.score - ranking.POINTS_PER_UNIT * (
