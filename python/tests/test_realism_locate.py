@@ -56,6 +56,16 @@ def test_locate_a_string_case_change():
     assert isinstance(s.before, exp.Literal) and (s.before.this, s.after.this) == ("completed", "Completed")
 
 
+def test_locate_a_call_unwrapped_with_its_alias_finds_the_call():
+    """`coalesce(amount, 0) as amount` -> `amount`: the output name stays, the change is the call's
+    (a new alias, `as total`, is a change of its own: the alias)."""
+    sql = f"select order_id, coalesce(amount, 0) as amount from {T}orders"
+    s = locate(sql, swap(sql, "coalesce(amount, 0) as amount", "amount"))
+    assert isinstance(s.before, exp.Coalesce) and isinstance(s.after, exp.Column)
+    s = locate(sql, swap(sql, "coalesce(amount, 0) as amount", "amount as total"))
+    assert isinstance(s.before, exp.Identifier) and (s.before.name, s.after.name) == ("amount", "total")
+
+
 def test_locate_nothing_changed_or_unparseable():
     assert locate(CTES, CTES) is None
     assert locate(CTES, "select from where (") is None

@@ -76,7 +76,10 @@ def locate(intact_sql: str, mutant_sql: str, dialect: str = "duckdb") -> SiteSco
 def first_difference(a: exp.Expression, b: exp.Expression) -> tuple[exp.Expression, exp.Expression] | None:
     """The deepest pair of nodes where `a` and `b` differ: a node of another type or with other
     scalar arguments, or the container whose list of children changed length (a dropped list item,
-    a removed clause)."""
+    a removed clause). An alias dropped with the call it named (`coalesce(amount, 0) as amount` ->
+    `amount`) keeps the output name: the change is the call's."""
+    if isinstance(a, exp.Alias) and not isinstance(b, exp.Alias) and b.output_name == a.alias:
+        return first_difference(a.this, b) or (a, b)
     if type(a) is not type(b):
         return a, b
     for key in sorted(set(a.args) | set(b.args)):
