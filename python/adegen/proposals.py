@@ -373,9 +373,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
            taken: list | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
-    No repeats within a run: a pattern id already picked (`taken` included) is picked again only
-    when no untried candidate with another pattern remains (and a model already picked only when
-    no such candidate on another model remains), and a proposal whose prompt repeats
+    No repeats within a run: a model or a pattern id already picked (`taken` included) is picked
+    again only when no untried candidate on another model, then with another pattern, remains, and a proposal whose prompt repeats
     one of the run or of a surveyed task is dropped (the next site or candidate is tried).
 
     `scope.prefer_db_specific` (Snowflake projects, spec: "prefer bug patterns that use Snowflake-specific
@@ -440,11 +439,12 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         data = [i for i in open_ if not is_config_only(remaining[i].pattern)]
         open_ = data or open_
         fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
-        # a new kind of bug on a model the run has not touched first: a second task on one model
-        # (the same column twice, round 16) says less than the same spread over two
-        fresh_models = [i for i in fresh if not used_models[remaining[i].name]]
+        # a new kind of bug on a model the run has not touched first, then any bug on such a model:
+        # a second task on one model (one column broken twice, round 16) says less than two models
+        new_model = [i for i in open_ if not used_models[remaining[i].name]]
+        fresh_models = [i for i in fresh if i in set(new_model)]
         best, best_s = None, None
-        for i in fresh_models or fresh or open_:
+        for i in fresh_models or new_model or fresh or open_:
             c = remaining[i]
             layer = c.model.get("layer", "other")
             s = c.score - ranking.POINTS_PER_UNIT * (
