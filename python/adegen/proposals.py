@@ -251,7 +251,9 @@ class _Result:
 
 def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
     """The `size` candidates a selection would try first (greedy spread, no compile/screen yet)."""
-    dry = select(cands, scope, count=size)
+    # a pool holds several kinds of bug per model (a model whose first kind fails its precondition
+    # still has its others in the round): the picks, not the pool, go to untouched models first
+    dry = select(cands, scope, count=size, models_first=False)
     return [p.candidate for p in dry.proposals]
 
 
@@ -370,7 +372,7 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
 
 
 def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
-           taken: list | None = None) -> ProposalSet:
+           taken: list | None = None, models_first: bool = True) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a model or a pattern id already picked (`taken` included) is picked
@@ -441,7 +443,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
         # a new kind of bug on a model the run has not touched first, then any bug on such a model:
         # a second task on one model (one column broken twice, round 16) says less than two models
-        new_model = [i for i in open_ if not used_models[remaining[i].name]]
+        new_model = [i for i in open_ if not used_models[remaining[i].name]] if models_first else []
         fresh_models = [i for i in fresh if i in set(new_model)]
         best, best_s = None, None
         for i in fresh_models or new_model or fresh or open_:
