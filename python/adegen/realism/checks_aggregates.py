@@ -10,6 +10,7 @@ import re
 
 from sqlglot import exp
 
+from ..rewrite.names import is_identifier
 from .measure_sql import column_name, count_rows, projection_alias, share, sql
 from .probe import groups_query
 from .registry import CheckInput, Verdict, check
@@ -48,6 +49,9 @@ def non_additive(inp: CheckInput) -> Verdict:
     if agg is None or agg.this is None:
         return Verdict.unmeasured("the change is not an aggregate")
     arg = agg.this
+    if isinstance(arg, exp.Column) and is_identifier(arg.name):
+        # max(customer_id) picks the session's one customer; nobody writes sum(customer_id)
+        return Verdict(False, f"{arg.name} is an identifier: nobody adds ids up", {})
     # groups with several values (where SUM and MAX can differ); constant: all of them one value,
     # also where some rows have none (a value per entity, null on the rows a left join missed)
     got = _group_stats(inp, arg, ["count(*) filter (where g1 > 1)",

@@ -7,7 +7,7 @@ import re
 
 from sqlglot import exp
 
-from ..rewrite.names import comment_words, related_names, units_in, words
+from ..rewrite.names import comment_words, is_identifier, related_names, units_in, words
 from ..rewrite.operators.select_lists import item_note, item_text
 from ..rewrite.text import Struct
 from .measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
@@ -169,9 +169,6 @@ def _type_family(sql_type: str) -> str:
     return t
 
 
-_ID = re.compile(r"(id|.+_(id|key|pk|sk))", re.I)
-
-
 def _shared_values(inp: CheckInput, b: exp.Column, a: exp.Column) -> tuple[int, int] | None:
     """(distinct values of `b`, how many of them `a` holds too) over the scope's rows."""
     select = inp.scope.select
@@ -191,7 +188,7 @@ def related_column(inp: CheckInput) -> Verdict:
     b, a = nearest(inp.scope.before, (exp.Column,)), nearest(inp.scope.after, (exp.Column,))
     if not (isinstance(b, exp.Column) and isinstance(a, exp.Column)) or b.name == a.name:
         return Verdict.unmeasured("the change is not a column swap")
-    if _ID.fullmatch(b.name) and _ID.fullmatch(a.name):
+    if is_identifier(b.name) and is_identifier(a.name):
         # blind reviews rated id swaps (order_id for customer_id in a join) a made-up slip; the
         # confusions people make are between values of one kind: created/updated, gross/net
         return Verdict(False, f"{b.name} and {a.name} are ids of different things, not values of one kind", {})

@@ -26,6 +26,14 @@ def parts(name: str) -> list[str]:
     return [p for p in snake.lower().split("_") if p]
 
 
+_IDENTIFIER = re.compile(r"(id|.+_(id|key|pk|sk))", re.I)
+
+
+def is_identifier(name: str) -> bool:
+    """A column named as an identifier (id, customer_id, order_key): a label, never an amount."""
+    return _IDENTIFIER.fullmatch(name or "") is not None
+
+
 def related_names(a: str, b: str) -> bool:
     """Two column names an engineer could confuse: the same kind of value of a sibling meaning
     (created_at/updated_at, gross_amount/net_amount, customer_id/account_id: one word differs and
