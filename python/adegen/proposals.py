@@ -11,7 +11,8 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 (difficulty, compared table, column, tags, novelty) come from `proposal_facts`."""
 from __future__ import annotations
 
-import difflib
+import dataclasses
+
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from .drops import Drop, DropCode
 from .proposal_model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from .proposal_facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, models_between, novelty_text, pick_column, tags_for, why_model)
+from .proposal_mistakes import same_mistake
 from .proposal_site import ScreenFn, Selection, about_data, prompt_key, realise_candidate
 from .proposal_site import encode as encode_text
 from .survey import Survey
@@ -52,6 +54,9 @@ class Scope:
     # one mistake in two sibling models (adegen.siblings) is offered: its screening builds both
     # changed files at once, which the DuckDB validator does
     siblings: bool = False
+    # picks go to untouched models before new kinds of bug on touched ones (select); off in a pool,
+    # which keeps several kinds per model (a model's first kind may fail its precondition)
+    models_first: bool = True
     # model name -> raw SQL, filled as operators read other models (model_sql_reader)
     sql_cache: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -251,9 +256,7 @@ class _Result:
 
 def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
     """The `size` candidates a selection would try first (greedy spread, no compile/screen yet)."""
-    # a pool holds several kinds of bug per model (a model whose first kind fails its precondition
-    # still has its others in the round): the picks, not the pool, go to untouched models first
-    dry = select(cands, scope, count=size, models_first=False)
+    dry = select(cands, dataclasses.replace(scope, models_first=False), count=size)
     return [p.candidate for p in dry.proposals]
 
 
@@ -290,46 +293,6 @@ def _deep_quota_at_risk(picked: list, slots: int, want: int, untried: list) -> b
     if have >= want or slots - 1 >= want - have:
         return False
     return any(c.model.get("layer") != "marts" for c in untried)
-
-
-def _edits(prop) -> set[tuple[str, bytes]]:
-    """(file, its text after the mistake) for every file a proposal changes."""
-    return {(prop.model_path, prop.mutant)} | {(s.path, s.mutant) for s in getattr(prop, "siblings", ())}
-
-
-def _edit_text(prop) -> tuple | None:
-    """(pattern, the lines the edit removes, the lines it writes), each line whitespace-normalised:
-    the edit as a reader of the diff sees it, wherever the file."""
-    original, mutant = getattr(prop, "original", None), getattr(prop, "mutant", None)
-    if not isinstance(original, bytes) or not isinstance(mutant, bytes):
-        return None
-    a, b = decode(original).splitlines(), decode(mutant).splitlines()
-    removed, added = [], []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            removed += [" ".join(x.split()) for x in a[i1:i2]]
-            added += [" ".join(x.split()) for x in b[j1:j2]]
-    return (prop.pattern_id, tuple(x for x in removed if x), tuple(x for x in added if x))
-
-
-def _same_mistake(prop, others: list) -> bool:
-    """A proposal leaves some file exactly as another task of the run does (a sibling pair and a
-    single-file task making its one edit, or two anchors of one upstream conversion), makes the
-    very edit another task makes in another file (`where status != 'returned'` added to
-    stg_orders and to orders) or the same pattern's edit on the same names (stg_payments's
-    conversion repeated in orders and in customers): one mistake, one task."""
-    mine, text, said = _edits(prop), _edit_text(prop), _placeholders(prop)
-    return any(mine & _edits(o) or (text is not None and text == _edit_text(o))
-               or (said is not None and said == _placeholders(o))
-               for o in others if getattr(o, "mutant", None) is not None)
-
-
-def _placeholders(prop) -> tuple | None:
-    """(pattern, what the edit's site names: the code filtered out, the upstream model whose
-    conversion is repeated, the ref swapped in), or None when it names nothing: the same pattern
-    with the same names is the same misunderstanding, in whichever file."""
-    said = getattr(getattr(prop, "site", None), "placeholders", None) or {}
-    return (prop.pattern_id, tuple(sorted((k, str(v)) for k, v in said.items()))) if said else None
 
 
 def fill_from_kept(chosen: list, kept: list, dropped: list, count: int) -> None:
@@ -372,7 +335,7 @@ def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
 
 
 def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn | None = None,
-           taken: list | None = None, models_first: bool = True) -> ProposalSet:
+           taken: list | None = None) -> ProposalSet:
     """Greedy picks for spread; `taken` = proposals already chosen in an earlier round.
 
     No repeats within a run: a model or a pattern id already picked (`taken` included) is picked
@@ -441,9 +404,9 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         data = [i for i in open_ if not is_config_only(remaining[i].pattern)]
         open_ = data or open_
         fresh = [i for i in open_ if remaining[i].pattern.id not in used_patterns]
-        # a new kind of bug on a model the run has not touched first, then any bug on such a model:
-        # a second task on one model (one column broken twice, round 16) says less than two models
-        new_model = [i for i in open_ if not used_models[remaining[i].name]] if models_first else []
+        # a new kind of bug on an untouched model first, then any bug on one (one column of one model
+        # broken twice says less than two models)
+        new_model = [i for i in open_ if not used_models[remaining[i].name]] if scope.models_first else []
         fresh_models = [i for i in fresh if i in set(new_model)]
         best, best_s = None, None
         for i in fresh_models or new_model or fresh or open_:
@@ -473,7 +436,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         prop = realise_candidate(c, state)
         if prop is None:
             continue
-        if _same_mistake(prop, taken + chosen + [k for k, _d in kept]):
+        if same_mistake(prop, taken + chosen + [k for k, _d in kept]):
             state.dropped.append(Drop(c.name, c.pattern.id, "the same mistake as another task of the run",
                                       DropCode.SAME_MISTAKE))
             continue

@@ -10,6 +10,7 @@ from adegen import proposals as pp
 from adegen import settings
 from adegen import survey as sv
 from adegen.drops import DropCode
+from adegen.proposal_mistakes import same_mistake
 
 
 @pytest.fixture(scope="session")
@@ -226,10 +227,10 @@ def test_one_mistake_is_one_task():
             SimpleNamespace(path=p, mutant=m) for p, m in siblings))
 
     pair = prop("models/a.sql", b"a2", [("models/b.sql", b"b2")])
-    assert pp._same_mistake(prop("models/b.sql", b"b2"), [pair])
-    assert pp._same_mistake(prop("models/a.sql", b"a2"), [pair])
-    assert not pp._same_mistake(prop("models/a.sql", b"a3"), [pair])  # another edit of the same file
-    assert not pp._same_mistake(prop("models/c.sql", b"b2"), [pair])
+    assert same_mistake(prop("models/b.sql", b"b2"), [pair])
+    assert same_mistake(prop("models/a.sql", b"a2"), [pair])
+    assert not same_mistake(prop("models/a.sql", b"a3"), [pair])  # another edit of the same file
+    assert not same_mistake(prop("models/c.sql", b"b2"), [pair])
     assert DropCode.SAME_MISTAKE.id == "same_mistake"
 
     # the very same edit in two files of one lineage (a filter added to stg_orders and to orders)
@@ -239,15 +240,15 @@ def test_one_mistake_is_one_task():
         return p
 
     stg = edit("models/stg_orders.sql", "select * from renamed\n", "select * from renamed\nwhere status != 'returned'\n")
-    assert pp._same_mistake(edit("models/orders.sql", "with a as (select 1)\nselect * from final\n",
+    assert same_mistake(edit("models/orders.sql", "with a as (select 1)\nselect * from final\n",
                                  "with a as (select 1)\nselect * from final\n  where status != 'returned'\n"), [stg])
-    assert not pp._same_mistake(edit("models/orders.sql", "select * from final\n",
+    assert not same_mistake(edit("models/orders.sql", "select * from final\n",
                                      "select * from final\nwhere status != 'placed'\n"), [stg])
-    assert not pp._same_mistake(edit("models/orders.sql", "select * from final\n",
+    assert not same_mistake(edit("models/orders.sql", "select * from final\n",
                                      "select * from final\nwhere status != 'returned'\n", pid="other"), [stg])
     # one pattern's one-token edit on two other lines is two mistakes
     gt = edit("models/a.sql", "select * from t\nwhere amount > 0\n", "select * from t\nwhere amount >= 0\n", "gt_to_gte")
-    assert not pp._same_mistake(edit("models/b.sql", "select * from t\nwhere views > 0\n",
+    assert not same_mistake(edit("models/b.sql", "select * from t\nwhere views > 0\n",
                                      "select * from t\nwhere views >= 0\n", "gt_to_gte"), [gt])
     # the same pattern on the same names: stg_payments's conversion repeated in orders and customers
     def named(path, mutant, said, pid="conversion_applied_twice"):
@@ -256,6 +257,6 @@ def test_one_mistake_is_one_task():
         return p
 
     orders = named("models/orders.sql", b"o3", {"upstream_model": "stg_payments"})
-    assert pp._same_mistake(named("models/customers.sql", b"c3", {"upstream_model": "stg_payments"}), [orders])
-    assert not pp._same_mistake(named("models/customers.sql", b"c3", {"upstream_model": "stg_refunds"}), [orders])
-    assert not pp._same_mistake(named("models/customers.sql", b"c3", {}), [named("models/x.sql", b"x", {})])
+    assert same_mistake(named("models/customers.sql", b"c3", {"upstream_model": "stg_payments"}), [orders])
+    assert not same_mistake(named("models/customers.sql", b"c3", {"upstream_model": "stg_refunds"}), [orders])
+    assert not same_mistake(named("models/customers.sql", b"c3", {}), [named("models/x.sql", b"x", {})])
