@@ -139,6 +139,22 @@ def item_text(S, i) -> str:
 NOTE_LINES = 3  # comment-only lines right above an item that are read as its note
 
 
+def _lines_above(S, first: int) -> list[tuple[int, int]]:
+    """(start, end) of the comment-only lines right above the line starting at `first`, nearest
+    first, at most NOTE_LINES (end: the position of the line's break)."""
+    out, end = [], first - 1
+    for _ in range(NOTE_LINES):
+        if end <= 0:
+            break
+        start = S.raw.rfind("\n", 0, end) + 1
+        line = S.raw[start:end].strip()
+        if not line.startswith(("--", "/*", "{#")) and not line.endswith(("*/", "#}")):
+            break
+        out.append((start, end))
+        end = start - 1
+    return out
+
+
 def note_spans(S, i) -> list[tuple[int, int]]:
     """The text spans of item_note's comments, each as an edit would delete it: a comment-only line
     right above the item with its line break, and a `--` comment ending the item's last line with
@@ -154,17 +170,7 @@ def note_spans(S, i) -> list[tuple[int, int]]:
         while start > S.toks[b].end and S.raw[start - 1] in " \t":
             start -= 1
         spans.append((start, last_end))
-    end = first - 1
-    for _ in range(NOTE_LINES):
-        if end <= 0:
-            break
-        start = S.raw.rfind("\n", 0, end) + 1
-        line = S.raw[start:end].strip()
-        if not line.startswith(("--", "/*", "{#")) and not line.endswith(("*/", "#}")):
-            break
-        spans.append((start, end + 1))
-        end = start - 1
-    return spans
+    return spans + [(start, end + 1) for start, end in _lines_above(S, first)]
 
 
 def item_note(S, i) -> str:
@@ -174,15 +180,5 @@ def item_note(S, i) -> str:
     a, b = item_span(S, i)
     first, _ = S.line_of(S.toks[a].start)
     _, last_end = S.line_of(S.toks[b].end)
-    notes = [S.raw[S.toks[b].end:last_end]]
-    end = first - 1
-    for _ in range(NOTE_LINES):
-        if end <= 0:
-            break
-        start = S.raw.rfind("\n", 0, end) + 1
-        line = S.raw[start:end].strip()
-        if not line.startswith(("--", "/*", "{#")) and not line.endswith(("*/", "#}")):
-            break
-        notes.append(line)
-        end = start - 1
+    notes = [S.raw[S.toks[b].end:last_end]] + [S.raw[start:end].strip() for start, end in _lines_above(S, first)]
     return "\n".join(notes)
