@@ -407,7 +407,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         # a new kind of bug on an untouched model first, then any bug on one (one column of one model
         # broken twice says less than two models)
         new_model = [i for i in open_ if not used_models[remaining[i].name]] if scope.models_first else []
-        fresh_models = [i for i in fresh if i in set(new_model)]
+        untouched = set(new_model)
+        fresh_models = [i for i in fresh if i in untouched]
         best, best_s = None, None
         for i in fresh_models or new_model or fresh or open_:
             c = remaining[i]
