@@ -413,6 +413,9 @@ def test_a_column_blank_for_some_rows_is_not_called_empty():
         for text in prompts.write_prompts(replace(blank(112), seed=seed)).prompts.values():
             assert not whole.search(text), text
     assert any(whole.search(prompts.write_prompts(replace(blank(480), seed=seed)).base) for seed in SEEDS[:150])
+    for seed in SEEDS[:150]:  # most is not all either (a blind reviewer: 79 of 90 called "empty now")
+        for text in prompts.write_prompts(replace(blank(422), seed=seed)).prompts.values():
+            assert not whole.search(text), text
     for seed in SEEDS[:150]:  # and most of them blank is not "some"
         for text in prompts.write_prompts(replace(blank(430), seed=seed)).prompts.values():
             assert not re.search(r"\bsome (sessions|rows)\b|^Some ", text), text

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,32 @@ def test_one_mistake_is_one_task():
     assert same_mistake(named("models/customers.sql", b"c3", {"upstream_model": "stg_payments"}), [orders])
     assert not same_mistake(named("models/customers.sql", b"c3", {"upstream_model": "stg_refunds"}), [orders])
     assert not same_mistake(named("models/customers.sql", b"c3", {}), [named("models/x.sql", b"x", {})])
+
+
+def test_a_pool_candidate_failing_its_precondition_is_replaced_in_the_same_round(
+        example_project, acme_discovery, catalog, monkeypatch):
+    """The pool's one join candidate fails its data precondition: the round checks the join
+    candidate that would have come next instead of screening the pool without any join."""
+    from adegen.pipeline import propose
+
+    s = sv.Survey("acme", [], [], [], 0)
+    scope = pp.Scope(example_project, "acme", "duckdb", acme_discovery, s)
+    cands = pp.rank(pp.enumerate_candidates(scope, catalog)[0], s)
+    first = pp.pool(cands, scope, size=6)
+    victims = [c for c in first if c.family == "join"]
+    assert len(victims) == 1 and sum(c.family == "join" for c in cands) >= 2
+    failing = SimpleNamespace(drop_reason=lambda: "precondition not met: 0 of 987 rows find no match")
+    checks_run: list[list] = []
+
+    def fake_check(ctx, batch):  # what the dbt compile and the data probes would record
+        checks_run.append(list(batch))
+        for c in batch:
+            c.compile_results = {}
+            c.preconditions = {si: failing for si in range(len(c.sites))} if c in victims else {}
+
+    monkeypatch.setattr(propose, "check_candidates", fake_check)
+    got = propose.checked_pool(SimpleNamespace(), cands, scope, size=6)
+    assert len(checks_run) == 2 and checks_run[0] == first and victims[0] not in checks_run[1]
+    live_joins = [c for c in got if c.family == "join" and propose.has_live_site(c)]
+    assert live_joins and victims[0] in got  # the dead one stays: the selection records why
+    assert all(c.compile_results == {} for c in got)  # nothing unchecked reaches screening

@@ -17,6 +17,7 @@ ROUNDS = 3  # pools screened before giving up on reaching --count (a pool nothin
 # database most sites fail their precondition, and the next pool costs one dbt compile)
 MAX_POOLS = 8  # pools compiled and measured at most, screened or not
 POOL_FACTOR = 4  # a pool holds this many times --count candidates
+TOP_UPS = 2  # extra compile checks a pool takes to replace candidates that fail every check
 
 
 def measure_run(ctx: RunContext):
@@ -63,6 +64,31 @@ def has_live_site(c) -> bool:
     return any(checked_drop(c, si) is None for si in range(len(c.sites)))
 
 
+def checked_pool(ctx: RunContext, remaining: list, scope, *, size: int) -> list:
+    """The pool a round screens, checked (compile + data preconditions). A pool candidate with no
+    live site is replaced within the round: the dry selection runs again, skips it (its checks are
+    recorded) and picks what would have come next, up to TOP_UPS more compile checks. Otherwise a
+    family's only slot in the pool is lost to a candidate that fails its precondition, and the
+    family's next candidate waits for a later pool the run may never take."""
+    from .. import proposals as pp
+
+    sel = pp.pool(remaining, scope, size=size)
+    checked: set[int] = set()
+    for _ in range(1 + TOP_UPS):
+        new = [c for c in sel if id(c) not in checked]
+        if not new:
+            break
+        check_candidates(ctx, new)
+        checked |= {id(c) for c in new}
+        dead = {id(c) for c in new if not has_live_site(c)}
+        if not dead:
+            break
+        sel = pp.pool(remaining, scope, size=size)
+    # every checked candidate, the dead ones included (the selection records why each was not
+    # tried), in rank order; what the last top-up chose unchecked is left for a later pool
+    return [c for c in remaining if id(c) in checked]
+
+
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from .. import proposals as pp
@@ -101,12 +127,11 @@ def propose(ctx: RunContext):
             ui.say(f"Time budget reached: no further proposal round ({len(chosen)} proposal(s) so far).")
             break
         pools += 1
-        sel = pp.pool(remaining, run_scope, size=POOL_FACTOR * opts.count)
+        sel = checked_pool(ctx, remaining, run_scope, size=POOL_FACTOR * opts.count)
         if not sel:
             break
         ids = {id(c) for c in sel}
         remaining = [c for c in remaining if id(c) not in ids]
-        check_candidates(ctx, sel)
         if not any(has_live_site(c) for c in sel):
             continue  # every site failed its compile check or data precondition: nothing was screened
         rounds += 1
