@@ -37,11 +37,11 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Why did {m} in {t} go up?",
                    "How did the {m} in {t} get this high?", "Is there a reason the {m} in {t} went up?",
                    "Anyone know why {m} in {t} went up?"],
-        "story": ["Just noticed the {m} in {t} is higher than it should be for {share}.",
+        "story": ["I just noticed the {m} in {t} is higher than it should be for {share}.",
                   "I pulled the {m} from {t} for a report and it came out too high.",
                    "Someone on the team noticed {m} in {t} is too high for {share}.", "I compared {m} in {t} with what we had last month and it's higher for {share}.",
-                   "Went to use the {m} from {t} in a deck and it's too high.", "Had a look at the {m} in {t} and it's too high.",
-                   "Was going through {t} for the monthly review and the {m} is too high for {share}.",
+                   "Someone noticed that the {m} in {t} looks too high.", "I had a look at the {m} in {t} and it's too high.",
+                   "I was going through {t} for the monthly review and the {m} is too high for {share}.",
                    "My manager asked why the {m} in {t} went up, and I don't think it should have."],
     },
     "values_low": {
@@ -56,12 +56,12 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Why did {m} in {t} drop?",
                    "Is there a reason the {m} in {t} went down?",
                    "Any idea why {m} in {t} dropped?"],
-        "story": ["Just noticed the {m} in {t} is lower than it should be for {share}.",
+        "story": ["I just noticed the {m} in {t} is lower than it should be for {share}.",
                   "I pulled the {m} from {t} for a report and it came out too low.",
                    "Someone on the team noticed {m} in {t} is too low for {share}.", "I compared {m} in {t} with what we had last month and it's lower for {share}.",
-                   "Went to use the {m} from {t} in a deck and it's too low.", "Had a look at the {m} in {t} and it's too low.",
+                   "The {m} numbers in {t} look too low to me.", "I had a look at the {m} in {t} and it's too low.",
                    "Doing the month-end numbers, the {m} from {t} comes up short for {share}.",
-                   "Got a question about why the {m} in {t} dropped, and I can't explain it."],
+                   "Someone asked me why the {m} in {t} dropped, and I can't explain it."],
     },
     "values_scaled": {
         "report": ["The {m} {vals} in {t} are way {dir}.", "The {m} in {t} is way {dir} for {share}.",
@@ -77,10 +77,10 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "question": ["Why is the {m} in {t} way {dir}?", "Why is the {m} in {t} {dir} now?", "Why are the {m} {vals} in {t} {rw} what they should be?",
                      "How come the {m} in {t} is {rw} what it should be?", "Why is {m} in {t} suddenly {rw} what it should be?"],
         "story": ["Adding up the {m} from {t}, the total comes out way {dir}.",
-                  "Just noticed the {m} in {t} is way {dir} for {share}.",
-                  "Just noticed the {m} in {t} is {rw} what it should be.",
-                  "Pulled the {m} from {t} and the numbers are {rw} what they should be.",
-                  "Ran a sanity check on {t} and the {m} is {rw} what it should be.",
+                  "I just noticed the {m} in {t} is way {dir} for {share}.",
+                  "I just noticed the {m} in {t} is {rw} what it should be.",
+                  "I pulled the {m} from {t} and the numbers are {rw} what they should be.",
+                  "I ran a sanity check on {t} and the {m} is {rw} what it should be.",
                   "The {m} numbers I got from {t} today are way {dir}, not even in the right ballpark."],
     },
     "values_changed": {
@@ -107,13 +107,13 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Did something change with {m} in {t}? It's wrong for {share}.", "Anyone know why {m} in {t} changed for {share}?",
                    "Why does {t} have {share} marked {pb}? They should be {pa}."],
         "story": ["I checked the {m} in {t} against last week's export and it's different for {share}.",
-                  "Just spotted that {m} in {t} is wrong for {share}.",
+                  "I noticed that {m} in {t} is wrong for {share}.",
                    "I compared {t} to an older export and {m} differs for {share}.", "A colleague noticed that {m} in {t} is wrong for {share}.",
-                   "I checked the {m} in {t} against last week's export and it doesn't match.", "Just spotted that the {m} in {t} looks wrong.",
-                   "Went to use the {m} from {t} and it doesn't look right.",
-                   "Was going over {t} with the team and the {m} is different for {share}.",
+                   "I checked the {m} in {t} against last week's export and it doesn't match.", "The {m} in {t} looks wrong to me.",
+                   "I was about to use the {m} from {t}, but it doesn't look right.",
+                   "I was going over {t} with the team and the {m} is different for {share}.",
                    "A few people asked about the {m} in {t}. It doesn't match what it was for {share}.",
-                   "Filtered {t} on {m} and {share_are} marked {pb} when they should be {pa}."],
+                   "I filtered {t} on {m} and {share_are} marked {pb} when they should be {pa}."],
     },
     "values_blank": {
         "report": ["The {m} is blank for {share} in {t}.", "{Share_have} no {m} in {t} anymore.",
@@ -129,12 +129,12 @@ LEADS: dict[str, dict[str, list[str]]] = {
                      "Why is the {m} missing for {share} in {t}?",
                    "Why is {m} empty in {t}?",
                    "How come {m} is null for {share} in {t}?", "Why did the {m} in {t} go blank?"],
-        "story": ["Just noticed {m} is empty in {t} for {share}.",
+        "story": ["I just noticed {m} is empty in {t} for {share}.",
                   "I pulled the {m} from {t} and got blanks for {share}.",
-                   "Tried to chart {m} from {t} and it's null for {share}.", "Tried to chart the {m} from {t} and it's empty.",
-                   "Pulled the {m} from {t} and got blanks back.", "Our {topic} report shows blanks where the {m} from {t} should be.",
-                   "Ran a quick check on {t} and the {m} is null for {share}.",
-                   "Got asked why the {m} is missing in {t}. It's blank for {share}."],
+                   "I tried to chart {m} from {t} and it's null for {share}.", "I tried to chart the {m} from {t} and it's empty.",
+                   "I pulled the {m} from {t} and got blanks back.", "Our {topic} report shows blanks where the {m} from {t} should be.",
+                   "I ran a quick check on {t} and the {m} is null for {share}.",
+                   "I got asked why the {m} is missing in {t}. It's blank for {share}."],
     },
     "values_filled": {
         "report": ["The {m} in {t} holds {now_w} for {share} that should have none.",
@@ -167,7 +167,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "rule": ["The {m} dates in {t} look {gb} now. They used to be {gi}.", "The {m} in {t} should always be {gi_start}."],
         "question": ["Why is the {m} in {t} {gb} now?", "Why are the {m} dates in {t} {gb}?"],
         "story": ["Grouping {t} by {m} gives {more_fewer} periods than usual.",
-                  "Was building a chart off {t} and the {m} dates come out {gb}, not {gi}."],
+                  "I was building a chart off {t} and the {m} dates come out {gb}, not {gi}."],
     },
     "date_shifted": {
         "report": ["The {m} in {t} is off by {dur}.", "The {m} dates in {t} are {dur} {later} than they should be.", "{Col} in {t} is shifted by {dur}."],
@@ -197,7 +197,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "report": ["The {m} in {t} comes out as {tb} now instead of {ti}.", "{t} has the {m} as {tb} now.", "{Col} in {t} comes out as {tb} now, not {ti}."],
         "rule": ["The {m} in {t} should hold {ti}, but it's {tb} now."],
         "question": ["Why is the {m} in {t} {tb} now?", "When did {m} in {t} turn into {tb}?"],
-        "story": ["Loaded {t} into a sheet and the {m} comes through as {tb} now."],
+        "story": ["I loaded {t} into a sheet and the {m} comes through as {tb} now."],
     },
     "duplicated": {
         "report": ["{t} isn't one row per {e} anymore.", "{t} has duplicate {es}.",
@@ -213,8 +213,8 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "story": ["Counting {es} in {t}, I get way more rows than {es}.",
                    "I joined to {t} on {k} and my row counts blew up.",
                    "My counts off {t} are too high because {es} show up more than once.",
-                   "Got asked why our {e} counts went up, and {t} has some {es} in it more than once.",
-                   "Spot-checked {t} and some {es} are in there more than once."],
+                   "I got asked why our {e} counts went up, and {t} has some {es} in it more than once.",
+                   "I spot-checked {t} and some {es} are in there more than once."],
     },
     "rows_lost": {
         "report": ["{t} is missing {es}.", "{Share_are} missing from {t}.", "{t} has fewer {es} than it should.",
@@ -229,10 +229,10 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "Why don't all the {es} show up in {t}?"],
         "story": ["I count only {after_n} {es} in {t}. There should be {before_n}.",
                    "{t} doesn't reconcile against the source, {share_are} missing.",
-                   "Went looking for some {es} in {t} and they're not there.",
+                   "I can't find some of the {es} I expected in {t}.",
                    "{t} doesn't reconcile against the source anymore, some {es} are missing.",
                    "Someone asked where some of their {es} went, and they're not in {t}.",
-                   "Spot-checked {t} and {share_are} missing."],
+                   "I spot-checked {t} and {share_are} missing."],
     },
     "rows_added": {
         "report": ["{t} has extra {es} that don't belong there.", "{t} picked up {es} it shouldn't have.", "There are more {es} in {t} than there should be.", "{t} has {es} in it that shouldn't be there."],
@@ -257,7 +257,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                    "What happened to all the rows in {t}?"],
         "story": ["Pulling {es} from {t} gives nothing back.",
                    "I opened {t} and it's empty.", "Our {topic} dashboard is blank because {t} has no rows.",
-                   "Queried {t} just now and got zero rows back.",
+                   "I queried {t} just now and got zero rows back.",
                    "Somebody asked why the {topic} numbers are gone, and {t} is empty."],
     },
     "column_gone": {  # a dropped column, the way the owner of something that reads it sees it
@@ -294,7 +294,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
                      "Did something change with {t}? Everything that reads it has been slow since the last run.",
                      "What happened to {t} in the last deploy? Reading from it takes forever."],
         "story": ["I opened the {topic} dashboard this morning and it took minutes to load. It all reads from {t}, which is suddenly slow.",
-                  "Ran my usual query on {t} and it took forever. It was instant last week.",
+                  "I ran my usual query on {t} and it took forever. It was instant last week.",
                   "The {topic} report timed out twice today. Looks like anything touching {t} is slow since the deploy."],
     },
     "build_failed": {
@@ -313,31 +313,31 @@ WHOLE: dict[str, dict[str, list[str]]] = {
                    "{Whos} {m} in {t} went from {exp} to {obs}.", "{t} gives {who} {a_m} of {obs} when it should be {exp}."],
         "question": ["Why is {whos} {m} so high in {t}?", "Why does {who} show {obs} for {m} in {t}? It should be {exp}."],
         "story": ["I checked {who} in {t} and the {m} is too high.",
-                  "Checked {who} in {t} and the {m} says {obs}, but I'm pretty sure it should be {exp}."],
+                  "I checked {who} in {t} and the {m} says {obs}, but I'm pretty sure it should be {exp}."],
     },
     "values_low": {
         "report": ["{Whos} {m} in {t} is lower than it should be.", "The {m} in {t} is too low for {who} and {others}.",
                    "{Whos} {m} in {t} dropped from {exp} to {obs}.", "{t} gives {who} {a_m} of only {obs} when it should be {exp}."],
         "question": ["Why is {whos} {m} so low in {t}?", "Why does {who} show only {obs} for {m} in {t}? It should be {exp}."],
         "story": ["I checked {who} in {t} and the {m} is too low.",
-                  "Checked {who} in {t} and the {m} says {obs}, but I'm pretty sure it should be {exp}."],
+                  "I checked {who} in {t} and the {m} says {obs}, but I'm pretty sure it should be {exp}."],
     },
     "values_scaled": {
         "report": ["{Whos} {m} in {t} is way {dir}.", "{t} shows {obs} for {whos} {m}, not {exp}."],
         "question": ["Why is {whos} {m} in {t} {obs}? It should be {exp}."],
-        "story": ["Looked at {who} in {t} and the {m} is way {dir}."],
+        "story": ["I looked at {who} in {t} and the {m} is way {dir}."],
     },
     "values_changed": {
         "report": ["{Whos} {m} in {t} is wrong.", "{Who} has the wrong {m} in {t}, and so do {others}.",
                    "{Whos} {m} in {t} is {drift} than it should be.", "{t} has {who} marked {obs} when it should be {exp}."],
         "question": ["Why did {whos} {m} change in {t}?", "Why does {who} have {obs} as {m} in {t}? It should be {exp}."],
-        "story": ["Looked up {who} in {t} and the {m} says {obs} when it should be {exp}."],
+        "story": ["I looked up {who} in {t} and the {m} says {obs} when it should be {exp}."],
     },
     "values_blank": {
         "report": ["{Who} has no {m} in {t} anymore, and neither do {others}.", "{Whos} {m} is blank in {t}.",
                    "{Whos} {m} in {t} is blank, it used to be {exp}."],
         "question": ["Why is {whos} {m} blank in {t}?", "Why is {whos} {m} blank in {t}? It should be {exp}."],
-        "story": ["Looked up {who} in {t} and there's no {m} anymore."],
+        "story": ["I looked up {who} in {t} and there's no {m} anymore."],
     },
     "values_filled": {
         "report": ["{Who} has {obs} as its {m} in {t}, that should be null."],
@@ -355,7 +355,7 @@ WHOLE: dict[str, dict[str, list[str]]] = {
     "rows_lost": {
         "report": ["{Who} isn't in {t} anymore.", "{Who} and {others} are missing from {t}."],
         "question": ["Where did {who} go? It's not in {t} anymore."],
-        "story": ["Went looking for {who} in {t} and it's not there."],
+        "story": ["I looked for {who} in {t} and it's not there."],
     },
     "rows_added": {"report": ["{Who} showed up in {t} and doesn't belong there."],
                    "question": ["Why is {who} in {t}? It wasn't there before."]},
@@ -464,7 +464,7 @@ def shapes(kind: str) -> dict[str, list[str]]:
                      and ("one of them" not in s or has_scope(lead) or "{es}" in lead)  # "them": said before
                      and not (s in rules and _SAYS_RULE.search(lead))  # the lead already says what is right
                      and not ("{pa}" in lead and ("{obs}" in s or "{exp}" in s))  # nor its values twice
-                     and not ("noticed" in lead and "noticed" in s)  # "Just noticed ... I noticed it on X."
+                     and not ("noticed" in lead and "noticed" in s)  # "I just noticed ... I noticed it on X."
                      and not (_TOTALS.search(lead) and s not in rules)]  # a total, then one row's value
         if bank:
             out[frame] = bank
