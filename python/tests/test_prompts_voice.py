@@ -761,3 +761,19 @@ def test_a_person_is_behind_a_quarter_of_the_reports():
     for frames in (*phrases_base.LEADS.values(), *phrases_base.WHOLE.values()):
         for tpl in frames.get("story", []):
             assert tpl.startswith(("{", "The ", "Our ", *render._NO_LEAD_IN)), tpl
+
+
+def test_a_row_named_with_a_parenthesis_takes_no_possessive():
+    """"Why did Helio Systems (invoice month 2025-02-01)'s latest_subscription_status change?" came
+    out of a build: a row named by its label and a second key column is never made possessive."""
+    t = value_table("mart_account_360", 0, column="latest_subscription_status", obs_v="canceled",
+                    exp_v="active", changed=40, total=400, type="text", higher=0)
+    t["key"] = ["account_id", "invoice_month"]
+    t["columns"][0]["sample"] = [{"key": ["A1001", "2025-02-01"], "label": "Helio Systems",
+                                  "observed": "canceled", "expected": "active"}]
+    named = 0
+    for seed in SEEDS[:150]:
+        for text in prompts.write_prompts(request(obs(t), seed=seed)).prompts.values():
+            assert not re.search(r"\)'s?\b", text), text
+            named += "Helio Systems (" in text
+    assert named, "the row is still named, without a possessive"
