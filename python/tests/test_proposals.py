@@ -159,10 +159,12 @@ def test_a_last_resort_swap_only_fills_a_run_up_to_three(example_project, acme_d
     them once the rest are used."""
     s = sv.Survey("acme", [], [], [], 0)
     cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
-    last = [c for c in cands if pp.is_last_resort(c.pattern)]
+    scope = _scope(example_project, acme_discovery, s)
+    # the swaps worded without screening (an added filter's prompt needs the screened data)
+    last = [c for c in cands if pp.is_last_resort(c.pattern)
+            and pp.select([c], dataclasses.replace(scope, fill_to=None), count=1).proposals]
     other = [c for c in cands if not pp.is_last_resort(c.pattern) and not pp.is_config_only(c.pattern)]
     assert len({c.pattern.id for c in last}) >= 3, "the example project has last-resort candidates"
-    scope = _scope(example_project, acme_discovery, s)
 
     def run(pool, fill_to):
         return pp.select(pool, dataclasses.replace(scope, fill_to=fill_to), count=5)
