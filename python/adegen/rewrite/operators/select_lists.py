@@ -130,6 +130,11 @@ def item_span(S, i) -> tuple[int, int]:
     return on_line[0], on_line[-1]
 
 
+def same_select_list(S, one: tuple[int, int], other: tuple[int, int]) -> bool:
+    """Whether two item spans are items of one select list."""
+    return any(one in items and other in items for _sel, items, _f in _select_lists(S))
+
+
 def item_text(S, i) -> str:
     """The raw text of `item_span` (a select item with its alias, or the line)."""
     a, b = item_span(S, i)
