@@ -13,7 +13,7 @@ def _select_lists(S):
     res = []
     for i in S.find(["select"]):
         d = S.depth[i]
-        j, end = i + 1, None
+        j = i + 1
         while j < S.n:
             if S.depth[j] < d or (S.texts[j] in (")", "end") and S.open.get(j, -1) < i):
                 break
