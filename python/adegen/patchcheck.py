@@ -46,16 +46,18 @@ class TaskPatches:
 
 
 def check_task(project_root: Path, task: TaskPatches, required_models: list[str],
-               known_models: set[str]) -> PatchCheck:
+               known_models: set[str], workdir: Path | None = None) -> PatchCheck:
     """Copy the project, apply setup (file must equal the mutant), apply solution (file must equal
-    the original byte for byte, no stray files), and check the named models exist."""
+    the original byte for byte, no stray files), and check the named models exist. The copy lives
+    in `workdir` (a build's own work directory: a build killed with SIGKILL mid-check leaves it
+    for the next run's cleanup, not in the system's temp directory), else in the temp directory."""
     task_id, task_dir = task.task_id, task.task_dir
     res = PatchCheck(task_id)
     missing = [m for m in required_models if m not in known_models]
     res.models_ok = not missing
     if missing:
         res.detail = "unknown model(s) in solution_seeds/test_setup: " + ", ".join(missing)
-    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task_id}-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task_id}-", dir=workdir))
     try:
         work = tmp / "project"
         copy_tree(project_root, work)

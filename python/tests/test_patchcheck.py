@@ -48,3 +48,26 @@ def test_unknown_model_fails(tmp_path):
     proj, task = _setup(tmp_path, old, new)
     r = check_task(proj, TaskPatches("acme001", task, (("models/m.sql", old, new),)), ["m", "ghost"], {"m"})
     assert r.roundtrip and not r.ok and "ghost" in r.line()
+
+
+def test_the_copy_lives_in_the_run_work_directory(tmp_path, monkeypatch):
+    """A build passes its own work directory: a build killed mid-check (SIGKILL, no cleanup) leaves
+    the project copy there for the next run's cleanup, never in the system's temp directory (a CI
+    run left /tmp/ade-bench-validate-tiny003-*)."""
+    import shutil
+    import tempfile
+
+    from adegen import patchcheck
+
+    old, new = b"a\nb\nc\n", b"a\nB\nc\n"
+    proj, task = _setup(tmp_path, old, new)
+    work = tmp_path / "work"
+    work.mkdir()
+    before = set(Path(tempfile.gettempdir()).glob("ade-bench-validate-acme001-*"))
+    kept: list[Path] = []
+    remove = shutil.rmtree
+    monkeypatch.setattr(patchcheck.shutil, "rmtree", lambda p, **kw: kept.append(Path(p)))  # as if killed
+    r = check_task(proj, TaskPatches("acme001", task, (("models/m.sql", old, new),)), ["m"], {"m"}, workdir=work)
+    assert r.ok and len(kept) == 1 and kept[0].parent == work and kept[0].name.startswith("ade-bench-validate-acme001-")
+    assert set(Path(tempfile.gettempdir()).glob("ade-bench-validate-acme001-*")) == before
+    remove(kept[0])
