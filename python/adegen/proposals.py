@@ -12,7 +12,6 @@ Validator) a dropped site/pattern is replaced by the next one. The proposal's de
 from __future__ import annotations
 
 import dataclasses
-
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path

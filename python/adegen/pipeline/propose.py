@@ -74,18 +74,17 @@ def checked_pool(ctx: RunContext, remaining: list, scope, *, size: int) -> list:
 
     sel = pp.pool(remaining, scope, size=size)
     checked: set[int] = set()
-    for _ in range(1 + TOP_UPS):
+    for top_up in range(1 + TOP_UPS):
         new = [c for c in sel if id(c) not in checked]
         if not new:
             break
         check_candidates(ctx, new)
         checked |= {id(c) for c in new}
-        dead = {id(c) for c in new if not has_live_site(c)}
-        if not dead:
+        if top_up == TOP_UPS or all(has_live_site(c) for c in new):
             break
         sel = pp.pool(remaining, scope, size=size)
     # every checked candidate, the dead ones included (the selection records why each was not
-    # tried), in rank order; what the last top-up chose unchecked is left for a later pool
+    # tried), in rank order
     return [c for c in remaining if id(c) in checked]
 
 

@@ -9,7 +9,7 @@ import re
 from adegen.rewrite.names import UNITS, comment_words, parts, units_in, words
 from adegen.rewrite.text import SQL_WORDS, Candidate, Edit, case_like
 from adegen.rewrite.operators.registry import calls, operator, seq
-from adegen.rewrite.operators.select_lists import item_note, item_span, item_text, note_spans, same_select_list
+from adegen.rewrite.operators.select_lists import item_note, item_places, item_text, note_spans
 
 
 @operator("replace_tokens", required=("match", "replace"), anchor_arg="match")
@@ -347,10 +347,16 @@ def drop_conversion(S, args, ctx):
     `{{ cents_to_dollars('unit_cost_cents') }} as unit_cost` is a slip nobody ships unseen, and
     the line below it gives the fix away (blind reviews: value 2.0-3.0 in three rounds)."""
     sites = conversion_sites(S)
-    item_of = {c.group: item_span(S, c.group) for c in sites}
-    return [c for c in sites
-            if not any(_conversion_kind(S, o) == _conversion_kind(S, c) and item_of[o.group] != item_of[c.group]
-                       and same_select_list(S, item_of[o.group], item_of[c.group]) for o in sites)]
+    places = item_places(S, [c.group for c in sites])  # (select list, item) of each site
+    kinds = {c.group: _conversion_kind(S, c) for c in sites}
+
+    def beside_sibling(c) -> bool:
+        here = places[c.group]
+        return here is not None and any(
+            kinds[o.group] == kinds[c.group] and places[o.group] is not None
+            and places[o.group][0] == here[0] and places[o.group][1] != here[1] for o in sites)
+
+    return [c for c in sites if not beside_sibling(c)]
 
 
 def _conversion_kind(S, c) -> str:

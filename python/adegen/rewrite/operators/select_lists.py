@@ -130,9 +130,15 @@ def item_span(S, i) -> tuple[int, int]:
     return on_line[0], on_line[-1]
 
 
-def same_select_list(S, one: tuple[int, int], other: tuple[int, int]) -> bool:
-    """Whether two item spans are items of one select list."""
-    return any(one in items and other in items for _sel, items, _f in _select_lists(S))
+def item_places(S, tokens) -> dict[int, tuple[int, tuple[int, int]] | None]:
+    """For each token: (index of the select list, the span of its innermost item holding it), or
+    None outside every select list. The select lists are found once for all the tokens."""
+    lists = _select_lists(S)
+    out = {}
+    for t in tokens:
+        held = [(b - a, li, (a, b)) for li, (_sel, items, _f) in enumerate(lists) for a, b in items if a <= t <= b]
+        out[t] = min(held)[1:] if held else None
+    return out
 
 
 def item_text(S, i) -> str:
