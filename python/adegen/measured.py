@@ -23,7 +23,10 @@ One table's facts:
                                 "shift_seconds" {median,min,max}, "grain" {intact, broken},
                                 "pairs" [[intact, broken, n]], "total" {intact, broken},
                                 "distinct" {intact, broken}, "nulls" {intact, broken},
-                                "only_intact", "only_broken" (value samples, tables without key),
+                                "only_intact", "only_broken" (value samples, tables without key;
+                                only_broken also on keyed text columns: labels the intact column
+                                never holds, most rows first), "new_rows" (keyed text columns: the
+                                changed rows that show such a label),
                                 "sql_type" {intact, broken} (when it changed), "written_only" (the
                                 same numbers written differently: 10.0 -> 10; read from records
                                 written before issue 30, no longer measured: never evidence),
@@ -104,6 +107,7 @@ class ColumnFacts:
     lower: int = 0
     negated: int = 0
     rounded: int = 0
+    new_rows: int = 0               # changed rows showing a label the intact column never holds
     ratio: Ratio | None = None
     shift_seconds: Shift | None = None
     grain: Sides | None = None
@@ -179,7 +183,8 @@ def _rows(d: dict | None) -> RowSet | None:
 
 def _column(d: dict) -> ColumnFacts:
     _known(ColumnFacts, d)
-    ints = {k: int(d.get(k) or 0) for k in ("changed", "now_null", "was_null", "higher", "lower", "negated", "rounded")}
+    ints = {k: int(d.get(k) or 0) for k in ("changed", "now_null", "was_null", "higher", "lower", "negated", "rounded",
+                                            "new_rows")}
     return ColumnFacts(
         str(d["name"]), str(d.get("type") or "text"), **ints,
         ratio=Ratio(**_known(Ratio, d["ratio"])) if d.get("ratio") else None,

@@ -90,6 +90,16 @@ def test_categories_swapped(con):
     assert sorted(c["pairs"]) == [["b2b", "b2c", 2], ["b2c", "b2b", 1]]
 
 
+def test_labels_the_intact_column_never_holds_are_measured(con):
+    # a mapping lost: raw codes ("B2B-Direct") where the labels were; swapped labels are not new
+    f = facts(con, ACCOUNTS, ACCOUNTS.replace("'b2b')", "'B2B-Direct')"))
+    c = col(f, "segment")
+    assert c["only_broken"] == ["B2B-Direct"] and c["new_rows"] == 2
+    swapped = col(facts(con, ACCOUNTS, ACCOUNTS.replace("'b2b')", "'x')").replace("'b2c')", "'b2b')")
+                        .replace("'x')", "'b2c')"), table="s"), "segment")
+    assert "only_broken" not in swapped and "new_rows" not in swapped
+
+
 def test_compound_key_with_the_entity_name(con):
     base = ("select * from (values ('A1', 'Helio', date '2024-01-01', 10.0), ('A1', 'Helio', date '2024-02-01', 12.0),"
             " ('A2', 'Falcon', date '2024-01-01', 7.0)) t(account_id, account_name, invoice_month, revenue)")

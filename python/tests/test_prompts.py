@@ -188,6 +188,40 @@ def test_value_kinds_are_classified_from_the_numbers():
     assert f.kind == "labels_swapped" and f.detail.swap == ("b2b", "b2c")
 
 
+def _new_labels_table(distinct=4):
+    return value_table("dim_invoices", 0, column="invoice_status", obs_v="settled", exp_v="paid", type="text",
+                       changed=40, total=90, new_rows=40, only_broken=["settled", "void"],
+                       distinct={"intact": distinct, "broken": distinct + 2},
+                       pairs=[["paid", "settled", 30], ["open", "void", 10]])
+
+
+def test_labels_nobody_uses_are_their_own_finding():
+    f = findings.classify(read_table(_new_labels_table()))[0]
+    assert f.kind == "labels_new" and f.count == 40 and f.detail.only_broken == ("settled", "void")
+    # free text (a column of names, emails) has no list of labels: a new value there is just a change
+    names = findings.classify(read_table(_new_labels_table(distinct=80)))[0]
+    assert names.kind == "values_changed"
+
+
+def test_a_new_label_is_quoted_unless_the_change_writes_it():
+    pat = Pat(id="case_mapping_collapsed", name="CASE mapping collapsed", family="case-logic", symptom="values_wrong")
+    collapsed = Site("case when lower(s) in ('paid', 'settled') then 'paid' else 'open' end", "lower(s)")
+    quoted = 0
+    for i in range(12):
+        req = request(obs(_new_labels_table()), seed=f"acme00{i}", model="dim_invoices", site=collapsed, pattern=pat,
+                      column="invoice_status")
+        ps = prompts.write_prompts(req)
+        assert ps.findings["base"].startswith("labels_new"), ps.findings
+        quoted += '"settled"' in ps.prompts["base"]
+    assert quoted >= 6  # a code the table shows now is the symptom, not the fix
+    # a label the change itself writes points at the line: never quoted
+    respelled = Site("'settled'", "'Settled'")
+    for i in range(12):
+        ps = prompts.write_prompts(request(obs(_new_labels_table()), seed=f"acme00{i}", model="dim_invoices",
+                                           site=respelled, pattern=pat, column="invoice_status"))
+        assert ps.base and "settled" not in ps.base.lower(), ps.base
+
+
 def test_helper_columns_are_not_the_reported_symptom():
     t = value_table("mart_account_360", 0, column="rn", changed=90)
     t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])

@@ -47,6 +47,12 @@ def _changed_tokens(site) -> tuple[set[str], set[str]]:
         return set((b - a).keys()), set((a - b).keys())
 
 
+def added_literals(site) -> set[str]:
+    """The text of every string literal the mutation writes, lowercased and without quotes."""
+    _removed, added = _changed_tokens(site)
+    return {t[1:-1].strip() for t in added if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\""}
+
+
 def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?", text)}
 

@@ -266,6 +266,9 @@ def _details(f: Finding, voice) -> dict[str, str]:
         v["oi"] = words.value(oi[0], f.col_type, f.column or "")
     if ob:
         v["ob"] = words.value(ob[0], f.col_type, f.column or "")
+    if f.kind == "labels_new" and ob:
+        # the labels that do not belong, two at most: "values like "Settled" and "Void""
+        v["new"] = " and ".join(words.value(x, "text", f.column or "") for x in ob[:2])
     if f.kind == "relation_kind":
         kinds = f.detail.relation
         v["kind_i"], v["kind_b"] = (str(kinds.intact), str(kinds.broken)) if kinds else ("None", "None")

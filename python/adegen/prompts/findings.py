@@ -16,10 +16,13 @@ from ..measured import ColumnFacts, Ratio, Sample, Sides, TableFacts
 ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_empty", "duplicated",
          "rows_lost", "rows_added", "rows_replaced", "values_blank", "values_filled", "sign_flipped",
          "values_scaled", "date_grain", "date_shifted", "time_lost", "fraction_lost", "labels_swapped",
-         "flag_flipped", "values_high", "values_low", "values_changed", "type_changed", "column_added")
+         "labels_new", "flag_flipped", "values_high", "values_low", "values_changed", "type_changed", "column_added")
 # findings about the shape or the build of a table, not its data
 NOT_DATA = {"relation_kind", "build_failed", "column_gone", "column_added", "table_gone"}
 MOST = 0.8  # share of the changed rows that must agree before a column finding is that specific
+# a text column of labels (statuses, segments, industries), not free text (names, emails): its
+# distinct values in the intact table. A label nobody uses stands out there; a new name does not
+LABEL_SET = 30
 
 
 @dataclass
@@ -245,7 +248,19 @@ def _categories(f: Finding, col: ColumnFacts) -> None:
         if swapped:
             f.kind = "labels_swapped"
             f.detail.swap = tuple(sorted(swapped)[0])
+        elif _new_labels(f, col):
+            # raw codes where a mapping was, another spelling: what people see is a value that
+            # doesn't belong in the column, not a per-row difference
+            f.kind = "labels_new"
+            f.count = int(col.new_rows)
+            f.detail.only_broken = tuple(col.only_broken)
     f.detail.pairs = pairs
+
+
+def _new_labels(f: Finding, col: ColumnFacts) -> bool:
+    distinct = col.distinct.intact if col.distinct else None
+    return (f.col_type == "text" and bool(col.only_broken) and col.new_rows >= MOST * col.changed
+            and distinct is not None and 0 < int(distinct) <= LABEL_SET)
 
 
 def sample_ratio(sample: Sample) -> float | None:

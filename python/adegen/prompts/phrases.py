@@ -284,6 +284,23 @@ BODIES: dict[str, dict[str, list[str]]] = {
             "Numbers per {m} in {t} look reversed.",
         ],
     },
+    "labels_new": {
+        "specific": [
+            "{Who} shows {obs} for {c} in {t}, and that's not a value we use. {N_are} like that.",
+            "{c} in {t} has values that don't belong there: {who} shows {obs}, for one.",
+        ],
+        "counts": [
+            "{c} in {t} has values we don't use for {n_of}, {who} among them.",
+        ],
+        "general": [
+            "The {c} values in {t} don't match our usual list anymore.",
+            "{c} in {t} has some values that don't belong there.",
+        ],
+        "business": [
+            "The {m} breakdown from {t} has categories nobody recognizes.",
+            "Reports grouped by {m} from {t} show extra categories.",
+        ],
+    },
     "flag_flipped": {
         "specific": [
             "The {m} in {t} is inverted for {n_of}: {who} is {obs} but should be {exp}.",

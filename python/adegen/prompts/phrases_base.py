@@ -138,7 +138,7 @@ LEADS: dict[str, dict[str, list[str]]] = {
     },
     "values_filled": {
         "report": ["The {m} in {t} holds {now_w} for {share} that should have none.",
-                   "{t} puts {now_w} in the {m} where there should be nulls.", "{t} has {now_w} in {m} for {share} that used to be empty.", "The {m} in {t} isn't null anymore where it should be."],
+                   "{t} puts {now_w} in the {m} where there should be nulls.", "{Col} in {t} used to be empty for {share}, and now it has {now_w}.", "The {m} in {t} isn't null anymore where it should be."],
         "rule": ["{t} should leave the {m} null when there isn't one, but {share_have} {now_w} there now."],
         "question": ["Why does {t} have {now_w} in the {m} for {share}?",
                      "Why is the {m} in {t} no longer null for {share}?"],
@@ -181,6 +181,18 @@ LEADS: dict[str, dict[str, list[str]]] = {
         "rule": ["{es} that are {sa} should say so in {t}, but they show up as {sb}, and the other way round."],
         "question": ["Why are {sa} and {sb} swapped in the {m} of {t}?", "Why is the {m} in {t} mixed up?", "Why does {t} say {sb} for the {sa} {es}?"],
         "story": ["Counting {es} by {m} in {t}, the numbers are off."],
+    },
+    "labels_new": {
+        # labels the column never held (raw codes where a mapping was, another spelling): people
+        # notice values that don't belong, or a breakdown with groups nobody recognizes
+        "report": ["{Col} in {t} has values like {new} that don't belong there.",
+                   "There are {m} values in {t} I've never seen before, like {new}.",
+                   "Some {es} in {t} have {m} values that aren't on our list, like {new}."],
+        "rule": ["{Col} in {t} should only hold our usual values, but {new} showed up for {share}."],
+        "question": ["Why does {t} have {m} values like {new} now?",
+                     "Where do the {new} values in the {m} column of {t} come from?"],
+        "story": ["I grouped {t} by {m} and got extra groups like {new} that shouldn't be there.",
+                  "I was building a breakdown by {m} from {t} and it has buckets I don't recognize, like {new}."],
     },
     "flag_flipped": {
         # a flag that changed for some rows is not one set "the wrong way round" or "inverted"

@@ -299,7 +299,23 @@ def _keyed_column(t: _Tables, c: str, changed: int, where: str, keys: tuple[str,
                             f"group by 1, 2 order by 3 desc, 1 nulls first, 2 nulls first limit 5").fetchall()
         col["pairs"] = [[a, z, int(k)] for a, z, k in pairs]
         col["distinct"] = _distinct(t, c)
+    if bk == "text" and mk == "text":
+        _new_labels(t, col, c, where)
     return col
+
+
+def _new_labels(t: _Tables, col: dict, c: str, where: str) -> None:
+    """Labels the broken column shows that the intact one never holds (raw source codes where a
+    mapping was, another spelling): the first few, most rows first, and how many changed rows show
+    one. A person sees these as values that do not belong ("'settled' isn't one of our statuses"),
+    not as a per-row difference."""
+    mcx = f"cast(m.{q(t.mnames[c])} as varchar)"
+    new = (f"{where} and {mcx} is not null and {mcx} not in "
+           f"(select cast({q(c)} as varchar) from {t.b} where {q(c)} is not null)")
+    got = t.con.execute(f"select {mcx}, count(*) {new} group by 1 order by 2 desc, 1").fetchall()
+    if got:
+        col["only_broken"] = [v for v, _n in got[:SAMPLES]]
+        col["new_rows"] = sum(int(n) for _v, n in got)
 
 
 def _numbers(t: _Tables, col: dict, c: str, where: str) -> None:
