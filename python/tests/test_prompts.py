@@ -222,6 +222,16 @@ def test_a_new_label_is_quoted_unless_the_change_writes_it():
         assert ps.base and "settled" not in ps.base.lower(), ps.base
 
 
+def test_a_column_blank_everywhere_before_is_not_reported_as_filled():
+    filled = value_table("int_conversations", 0, column="conversation_contacts", obs_v="ann, bob", exp_v=None,
+                         type="text", changed=2, total=2, was_null=2)
+    assert findings.classify(read_table(filled)) == []
+    # blank on some rows only: the rows that kept their values show what the column is for
+    some = value_table("int_conversations", 0, column="conversation_contacts", obs_v="ann, bob", exp_v=None,
+                       type="text", changed=2, total=9, was_null=2)
+    assert findings.classify(read_table(some))[0].kind == "values_filled"
+
+
 def test_helper_columns_are_not_the_reported_symptom():
     t = value_table("mart_account_360", 0, column="rn", changed=90)
     t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])
