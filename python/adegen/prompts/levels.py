@@ -351,21 +351,27 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), sk
             yield level, body, text, tpl
 
 
-def _ordered(p: _Plan, voice: render.Voice, place: render.Place, templates: set) -> list:
-    """(level, body) pairs in order of preference: the key's detail before the frame (a report
+def _ordered(p: _Plan, voice: render.Voice, place: render.Place, templates: set):
+    """(level, body) pairs, lazily, in order of preference: the key's detail before the frame (a report
     in another frame with the detail this task gives comes before its own frame with more or
     less), a sentence of this task's other keys or a frame another task used later; then the
     older levels."""
     order, worn = render.FALLBACK[voice.detail_for(p.key)], render.Worn.of(place.said)
     framed, older = [], []
     for level in p.levels:
-        found = [(level, b) for b in render.bodies(p.finding, level, voice, place)]
+        tpls, vals = render.body_templates(p.finding, level, voice, place)
+        found = [(level, tpl, vals) for tpl in tpls]
         if level in render.SHAPES:
             framed += found
         else:
-            older += [x for x in found if x[1][2] not in templates] + [x for x in found if x[1][2] in templates]
-    framed.sort(key=lambda x: (order.index(render.detail_of(x[1][2])), x[1][2] in templates, worn(x[1][2])))
-    return framed + older
+            older += [x for x in found if x[1] not in templates] + [x for x in found if x[1] in templates]
+    # the order depends on the templates alone (a stable sort, so the same as sorting the filled
+    # bodies): only the bodies the caller reads get filled
+    framed.sort(key=lambda x: (order.index(render.detail_of(x[1])), x[1] in templates, worn(x[1])))
+    for level, tpl, vals in framed + older:
+        body = render.body_of(tpl, p.finding, vals)
+        if body is not None:
+            yield level, body
 
 
 _PATHS = re.compile(r"\s*\((?:models|analyses|tests|snapshots|macros)/[^)]*\)|\s*compiled code at \S+|"

@@ -173,6 +173,16 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
     """The candidate body texts of one level for a finding, in this task's order, each with
     whether its first letter may be lower-cased after a lead-in ("Since the last run, the ...")
     and the template it came from."""
+    tpls, vals = body_templates(f, level, voice, place)
+    return [b for b in (body_of(tpl, f, vals) for tpl in tpls) if b is not None]
+
+
+def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place()) -> tuple[list[str], dict]:
+    """The templates of one level for a finding in this task's order, and the values they are
+    filled with (body_of). The order depends on the templates alone, so a caller that needs the
+    first few bodies fills only those: a level holds a few hundred (every lead with every
+    follow-up), and filling them all for every key of every candidate was most of the prompt
+    phase."""
     bank = phrases.BODIES.get(f.kind, {})
     vals = fields(f, voice)
     if voice.detail_for(place.key) != "exact" and "who_named" not in vals:
@@ -201,22 +211,32 @@ def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list
         # a category most changed rows share ("marked unassigned when they should be admin") says
         # what is wrong; "wrong for every conversation" alone was rated useful 2-3
         pair = "pa" in vals and place.key == "base" and voice.detail_for(place.key) != "exact"
-        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), place.key == "base" and _vague(t, f.kind),
-                                 pair and "{pa}" not in t, not _FACTOR.search(t), has_scope(t) != voice.scope))
-    out = []
-    for tpl in tpls:
-        if not _fits(tpl, f, vals):
-            continue
-        text = fill(tpl, vals)
-        if text:
-            # a sentence that starts with a word of the template (not a name) may run on from
-            # a lead-in; so may a generated "account A1001"
-            lower_ok = not tpl.startswith("{") or (
-                tpl.startswith("{Who") and vals.get("Who", "") != vals.get("who", ""))
-            # "the X table" written for {t}, or an ordinary word, starts a sentence
-            styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS)
-            out.append((_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl))
-    return out
+        base = place.key == "base"
+        tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), base and _vague(t, f.kind),
+                                 pair and "{pa}" not in t, _no_factor(t), has_scope(t) != voice.scope))
+    return tpls, vals
+
+
+def body_of(tpl: str, f: Finding, vals: dict) -> tuple[str, bool, str] | None:
+    """One template filled (body_templates' values), with whether its first letter may be
+    lower-cased after a lead-in; None when its words do not fit the facts or a field is missing."""
+    if not _fits(tpl, f, vals):
+        return None
+    text = fill(tpl, vals)
+    if not text:
+        return None
+    # a sentence that starts with a word of the template (not a name) may run on from
+    # a lead-in; so may a generated "account A1001"
+    lower_ok = not tpl.startswith("{") or (
+        tpl.startswith("{Who") and vals.get("Who", "") != vals.get("who", ""))
+    # "the X table" written for {t}, or an ordinary word, starts a sentence
+    styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS)
+    return (_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl)
+
+
+@lru_cache(maxsize=None)
+def _no_factor(tpl: str) -> bool:
+    return not _FACTOR.search(tpl)
 
 
 # what a sentence about changed values says beyond "wrong": how many, which way, from what to what

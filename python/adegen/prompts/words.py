@@ -65,6 +65,7 @@ LAYER_PREFIXES = ("stg", "int", "fct", "fact", "dim", "mart", "marts", "rpt", "a
                   "raw", "tmp", "report", "bi", "wh")
 
 
+@lru_cache(maxsize=4096)  # inflect's rules are slow, and a run asks about the same few nouns
 def singular(word: str) -> str:
     w = word.lower()
     if w in UNCOUNTABLE or w.endswith(("ss", "is", "us")) or not w.endswith("s"):
@@ -73,6 +74,7 @@ def singular(word: str) -> str:
     return s or word
 
 
+@lru_cache(maxsize=4096)
 def plural(word: str) -> str:
     w = word.lower()
     if w in UNCOUNTABLE or (w.endswith("s") and singular(word) != word):
