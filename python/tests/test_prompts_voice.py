@@ -12,7 +12,7 @@ from dataclasses import replace
 from test_prompts import assert_clean, obs, request, value_table
 
 from adegen import prompts
-from adegen.prompts import echoes, fields, phrases, phrases_base, render, words
+from adegen.prompts import echoes, fields, fits, phrases, phrases_base, render, words
 
 SEEDS = [f"proj:model:{i}" for i in range(240)]
 
@@ -433,7 +433,7 @@ def test_a_finding_on_most_rows_keeps_a_general_level():
     for kind, levels in phrases.BODIES.items():
         for level in ("general", "business"):
             if levels.get(level):
-                no_share = [t for t in levels[level] if "some" not in render._says(t)]
+                no_share = [t for t in levels[level] if "some" not in fits.says(t)]
                 assert len(no_share) >= 2 or len(no_share) == len(levels[level]), (kind, level, no_share)
 
 

@@ -104,7 +104,7 @@ def fields(f: Finding, voice) -> dict[str, str]:
     if len(f.key) == 1:
         v["k"] = voice.column(f.key[0])
         if words.date_grain(f.key[0]):
-            v["e_period"] = "yes"  # a row per day: render._fits keeps "all our days" out
+            v["e_period"] = "yes"  # a row per day: fits.fits keeps "all our days" out
     if f.column:
         # the column as the person writes it (`first_admin_close_at`); m, col and Col are the
         # names the sentences use for it mid-sentence and at a sentence's start

@@ -12,7 +12,7 @@ A report is built from parts so a run of tasks does not repeat one layout with n
 
 Which of the three a task says (`render.Voice.detail`) and whether it says how many are affected
 (`Voice.scope`) are per-task choices. Nothing here claims a symptom the measurement does not
-show: a field the finding cannot fill rules the sentence out, and `render._fits` keeps "every"
+show: a field the finding cannot fill rules the sentence out, and `fits.fits` keeps "every"
 wording for findings that cover nearly every row.
 """
 from __future__ import annotations
