@@ -102,9 +102,17 @@ def pick_column(c, site, obs=None) -> str | None:
     for col in cols:
         if re.search(rf"\b{re.escape(col.lower())}\b", text):
             return col
-    line_start = c.raw.rfind("\n", 0, site.start) + 1
-    line_end = c.raw.find("\n", site.end)
-    line = c.raw[line_start: line_end if line_end != -1 else len(c.raw)]
+    return item_alias(c.raw, site)
+
+
+def item_alias(raw: str, site) -> str | None:
+    """The alias the changed select item produces (`... as amount,` on the site's line), None when
+    the line is not a select item."""
+    import re
+
+    line_start = raw.rfind("\n", 0, site.start) + 1
+    line_end = raw.find("\n", site.end)
+    line = raw[line_start: line_end if line_end != -1 else len(raw)]
     if not re.search(r"\b(from|join|on|where|using)\b", line, re.I):
         m = re.search(r"\bas\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$", line.strip(), re.I)
         if m:

@@ -435,3 +435,12 @@ def test_a_five_task_build_traces_symptoms_upstream_and_never_states_a_fix(acme_
         for level in p["prompt_levels"]:
             assert checks.states_fix(level["prompt"], site, pattern) == [], level
     assert sum(catalog.by_id[p["pattern_id"]].family == "config-materialization" for p in props) <= 1
+
+
+def test_acme_keeps_its_payment_conversion_back_for_a_deeper_report(acme_run_record):
+    # the example's only dollar amount is passed straight through to fct_payments.amount
+    for t in acme_run_record["tasks"]:
+        assert not (t["pattern_id"] == "unit_conversion_dropped" and t["model"] == "stg_payments"), t["task_id"]
+    kept = [d for d in acme_run_record["dropped_candidates"] if d["model"] == "stg_payments"
+            and d["pattern_id"] == "unit_conversion_dropped"]
+    assert any("the very column the change converts" in d["reason"] for d in kept), kept

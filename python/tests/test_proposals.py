@@ -292,3 +292,22 @@ def test_a_pool_candidate_failing_its_precondition_is_replaced_in_the_same_round
     live_joins = [c for c in got if c.family == "join" and propose.has_live_site(c)]
     assert live_joins and victims[0] in got  # the dead one stays: the selection records why
     assert all(c.compile_results == {} for c in got)  # nothing unchecked reaches screening
+
+
+def test_a_conversion_reported_on_the_column_it_converts_is_kept_back():
+    raw = "select\n    amount_cents,\n    {{ cents_to_dollars('amount_cents') }} as amount,\n    created_at\nfrom source\n"
+    start = raw.index("{{")
+    site = SimpleNamespace(start=start, end=raw.index("}}") + 2, before="", after="")
+
+    def prop(pattern_id, column):
+        return SimpleNamespace(pattern_id=pattern_id, site=site,
+                               prompt_set=SimpleNamespace(columns={"base": column}))
+
+    # "the amount in fct_payments is way too high": the fix sits on the line of the symptom
+    assert pp.reports_its_own_conversion(prop("unit_conversion_dropped", "amount"), raw)
+    assert pp.reports_its_own_conversion(prop("conversion_applied_twice", "AMOUNT"), raw)
+    # reported from what the amount feeds (a customer's lifetime value): the agent traces it back
+    assert not pp.reports_its_own_conversion(prop("unit_conversion_dropped", "customer_lifetime_value"), raw)
+    # another kind of change on that line is not a conversion report
+    assert not pp.reports_its_own_conversion(prop("coalesce_dropped", "amount"), raw)
+

@@ -65,6 +65,7 @@ class PromptSet:
     rejected: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (key, text, reasons)
     findings: dict[str, str] = field(default_factory=dict)    # key -> "kind on table"
     named: dict[str, list[str]] = field(default_factory=dict)  # key -> tables it names
+    columns: dict[str, str | None] = field(default_factory=dict)  # key -> the column its finding is about
     request: Any = None                                        # the PromptRequest it answers
 
     @property
@@ -269,6 +270,7 @@ def write_prompts(req: PromptRequest) -> PromptSet:
         out.findings[p.key] = f"{p.finding.kind} on {p.finding.table} ({level})"
         named = [p.finding.table] + [f.table for f in (p.second, p.also) if f is not None]
         out.named[p.key] = named
+        out.columns[p.key] = p.finding.column
         out.tables += [t for t in named if t not in out.tables]
         taken.add(norm(text))
         used[p.key] = (p.finding.table, level)
