@@ -312,10 +312,12 @@ def _new_labels(t: _Tables, col: dict, c: str, where: str) -> None:
     mcx = f"cast(m.{q(t.mnames[c])} as varchar)"
     new = (f"{where} and {mcx} is not null and {mcx} not in "
            f"(select cast({q(c)} as varchar) from {t.b} where {q(c)} is not null)")
-    got = t.con.execute(f"select {mcx}, count(*) {new} group by 1 order by 2 desc, 1").fetchall()
+    # a few samples, and the row total over every new label (free text has thousands of them)
+    got = t.con.execute(f"select {mcx}, count(*), sum(count(*)) over () {new} "
+                        f"group by 1 order by 2 desc, 1 limit {SAMPLES}").fetchall()
     if got:
-        col["only_broken"] = [v for v, _n in got[:SAMPLES]]
-        col["new_rows"] = sum(int(n) for _v, n in got)
+        col["only_broken"] = [v for v, _n, _all in got]
+        col["new_rows"] = int(got[0][2])
 
 
 def _numbers(t: _Tables, col: dict, c: str, where: str) -> None:
