@@ -26,7 +26,8 @@ One table's facts:
                                 "only_intact", "only_broken" (value samples, tables without key;
                                 only_broken also on keyed text columns: labels the intact column
                                 never holds, most rows first), "new_rows" (keyed text columns: the
-                                changed rows that show such a label),
+                                changed rows that show such a label), "labels_intact" (with them: every label the intact
+                                column holds, when there are at most 5),
                                 "sql_type" {intact, broken} (when it changed), "written_only" (the
                                 same numbers written differently: 10.0 -> 10; read from records
                                 written before issue 30, no longer measured: never evidence),
@@ -108,6 +109,7 @@ class ColumnFacts:
     negated: int = 0
     rounded: int = 0
     new_rows: int = 0               # changed rows showing a label the intact column never holds
+    labels_intact: tuple = ()       # with them, every label the intact column holds (at most 5)
     ratio: Ratio | None = None
     shift_seconds: Shift | None = None
     grain: Sides | None = None
@@ -192,6 +194,7 @@ def _column(d: dict) -> ColumnFacts:
         grain=_sides(d.get("grain")), pairs=tuple(tuple(p) for p in d.get("pairs") or ()), total=_sides(d.get("total")),
         distinct=_sides(d.get("distinct")), nulls=_sides(d.get("nulls")),
         only_intact=tuple(d.get("only_intact") or ()), only_broken=tuple(d.get("only_broken") or ()),
+        labels_intact=tuple(d.get("labels_intact") or ()),
         sql_type=_sides(d.get("sql_type")), written_only=bool(d.get("written_only")), sample=_samples(d.get("sample")))
 
 

@@ -95,6 +95,7 @@ def test_labels_the_intact_column_never_holds_are_measured(con):
     f = facts(con, ACCOUNTS, ACCOUNTS.replace("'b2b')", "'B2B-Direct')"))
     c = col(f, "segment")
     assert c["only_broken"] == ["B2B-Direct"] and c["new_rows"] == 2
+    assert c["labels_intact"] == ["b2b", "b2c"]  # every label the column held, most rows first
     swapped = col(facts(con, ACCOUNTS, ACCOUNTS.replace("'b2b')", "'x')").replace("'b2c')", "'b2b')")
                         .replace("'x')", "'b2c')"), table="s"), "segment")
     assert "only_broken" not in swapped and "new_rows" not in swapped

@@ -232,6 +232,22 @@ def test_a_column_blank_everywhere_before_is_not_reported_as_filled():
     assert findings.classify(read_table(some))[0].kind == "values_filled"
 
 
+def test_the_labels_a_column_held_are_said_beside_the_new_ones():
+    pat = Pat(id="case_mapping_collapsed", name="CASE mapping collapsed", family="case-logic", symptom="values_wrong")
+    collapsed = Site("case when s in ('paid', 'settled') then 'paid' when s = 'past_due' then 'past_due' "
+                     "else 'open' end", "s")
+    table = _new_labels_table()
+    table["columns"][0]["labels_intact"] = ["paid", "open", "past_due"]
+    listed = 0
+    for i in range(12):
+        req = request(obs(table), seed=f"acme00{i}", model="dim_invoices", site=collapsed, pattern=pat,
+                      column="invoice_status")
+        base = prompts.write_prompts(req).base
+        listed += bool(re.search(r'"paid", "open" (or|and) "past_due"', base))
+    # what the agent maps back to, in most reports; never how ("settled" -> "paid")
+    assert listed >= 6, listed
+
+
 def test_helper_columns_are_not_the_reported_symptom():
     t = value_table("mart_account_360", 0, column="rn", changed=90)
     t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])

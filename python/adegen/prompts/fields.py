@@ -269,6 +269,10 @@ def _details(f: Finding, voice) -> dict[str, str]:
     if f.kind == "labels_new" and ob:
         # the labels that do not belong, two at most: "values like "Settled" and "Void""
         v["new"] = " and ".join(words.value(x, "text", f.column or "") for x in ob[:2])
+        held = [words.value(x, "text", f.column or "") for x in f.detail.labels]
+        if len(held) >= 2:
+            v["known"] = ", ".join(held[:-1]) + " or " + held[-1]       # "should only be a, b or c"
+            v["known_and"] = ", ".join(held[:-1]) + " and " + held[-1]  # "besides a, b and c"
     if f.kind == "relation_kind":
         kinds = f.detail.relation
         v["kind_i"], v["kind_b"] = (str(kinds.intact), str(kinds.broken)) if kinds else ("None", "None")

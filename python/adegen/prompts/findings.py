@@ -47,6 +47,7 @@ class Detail:
     swap: tuple | None = None            # labels_swapped: the two values
     pairs: tuple = ()                    # (intact, broken, rows) value pairs, most rows first
     only_intact: tuple = ()              # tables without a key: values only one side has
+    labels: tuple = ()                   # labels_new: every label the column held (when few)
     only_broken: tuple = ()
 
 
@@ -261,6 +262,7 @@ def _categories(f: Finding, col: ColumnFacts) -> None:
             f.kind = "labels_new"
             f.count = int(col.new_rows)
             f.detail.only_broken = tuple(col.only_broken)
+            f.detail.labels = tuple(col.labels_intact)
     f.detail.pairs = pairs
 
 

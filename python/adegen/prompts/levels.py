@@ -230,7 +230,8 @@ def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
             # a label the broken table shows is what anyone reading it sees (a raw code where the
             # mapping was); only a label the change itself writes would point at the line
             added = checks.added_literals(req.site)
-            allowed |= {str(x).lower() for x in f.detail.only_broken if str(x).strip().lower() not in added}
+            allowed |= {str(x).lower() for x in (*f.detail.only_broken, *f.detail.labels)
+                        if str(x).strip().lower() not in added}
         if f.kind == "build_failed":  # dbt's own words are the symptom a user pastes
             allowed |= set(re.findall(r"[a-z_][a-z0-9_]*", str(f.detail.message or "").lower()))
     return {a for a in allowed if a}

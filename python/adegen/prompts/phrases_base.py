@@ -186,12 +186,15 @@ LEADS: dict[str, dict[str, list[str]]] = {
         # labels the column never held (raw codes where a mapping was, another spelling): people
         # notice values that don't belong, or a breakdown with groups nobody recognizes
         "report": ["{Col} in {t} has values like {new} that don't belong there.",
+                   "{Col} in {t} has {new} in it now. It's only supposed to be {known}.",
                    "There are {m} values in {t} I've never seen before, like {new}.",
                    "Some {es} in {t} have {m} values that aren't on our list, like {new}."],
-        "rule": ["{Col} in {t} should only hold our usual values, but {new} showed up for {share}."],
+        "rule": ["{Col} in {t} should only hold our usual values, but {new} showed up for {share}.",
+                 "{Col} in {t} should only ever be {known}, but {new} showed up for {share}."],
         "question": ["Why does {t} have {m} values like {new} now?",
                      "Where do the {new} values in the {m} column of {t} come from?"],
         "story": ["I grouped {t} by {m} and got extra groups like {new} that shouldn't be there.",
+                  "I grouped {t} by {m} and besides {known_and} I get {new}, which shouldn't be there.",
                   "I was building a breakdown by {m} from {t} and it has buckets I don't recognize, like {new}."],
     },
     "flag_flipped": {

@@ -213,8 +213,12 @@ def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place())
         # what is wrong; "wrong for every conversation" alone was rated useful 2-3
         pair = "pa" in vals and place.key == "base" and voice.detail_for(place.key) != "exact"
         base = place.key == "base"
+        # labels that don't belong said beside the ones that do ("should only ever be paid,
+        # past_due or open"): the agent learns what to map back to, not how
+        known = "known" in vals
         tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), base and _vague(t, f.kind),
-                                 pair and "{pa}" not in t, _no_factor(t), has_scope(t) != voice.scope))
+                                 pair and "{pa}" not in t, known and "{known" not in t, _no_factor(t),
+                                 has_scope(t) != voice.scope))
     return tpls, vals
 
 

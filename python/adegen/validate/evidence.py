@@ -17,6 +17,7 @@ MAX_TABLES = 4      # tables measured per mutant
 MAX_COLUMNS = 6     # changed columns profiled per table
 MAX_SCAN = 80       # columns checked one by one on tables without a key
 SAMPLES = 3
+LABELS_LISTED = 5   # a column's labels listed in full up to this many
 
 _NUMERIC = re.compile(r"(tinyint|smallint|integer|int\b|int\d|bigint|hugeint|utinyint|usmallint|uinteger|"
                       r"ubigint|uhugeint|float|real|double|decimal|numeric|number)", re.I)
@@ -318,6 +319,12 @@ def _new_labels(t: _Tables, col: dict, c: str, where: str) -> None:
     if got:
         col["only_broken"] = [v for v, _n, _all in got]
         col["new_rows"] = int(got[0][2])
+        # the labels the column held, when they are few enough to list ("paid, past_due or open"):
+        # what the person expects back, not how to map the new ones
+        held = t.con.execute(f"select cast({q(c)} as varchar), count(*) from {t.b} where {q(c)} is not null "
+                             f"group by 1 order by 2 desc, 1 limit {LABELS_LISTED + 1}").fetchall()
+        if len(held) <= LABELS_LISTED:
+            col["labels_intact"] = [v for v, _n in held]
 
 
 def _numbers(t: _Tables, col: dict, c: str, where: str) -> None:
