@@ -170,14 +170,6 @@ def fill(template: str, values: dict[str, str]) -> str | None:
     return flag_noun(text, values)
 
 
-def bodies(f: Finding, level: str, voice: Voice, place: Place = Place()) -> list[tuple[str, bool, str]]:
-    """The candidate body texts of one level for a finding, in this task's order, each with
-    whether its first letter may be lower-cased after a lead-in ("Since the last run, the ...")
-    and the template it came from."""
-    tpls, vals = body_templates(f, level, voice, place)
-    return [b for b in (body_of(tpl, f, vals) for tpl in tpls) if b is not None]
-
-
 def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place()) -> tuple[list[str], dict]:
     """The templates of one level for a finding in this task's order, and the values they are
     filled with (body_of). The order depends on the templates alone, so a caller that needs the
@@ -208,7 +200,7 @@ def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place())
         worn = Worn.of(place.said)
         # a measured factor ("roughly double", "ten times what it should be") is what makes
         # a report without an example row worth reading, so it comes first among the reports
-        # without one (a template whose field is missing is dropped below)
+        # without one (body_of drops a template whose field is missing)
         # a category most changed rows share ("marked unassigned when they should be admin") says
         # what is wrong; "wrong for every conversation" alone was rated useful 2-3
         pair = "pa" in vals and place.key == "base" and voice.detail_for(place.key) != "exact"
