@@ -44,7 +44,7 @@ def test_graph_precondition(case):
 # checks whose holds/fails cases are written against their operators' own mutants, in
 # test_realism_new_checks.py (a join filter moved to the WHERE, a unit conversion dropped, labels
 # re-spelled as the source upstream writes them)
-ELSEWHERE = {"outer_rows_filtered", "unit_named", "spelling_upstream"}
+ELSEWHERE = {"outer_rows_filtered", "unit_named", "spelling_upstream", "direction_unnamed"}
 
 
 def test_every_check_admits_and_rejects_a_case():

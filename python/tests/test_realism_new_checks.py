@@ -237,3 +237,34 @@ def test_spelling_upstream_fails_where_the_source_is_lower_case_too(tmp_path):
     db = shop(tmp_path, results("finished", "disqualified", "excluded"), STAGING)
     v = upstream_verdict(db)
     assert v.holds is False and v.fact == "'Disqualified', 'Excluded' occur nowhere upstream (2 relations searched)", v
+
+
+# ---------------------------------------------------------------- direction_unnamed (static)
+def direction_verdict(sql: str) -> Verdict:
+    (site,) = find_sites(sql, CAT.by_id["lag_to_lead"], CTX)
+    inp = CheckInput(None, None, {}, {"unique_id": "model.p.m"}, {}, site, {"raw_sql": {"model.p.m": sql}.get})
+    return run_check({"check": "direction_unnamed"}, inp)
+
+
+def test_direction_unnamed_holds_where_the_item_has_a_neutral_name():
+    sql = ("select\n    order_id,\n    lag(ordered_at) over (\n        partition by customer_id\n"
+           "        order by ordered_at\n    ) as ordered_at_before\nfrom orders\n")
+    v = direction_verdict(sql)
+    assert v.holds is True and v.fact == "no name of the edited item says which row it reads", v
+
+
+def test_direction_unnamed_fails_where_the_alias_says_previous():
+    # the window spans lines: the alias on the item's last line still counts
+    sql = ("select\n    order_id,\n    lag(ordered_at) over (\n        partition by customer_id\n"
+           "        order by ordered_at, order_id\n    ) as previous_ordered_at\nfrom orders\n")
+    v = direction_verdict(sql)
+    assert v.holds is False and v.fact.startswith("previous_ordered_at says the row it reads (previous)"), v
+    assert direction_verdict(sql.replace("previous_ordered_at", "prevOrderedAt")).holds is False
+
+
+def test_direction_unnamed_unmeasured_when_the_text_moved():
+    sql = "select lag(x) over (order by t) as x_before from t\n"
+    (site,) = find_sites(sql, CAT.by_id["lag_to_lead"], CTX)
+    inp = CheckInput(None, None, {}, {"unique_id": "model.p.m"}, {}, site,
+                     {"raw_sql": {"model.p.m": "-- edited\n" + sql}.get})
+    assert run_check({"check": "direction_unnamed"}, inp).holds is None
