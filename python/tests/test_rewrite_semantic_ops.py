@@ -199,6 +199,25 @@ def test_a_code_mapping_collapses_to_the_expression_it_reads():
         assert mutants("case_mapping_collapsed", none) == [], none
 
 
+# ---------------------------------------------------------------- like_pattern_changed
+def test_a_like_is_tidied_into_the_equality_its_author_believes():
+    """A prefix or contains LIKE becomes an equality on its fixed part, or on the label after THEN
+    where that label starts with it (the source assumed to send the final spelling)."""
+    sql = ("select\n    case\n        when source_status like 'cancel%' then 'cancelled'\n"
+           "        when source_status like 'ship%' then 'in transit'\n        else 'open'\n    end as status\nfrom o\n")
+    assert mutants("like_pattern_changed", sql) == [
+        sql.replace("like 'cancel%' then", "= 'cancelled' then"), sql.replace("like 'ship%' then", "= 'ship' then")]
+    assert mutants("like_pattern_changed", "select * from parts where part_type like '%assignment%'\n") == \
+        ["select * from parts where part_type = 'assignment'\n"]
+    for none in ("select * from t where email like '%@acme.com'\n",     # a suffix match: no equality reads so
+                 "select * from t where code like 'a%b%'\n",            # a real pattern
+                 "select * from t where kind not like 'x%'\n",          # NOT LIKE
+                 "select * from t where kind like '{{ var(\"k\") }}%'\n",  # Jinja inside
+                 "select * from t where kind ilike 'x%'\n",
+                 "-- kind like 'x%'\nselect 'kind like ''x%''' as q from t\n"):
+        assert mutants("like_pattern_changed", none) == [], none
+
+
 # ---------------------------------------------------------------- similar_column_swapped
 def test_similar_column_swapped():
     sql = "select\n    id,\n    o.created_at as ordered_at,\n    o.updated_at as changed_at\nfrom orders as o\n"

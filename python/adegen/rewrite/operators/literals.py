@@ -231,3 +231,42 @@ def edit_call_arg(S, args, ctx):
         if new and new != txt:
             out.append(Candidate(i, [Edit(tok.start, tok.end, new)], f"{txt} -> {new}", touches_literal=True))
     return out
+
+
+def _equality_value(pattern: str) -> str | None:
+    """The fixed part of a prefix (`cancel%`) or contains (`%assignment%`) LIKE pattern, the text a
+    person believes the column holds exactly; None for any other shape (a suffix match
+    `%@acme.com` has no equality anyone would write, inner wildcards are a real pattern)."""
+    if not pattern.endswith("%") or "{" in pattern:
+        return None
+    fixed = pattern[1:-1] if pattern.startswith("%") else pattern[:-1]
+    return fixed if fixed and "%" not in fixed else None
+
+
+@operator("like_to_equality", fixed_anchor="like <string>")
+def like_to_equality(S, args, ctx):
+    """`x like 'cancel%'` -> `x = 'cancel'` (also `'%assignment%'`): the LIKE is "tidied" into the
+    equality its author believes the data allows. Inside `when ... then 'label'` whose label starts
+    with the fixed part, the equality reads the label (`like 'cancel%' then 'cancelled'` ->
+    `= 'cancelled'`): the source is assumed to send the final spelling already. Not after NOT
+    (`not like` has no one-token equality)."""
+    out = []
+    for i in S.find(["like"]):
+        k = i + 1
+        if k >= S.n or S.toks[k].kind != "string" or (i > 0 and S.texts[i - 1] == "not"):
+            continue
+        txt = S.text(k)
+        if not (txt.startswith("'") and txt.endswith("'")):
+            continue
+        fixed = _equality_value(txt[1:-1])
+        if fixed is None or "'" in fixed.replace("''", ""):
+            continue
+        value = fixed
+        if k + 2 < S.n and S.texts[k + 1] == "then" and S.toks[k + 2].kind == "string":
+            label = S.text(k + 2)[1:-1]
+            if label.lower().startswith(fixed.lower()) and "'" not in label.replace("''", ""):
+                value = label
+        like, lit = S.toks[i], S.toks[k]
+        out.append(Candidate(i, [Edit(like.start, like.end, "="), Edit(lit.start, lit.end, f"'{value}'")],
+                             f"like {txt} -> = '{value}'", touches_literal=True))
+    return out
