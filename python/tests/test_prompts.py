@@ -248,6 +248,26 @@ def test_the_labels_a_column_held_are_said_beside_the_new_ones():
     assert listed >= 6, listed
 
 
+def test_a_key_emptied_on_the_same_rows_is_reported_as_blank():
+    """The key read from the joined side of a left join: the rows without a match come back with an
+    empty key. Keyed on that key they look lost and replaced; a person sees an empty column."""
+    t = {"table": "customers", "distance": 0, "rows_intact": 100, "rows_broken": 100, "rows_differing": 76,
+         "key": ["customer_id"], "label": "first_name",
+         "missing": {"count": 38, "sample": [{"key": [7], "label": "Michael"}, {"key": [9], "label": "Kathleen"}]},
+         "extra": {"count": 38, "sample": [{"key": [None], "label": "Michael"}, {"key": [None], "label": "Kathleen"}]},
+         "columns": []}
+    (f,) = findings.classify(read_table(t))
+    assert (f.kind, f.column, f.count, f.samples[0].expected) == ("values_blank", "customer_id", 38, 7)
+    for seed in (f"blank:{i}" for i in range(12)):
+        req = request(obs(t), model="customers", pattern=Pat(symptom="values_null"), seed=seed)
+        ps = prompts.write_prompts(req)
+        assert "customer_id" in ps.prompts["base"] and "customers" in ps.prompts["base"], ps.prompts["base"]
+        assert_clean(ps, req)
+    # other keys among the new rows: another set of entities, as before
+    t["extra"]["sample"][1]["key"] = [101]
+    assert findings.classify(read_table(t))[0].kind == "rows_replaced"
+
+
 def test_helper_columns_are_not_the_reported_symptom():
     t = value_table("mart_account_360", 0, column="rn", changed=90)
     t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])

@@ -218,6 +218,20 @@ def test_a_like_is_tidied_into_the_equality_its_author_believes():
         assert mutants("like_pattern_changed", none) == [], none
 
 
+# ---------------------------------------------------------------- key_from_joined_side
+def test_the_key_is_read_from_the_joined_side_of_a_left_join():
+    """The preserved side's key as a whole select item reads the joined side's key, once per left
+    join it is joined on; aliased items keep their alias."""
+    sql = ("select\n    customers.customer_id,\n    customer_orders.first_order,\n    customer_payments.total as clv\n"
+           "from customers\nleft join customer_orders\n    on customers.customer_id = customer_orders.customer_id\n"
+           "left join customer_payments\n    on customers.customer_id = customer_payments.customer_id\n")
+    assert mutants("key_from_joined_side", sql) == [
+        sql.replace("    customers.customer_id,", "    customer_orders.customer_id,"),
+        sql.replace("    customers.customer_id,", "    customer_payments.customer_id,")]
+    sql = "select o.order_id as id, l.sku from orders o left join lines l on l.order_id = o.order_id\n"
+    assert mutants("key_from_joined_side", sql) == [sql.replace("o.order_id as id", "l.order_id as id")]
+
+
 # ---------------------------------------------------------------- similar_column_swapped
 def test_similar_column_swapped():
     sql = "select\n    id,\n    o.created_at as ordered_at,\n    o.updated_at as changed_at\nfrom orders as o\n"
@@ -287,6 +301,15 @@ NO_SITE = {
         "-- amount_cents / 100 as amount\nselect 'amount_cents / 100' as amount_usd from t\n",
         "select\n    -- stored in cents\n\n    amount / 100 as amount\nfrom t\n",  # a blank line: not its note
         "select\n    -- cents\n    id,\n    amount / 100 as amount\nfrom t\n",  # the note of another item
+    ],
+    "key_from_joined_side": [
+        "select c.customer_id from customers c inner join o on c.customer_id = o.customer_id\n",   # not an outer join
+        "select c.customer_id, count(*) as n from c left join o on c.customer_id = o.customer_id group by 1\n",  # grouped
+        "select coalesce(c.customer_id, 0) as id from c left join o on c.customer_id = o.customer_id\n",  # inside an expression
+        "select c.id from c left join o on c.id = o.customer_id\n",               # a bare item would be renamed
+        "select c.customer_id from c left join o on c.customer_id = o.customer_id or c.alt = o.alt\n",  # an OR in the ON
+        "select c.name from c left join o on c.customer_id = o.customer_id\n",    # the key is not selected
+        "-- select c.k from c left join o on c.k = o.k\nselect 'c.k' as q from t\n",
     ],
     "similar_column_swapped": [
         "select o.created_at as a, c.updated_at as b from o join c on o.id = c.id\n",   # other relations

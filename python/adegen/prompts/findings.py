@@ -126,7 +126,13 @@ def _rows(facts: TableFacts, base: dict) -> list[Finding]:
     if facts.key:
         miss, extra = facts.missing, facts.extra
         m, x = (miss.count if miss else 0), (extra.count if extra else 0)
-        if m and x:
+        if m and x and _key_blanked(facts):
+            # the rows are all there, their key is not: a person sees an empty column, not a
+            # different set of entities
+            out.append(Finding("values_blank", column=facts.key[0], col_type="text", count=x,
+                               samples=[Sample(key=s.key, label=s.label, expected=s.key[0], compared=True)
+                                        for s in miss.sample], **base))
+        elif m and x:
             out.append(Finding("rows_replaced", count=m, samples=list(miss.sample),
                                detail=Detail(extra=x, extra_samples=extra.sample), **base))
         elif m:
@@ -138,6 +144,14 @@ def _rows(facts: TableFacts, base: dict) -> list[Finding]:
     elif after > before:
         out.append(Finding("rows_added", count=after - before, **base))
     return out
+
+
+def _key_blanked(facts: TableFacts) -> bool:
+    """Every row the broken table adds has a blank (one-column) key, as many as it lost: the same
+    rows with their key emptied (a key read from the side of a left join that has no match)."""
+    miss, extra = facts.missing, facts.extra
+    return (len(facts.key) == 1 and miss.count == extra.count and bool(extra.sample)
+            and all(smp.key[:1] == (None,) for smp in extra.sample))
 
 
 def _column(col: ColumnFacts, base: dict, keyed: bool) -> Finding | None:

@@ -1,10 +1,12 @@
 """Operators on outer joins: a condition moved out of a LEFT JOIN's ON into the WHERE (the refactor
-slip that silently turns the left join into an inner one)."""
+slip that silently turns the left join into an inner one), and the join key read from the joined
+side (NULL on every row the left join keeps without a match)."""
 from __future__ import annotations
 
 from adegen.rewrite.text import SQL_WORDS, Candidate, Edit, case_like
 from adegen.rewrite.operators.predicates import drop_operand_edit
 from adegen.rewrite.operators.registry import operator
+from adegen.rewrite.operators.select_lists import _select_lists
 
 # Clause keywords that end a SELECT's FROM/JOIN chain (a new WHERE goes right before them).
 _AFTER_JOINS = frozenset({"where", "group", "having", "qualify", "window", "order", "limit", "offset",
@@ -141,4 +143,72 @@ def move_join_filter(S, args, ctx):
             if moved is not None:
                 out.append(Candidate((on, k), [drop_operand_edit(S, ops, k), moved],
                                      f"join condition {S.span(a, b)} moved to WHERE"))
+    return out
+
+
+def _key_pairs(S, on: int, alias: str) -> list[tuple[str, int, int]]:
+    """(the other side's qualifier, its key column's token, the joined side's key column's token)
+    of every `x.k = alias.k2` equality of the ON clause at token `on` (an ON with an OR: none)."""
+    ops = S.operands(on + 1, S.clause_end(on))
+    if any(S.texts[c] == "or" for _a, _b, c in ops if c is not None):
+        return []
+    out = []
+    for a, b, _conn in ops:
+        t = S.texts[a:b + 1]
+        if b - a != 6 or t[1] != "." or t[3] != "=" or t[5] != "." or not all(S.ident(k) for k in (a, a + 2, a + 4, a + 6)):
+            continue
+        if t[4] == alias and t[0] != alias:
+            out.append((t[0], a + 2, a + 6))
+        elif t[0] == alias and t[4] != alias:
+            out.append((t[4], a + 6, a + 2))
+    return out
+
+
+def _select_end(S, select: int, frm: int) -> int:
+    """The last token of the SELECT at token `select` whose FROM is token `frm` (before a closing
+    parenthesis, a set operation or the end)."""
+    d, k = S.depth[select], frm + 1
+    while k < S.n and S.depth[k] >= d and not (S.texts[k] == ")" and S.open.get(k, S.n) < select) \
+            and not (S.depth[k] == d and S.texts[k] in ("union", "intersect", "except", ";")):
+        k += 1
+    return k - 1
+
+
+def _grouped(S, frm: int, end: int) -> bool:
+    """Tokens frm..end (a SELECT's clauses) hold a GROUP BY of that SELECT."""
+    d = S.depth[frm]
+    return any(S.texts[k] == "group" and S.texts[k + 1:k + 2] == ["by"] and S.depth[k] == d for k in range(frm, end))
+
+
+@operator("key_from_joined_side", fixed_anchor="left join")
+def key_from_joined_side(S, args, ctx):
+    """In `select c.customer_id, ... from customers c left join orders o on c.customer_id =
+    o.customer_id`, the select item that reads the key from the preserved side reads the joined
+    side's key instead (`o.customer_id`): equal on every matched row, NULL on every row the left
+    join keeps without a match. Only a whole select item (`c.k` or `c.k as name`) of the SELECT
+    that holds the join, not in a grouped SELECT (its GROUP BY names the other column)."""
+    out = []
+    for sel, items, frm in _select_lists(S):
+        if frm is None:
+            continue
+        end = _select_end(S, sel, frm)
+        joins = [j for j in _left_joins(S) if frm < j <= end and S.depth[j] == S.depth[sel]]
+        if not joins or _grouped(S, frm, end):
+            continue
+        for j in joins:
+            found = _joined_alias(S, j)
+            if found is None:
+                continue
+            alias, on = found
+            for other, left_key, right_key in _key_pairs(S, on, alias):
+                for a, b in items:
+                    if b - a not in (2, 4) or S.texts[a:a + 3] != [other, ".", S.texts[left_key]]:
+                        continue
+                    if b - a == 4 and S.texts[a + 3] != "as":
+                        continue
+                    if b - a == 2 and S.texts[left_key] != S.texts[right_key]:
+                        continue  # the bare item would be renamed after the other key
+                    new = f"{S.text(on - 1) if S.texts[on - 1] == alias else alias}.{S.text(right_key)}"
+                    out.append(Candidate((a, j), [Edit(S.toks[a].start, S.toks[a + 2].end, new)],
+                                         f"{S.span(a, a + 2)} -> {new}"))
     return out
