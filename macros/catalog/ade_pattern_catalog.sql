@@ -29,14 +29,6 @@
       'requires': {}
     },
     {
-      'id': 'key_from_joined_side',
-      'family': 'join',
-      'difficulty': 'medium',
-      'db_types': 'all',
-      'applies_when': [['left', 'join']],
-      'requires': {}
-    },
-    {
       'id': 'wrong_join_key',
       'family': 'join',
       'difficulty': 'hard',
