@@ -262,8 +262,9 @@ def like_to_equality(S, args, ctx):
         if fixed is None or "'" in fixed.replace("''", ""):
             continue
         value = fixed
-        if k + 2 < S.n and S.texts[k + 1] == "then" and S.toks[k + 2].kind == "string":
-            label = S.text(k + 2)[1:-1]
+        then = S.text(k + 2) if k + 2 < S.n and S.texts[k + 1] == "then" and S.toks[k + 2].kind == "string" else ""
+        if len(then) >= 2 and then[0] == then[-1] == "'":
+            label = then[1:-1]
             if label.lower().startswith(fixed.lower()) and "'" not in label.replace("''", ""):
                 value = label
         like, lit = S.toks[i], S.toks[k]
