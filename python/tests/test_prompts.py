@@ -268,6 +268,24 @@ def test_a_key_emptied_on_the_same_rows_is_reported_as_blank():
     assert findings.classify(read_table(t))[0].kind == "rows_replaced"
 
 
+def test_a_label_the_change_writes_where_the_model_wrote_it_may_be_quoted():
+    """`like 'cancel%' then 'cancelled'` -> `= 'cancelled' then 'cancelled'`: "cancelled" is the label
+    the table showed before (the operator says so in `intact_literals`), so a report may quote it; a
+    literal the change writes anew never is."""
+    pat = Pat(id="like_pattern_changed", name="LIKE", family="string", symptom="values_wrong")
+    t = value_table("fct_order_items", 0, column="order_status", obs_v="pending", exp_v="cancelled", type="text",
+                    changed=40, total=900, key="order_item_id", label=None, higher=0)
+    quoted = {}
+    for kept in ([], ["cancelled"]):
+        site = Site("like 'cancel%'", "= 'cancelled'", placeholders={"intact_literals": kept})
+        quoted[bool(kept)] = 0
+        for i in range(12):
+            base = prompts.write_prompts(request(obs(t), seed=f"lit:{i}", model="stg_orders", site=site,
+                                                 pattern=pat, column="order_status")).base
+            quoted[bool(kept)] += '"cancelled"' in base or "cancelled" in base.split()
+    assert quoted[False] == 0 and quoted[True] >= 3, quoted
+
+
 def test_helper_columns_are_not_the_reported_symptom():
     t = value_table("mart_account_360", 0, column="rn", changed=90)
     t["columns"].append(value_table("x", 0, column="latest_mrr_usd", changed=9)["columns"][0])

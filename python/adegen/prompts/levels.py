@@ -212,6 +212,9 @@ def guessed_plan(req: PromptRequest) -> list[_Plan]:
 
 def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
     allowed = {req.model, req.project_name, p.finding.table, *(p.finding.key or [])}
+    # a literal the change writes where the model already wrote it (`like 'cancel%' then 'cancelled'`
+    # -> `= 'cancelled' then 'cancelled'`): a label the table showed before, not a trace of the edit
+    allowed |= {str(x).lower() for x in (getattr(req.site, "placeholders", None) or {}).get("intact_literals", ())}
     for f in (p.finding, p.second, p.also):
         if f is None:
             continue

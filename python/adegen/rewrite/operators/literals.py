@@ -261,13 +261,16 @@ def like_to_equality(S, args, ctx):
         fixed = _equality_value(txt[1:-1])
         if fixed is None or "'" in fixed.replace("''", ""):
             continue
-        value = fixed
+        value, kept = fixed, []
         then = S.text(k + 2) if k + 2 < S.n and S.texts[k + 1] == "then" and S.toks[k + 2].kind == "string" else ""
         if len(then) >= 2 and then[0] == then[-1] == "'":
             label = then[1:-1]
             if label.lower().startswith(fixed.lower()) and "'" not in label.replace("''", ""):
-                value = label
+                value, kept = label, [label]
         like, lit = S.toks[i], S.toks[k]
+        # `intact_literals`: what the edit writes that the model already wrote there (the label):
+        # a value its table shows, not a trace of the change (prompts may quote it)
         out.append(Candidate(i, [Edit(like.start, like.end, "="), Edit(lit.start, lit.end, f"'{value}'")],
-                             f"like {txt} -> = '{value}'", touches_literal=True))
+                             f"like {txt} -> = '{value}'", placeholders={"intact_literals": kept},
+                             touches_literal=True))
     return out
