@@ -198,3 +198,16 @@ def test_prove_refuses_long_test_names(validator, prepared_db, tmp_path):
                                        "- table_name: customer_revenue_by_region_and_signup_cohort_x"))
     with pytest.raises(TestNameTooLong):
         validator.prove(task, PROJECT, prepared_db)
+
+
+def test_a_closed_validator_starts_no_workers(tmp_path):
+    """A thread that outlives its run (the background baseline, a screening batch) gets an error
+    from a closed validator instead of a fresh pool whose workers rebuild the removed work directory."""
+    from adegen.validate.pool import WorkerLost
+
+    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path / "work", jobs=1))
+    v.close()
+    assert not (tmp_path / "work" / "adegen-validate").exists()
+    with pytest.raises(WorkerLost, match="closed"):
+        v.baseline()
+    assert not (tmp_path / "work" / "adegen-validate").exists()

@@ -44,6 +44,7 @@ class Validator:
         self.prove_mode = prove_mode
         self.executor = executor
         self._pool: WorkerPool | None = None  # or a DaskPool (same interface)
+        self._closed = False                  # close() ran: no pool may start again
         self._base: Baseline | None = None
         self._lock = threading.RLock()        # pool creation
         self._base_lock = threading.Lock()    # one baseline build, even from several threads
@@ -67,6 +68,11 @@ class Validator:
     def pool(self) -> WorkerPool:
         """The worker pool (started on first use; the build starts it before in-process dbt runs)."""
         with self._lock:
+            if self._closed:
+                # a thread that outlived its run (the background baseline, a screening batch) would
+                # start fresh workers that rebuild the removed work directory, with no owner to
+                # clean it up
+                raise WorkerLost("the validator is closed: its run has ended")
             if self._pool is None:
                 pool = make_pool(self.executor, self.jobs, on_start=intact.warm)
                 if self.executor.remote:  # the workers read these at this process's paths
@@ -92,9 +98,11 @@ class Validator:
             return {"ok": False, "reason": f"{what}: {exc}"}
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        with self._lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown()
         self._facts.temp_bytes_peak = self._meter.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 
