@@ -6,7 +6,7 @@ from __future__ import annotations
 from adegen.rewrite.text import SQL_WORDS, Candidate, Edit, case_like
 from adegen.rewrite.operators.predicates import drop_operand_edit
 from adegen.rewrite.operators.registry import operator
-from adegen.rewrite.operators.select_lists import _select_lists
+from adegen.rewrite.operators.select_lists import every_select
 
 # Clause keywords that end a SELECT's FROM/JOIN chain (a new WHERE goes right before them).
 _AFTER_JOINS = frozenset({"where", "group", "having", "qualify", "window", "order", "limit", "offset",
@@ -188,7 +188,7 @@ def key_from_joined_side(S, args, ctx):
     join keeps without a match. Only a whole select item (`c.k` or `c.k as name`) of the SELECT
     that holds the join, not in a grouped SELECT (its GROUP BY names the other column)."""
     out = []
-    for sel, items, frm in _select_lists(S):
+    for sel, items, frm in every_select(S):
         if frm is None:
             continue
         end = _select_end(S, sel, frm)

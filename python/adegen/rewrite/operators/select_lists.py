@@ -8,7 +8,7 @@ from adegen.rewrite.text import Candidate
 from adegen.rewrite.operators.registry import operator
 
 
-def _select_lists(S):
+def every_select(S):
     """[(select_index, [(a, b) items], from_index_or_None)] for every SELECT."""
     res = []
     for i in S.find(["select"]):
@@ -31,7 +31,7 @@ def _select_lists(S):
 def final_chain(S, lists=None):
     """[(select_index, items, from_index)] from the model's last top-level SELECT down through
     `select * from cte` to the SELECT that names the columns (the model's output, outermost first)."""
-    lists = _select_lists(S) if lists is None else lists
+    lists = every_select(S) if lists is None else lists
     top = [x for x in lists if S.depth[x[0]] == 0]
     if not top:
         return []
@@ -83,7 +83,7 @@ def drop_select_item(S, args, ctx):
     """Drop one column of the model's final SELECT (following `select * from cte` to the CTE; in
     every branch of a UNION); when that is impossible, one column of another SELECT list with two
     or more columns that is not part of a set operation."""
-    lists = _select_lists(S)
+    lists = every_select(S)
     chain = final_chain(S, lists)
     cands = []
     used = set()
@@ -116,7 +116,7 @@ def drop_select_item(S, args, ctx):
 
 def item_spans(S) -> list[tuple[int, int]]:
     """(first, last) token of every item of every select list."""
-    return [(a, b) for _sel, items, _f in _select_lists(S) for a, b in items if a <= b]
+    return [(a, b) for _sel, items, _f in every_select(S) for a, b in items if a <= b]
 
 
 def item_span(S, i) -> tuple[int, int]:
@@ -133,7 +133,7 @@ def item_span(S, i) -> tuple[int, int]:
 def item_places(S, tokens) -> dict[int, tuple[int, tuple[int, int]] | None]:
     """For each token: (index of the select list, the span of its innermost item holding it), or
     None outside every select list. The select lists are found once for all the tokens."""
-    lists = _select_lists(S)
+    lists = every_select(S)
     out = {}
     for t in tokens:
         held = [(b - a, li, (a, b)) for li, (_sel, items, _f) in enumerate(lists) for a, b in items if a <= t <= b]
