@@ -396,21 +396,20 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
         yield compose(body, opener, ask, voice.period)
 
 
-@lru_cache(maxsize=512)
-def _pairs(openers: tuple, asks: tuple) -> tuple:
-    """(opening, request) pairs in a report's order: the openings cycle, the requests walk a
+def _pairs(openers: tuple, asks: tuple):
+    """(opening, request) pairs in a report's order, lazily: the openings cycle, the requests walk a
     diagonal. The banks repeat their no-opener and no-request entries to weight them (34 and 140
     of them): each pair comes once, at its first turn. A prompt's checks only depend on its text,
     so the first text that passes is the one it always was; a task whose texts were all refused
-    walked some 6,000 repeats per body (issue 30: the prompt writer stalled builds)."""
+    walked some 6,000 repeats per body (issue 30: the prompt writer stalled builds). Lazily, since
+    the caller mostly stops at the first pair or two of a body's thousands (the rotated openers
+    differ per task, so a cache of whole lists hardly ever hit)."""
     seen: set[tuple] = set()
-    out = []
     for i in range(len(openers) * len(asks)):
         pair = (openers[i % len(openers)], asks[(i // len(openers) + i) % len(asks)])
         if pair not in seen:
             seen.add(pair)
-            out.append(pair)
-    return tuple(out)
+            yield pair
 
 
 def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) -> str:
