@@ -27,7 +27,7 @@ from ..sqlquote import ident
 from . import clockcheck, userbase
 from .contract import StorageChoice
 from .jobs import Baseline, WorkerConfig
-from .pool import _die_with_parent
+from .pool import die_with_parent, end_with
 
 _RUNNER = InProcessRunner()
 _STATE: dict = {}
@@ -317,7 +317,8 @@ def baseline_job(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
 def shifted_build(cfg: WorkerConfig, faketime: str, days: int = clockcheck.SHIFT_DAYS) -> Baseline:
     """The shadow build in a child process under `faketime -f +<days>d` (`shadow_main`). The child
     stays in the worker's process group (a job over its deadline is killed with it) and dies with
-    the worker (PR_SET_PDEATHSIG)."""
+    the worker: PR_SET_PDEATHSIG ties it to faketime, and `end_with` to the worker (a worker killed with
+    its SIGKILLed run would otherwise leave it building into the removed work directory)."""
     work = Path(cfg.root) / "shadow-io"
     work.mkdir(parents=True, exist_ok=True)
     src, dst = work / "cfg.pickle", work / "baseline.pickle"
@@ -325,7 +326,8 @@ def shifted_build(cfg: WorkerConfig, faketime: str, days: int = clockcheck.SHIFT
     dst.unlink(missing_ok=True)
     code = "import sys; from adegen.validate.intact import shadow_main; sys.exit(shadow_main(sys.argv[1:]))"
     try:
-        p = subprocess.run(clockcheck.shift_argv(faketime, code, str(src), str(dst), days=days), cwd=str(work),
+        p = subprocess.run(clockcheck.shift_argv(faketime, code, str(src), str(dst), str(os.getpid()), days=days),
+                           cwd=str(work),
                            env=clockcheck.shift_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, check=False)
         if p.returncode == 0 and dst.is_file():
@@ -339,8 +341,11 @@ def shifted_build(cfg: WorkerConfig, faketime: str, days: int = clockcheck.SHIFT
 
 
 def shadow_main(argv: list[str]) -> int:
-    """The child under faketime: unpickle the WorkerConfig, run the shadow build, pickle the Baseline."""
-    _die_with_parent()
+    """The child under faketime: unpickle the WorkerConfig, run the shadow build, pickle the Baseline.
+    argv: the config, the result file and the worker's pid."""
+    die_with_parent()
+    if len(argv) > 2:
+        end_with(int(argv[2]))
     cfg = pickle.loads(Path(argv[0]).read_bytes())
     Path(argv[1]).write_bytes(pickle.dumps(build(cfg, shadow=True)))
     return 0

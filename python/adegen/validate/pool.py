@@ -9,8 +9,9 @@ worker replaces it. A worker that dies fails its job with `WorkerLost` and is re
 are module-level functions with picklable arguments (start method spawn by default:
 `ADEGEN_MP_START` overrides).
 
-Workers end with the parent: they die with it (PR_SET_PDEATHSIG on Linux) and also stop when the
-parent's end of their pipe closes.
+Workers end with the parent: they die with it (PR_SET_PDEATHSIG on Linux), a worker whose parent died
+before it could ask for that (a run SIGKILLed while its workers were still starting) exits instead of
+running the job already in its pipe, and they stop when the parent's end of their pipe closes.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class WorkerLost(Exception):
     """The worker process died while running the job."""
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     try:
         import ctypes
 
@@ -51,11 +52,37 @@ def _die_with_parent() -> None:
         pass
 
 
-def _worker_main(conn, on_start) -> None:
+def _orphaned(parent_pid: int | None) -> bool:
+    """Whether the process that started this one is gone (this one was handed to init or a
+    subreaper). PR_SET_PDEATHSIG only covers a parent that dies after it is set: a run SIGKILLed while
+    a spawned worker was still importing left a worker that ran the job already in its pipe, writing
+    into the work directory the next run had removed (stray /tmp/adegen-bulk-*/validate/... dirs)."""
+    return parent_pid is not None and os.getppid() != parent_pid
+
+
+def end_with(pid: int, every: float = 0.5) -> None:
+    """End this process (exit 1) as soon as process `pid` is gone: for a grandchild of a worker (the
+    shadow build under faketime), which PR_SET_PDEATHSIG cannot tie to the worker."""
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="adegen-end-with", daemon=True).start()
+
+
+def _worker_main(conn, on_start, parent_pid: int | None = None) -> None:
     """The worker process: its own process group, then jobs from the pipe until it closes."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-    _die_with_parent()
+    die_with_parent()
+    if _orphaned(parent_pid):  # the parent died before PR_SET_PDEATHSIG was set: nobody waits for us
+        os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's SIGTERM-as-Ctrl-C is not inherited
     if on_start is not None:
@@ -72,6 +99,8 @@ def _worker_main(conn, on_start) -> None:
                 from multiprocessing import util
 
                 util._run_finalizers(0)
+            os._exit(0)
+        if _orphaned(parent_pid):
             os._exit(0)
         try:
             out = ("ok", fn(*args))
@@ -96,7 +125,8 @@ class _Slot:
 
     def spawn(self) -> None:
         parent, child = self.pool.ctx.Pipe()
-        self.proc = self.pool.ctx.Process(target=_worker_main, args=(child, self.pool.on_start), daemon=True)
+        self.proc = self.pool.ctx.Process(target=_worker_main, args=(child, self.pool.on_start, os.getpid()),
+                                          daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent
