@@ -12,6 +12,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
+from adegen.validate.pool import WorkerPool
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Imported by the spawned worker when it unpickles its start hook, before the worker's own code
@@ -86,3 +90,14 @@ def test_a_shadow_build_ends_with_its_worker(tmp_path):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_every_start_method_runs_jobs(method):
+    """ADEGEN_MP_START: a forkserver's worker is the server's child, not this process's; it must not
+    take itself for an orphan."""
+    pool = WorkerPool(1, start_method=method)
+    try:
+        assert pool.submit(os.getpid).result(timeout=120) not in (None, os.getpid())
+    finally:
+        pool.shutdown()

@@ -125,8 +125,10 @@ class _Slot:
 
     def spawn(self) -> None:
         parent, child = self.pool.ctx.Pipe()
-        self.proc = self.pool.ctx.Process(target=_worker_main, args=(child, self.pool.on_start, os.getpid()),
-                                          daemon=True)
+        # spawn and fork start the worker as this process's child; forkserver's parent is its server,
+        # whose death PR_SET_PDEATHSIG covers
+        mine = os.getpid() if self.pool.ctx.get_start_method() in ("spawn", "fork") else None
+        self.proc = self.pool.ctx.Process(target=_worker_main, args=(child, self.pool.on_start, mine), daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent
