@@ -261,6 +261,14 @@
       'requires': {}
     },
     {
+      'id': 'first_value_order_flipped',
+      'family': 'window',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [['first_value', '(']],
+      'requires': {}
+    },
+    {
       'id': 'lag_to_lead',
       'family': 'window',
       'difficulty': 'medium',

@@ -92,3 +92,21 @@ def test_case_preserved_and_no_identity_mutants():
     # two edits that give the same text are one site
     p = CATALOG.by_id["case_branch_dropped"]
     assert len(find_sites("select case when a then 1 when a then 1 end as x from t\n", p, CTX)) == 1
+
+
+def test_first_value_flip_reads_the_window_after_the_arguments():
+    """FIRST_VALUE's ORDER BY sits in the OVER ( ... ) after its arguments: only a DESC there is
+    dropped (an ORDER BY inside the arguments, DuckDB's ordered form, is read first); an ascending
+    window or a named window gives no site."""
+    p = CATALOG.by_id["first_value_order_flipped"]
+    two = ("select first_value(a) over (partition by k order by t asc) as first_a,\n"
+           "       first_value(a) over (partition by k order by t desc nulls last) as last_a from x\n")
+    (s,) = find_sites(two, p, CTX)
+    assert apply_site(two, s).splitlines()[1].strip() == (
+        "first_value(a) over (partition by k order by t nulls last) as last_a from x")
+    for none in ("select first_value(a) over (partition by k order by t) as a0 from x\n",
+                 "select first_value(a) over w as a0 from x window w as (order by t desc)\n"):
+        assert find_sites(none, p, CTX) == [], none
+    ordered = "select first_value(a order by t desc) over (partition by k) as a0 from x\n"
+    (s,) = find_sites(ordered, p, CTX)
+    assert apply_site(ordered, s) == "select first_value(a order by t) over (partition by k) as a0 from x\n"

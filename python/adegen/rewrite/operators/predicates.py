@@ -141,10 +141,17 @@ def drop_partition_key(S, args, ctx):
     return out
 
 
+def _order_by_in(S, o, c):
+    """The ORDER token of the ORDER BY directly inside parentheses o..c, or None."""
+    return next((k for k in range(o + 1, c) if S.texts[k] == "order" and S.texts[k + 1] == "by"
+                 and S.depth[k] == S.depth[o] + 1), None)
+
+
 @operator("flip_order", required=("within",), anchor_arg="within")
 def flip_order(S, args, ctx):
-    """Inside the parentheses that end token sequence `within` (e.g. `row_number ( ) over (`),
-    flip the direction of each ORDER BY key (one site per key)."""
+    """Inside the parentheses that end token sequence `within` (e.g. `row_number ( ) over (`), or
+    the OVER ( ... ) right after them (`first_value (`), flip the direction of each ORDER BY key
+    (one site per key)."""
     w = seq(args["within"])
     out = []
     for i in S.find(w):
@@ -157,7 +164,12 @@ def flip_order(S, args, ctx):
         c = S.close.get(o)
         if c is None:
             continue
-        ob = next((k for k in range(o + 1, c) if S.texts[k] == "order" and S.texts[k + 1] == "by" and S.depth[k] == S.depth[o] + 1), None)
+        ob = _order_by_in(S, o, c)
+        if ob is None and c + 2 < S.n and S.texts[c + 1] == "over" and S.texts[c + 2] == "(":
+            # a value function's window follows its arguments: `first_value ( x ) over ( ... )`
+            o = c + 2
+            c = S.close.get(o)
+            ob = None if c is None else _order_by_in(S, o, c)
         if ob is None:
             continue
         end = c - 1
