@@ -85,6 +85,14 @@
       'requires': {}
     },
     {
+      'id': 'count_rows_of_left_join',
+      'family': 'aggregation',
+      'difficulty': 'medium',
+      'db_types': 'all',
+      'applies_when': [['left', 'join'], ['count', '(']],
+      'requires': {}
+    },
+    {
       'id': 'sum_to_count',
       'family': 'aggregation',
       'difficulty': 'medium',

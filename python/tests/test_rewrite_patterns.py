@@ -110,3 +110,20 @@ def test_first_value_flip_reads_the_window_after_the_arguments():
     ordered = "select first_value(a order by t desc) over (partition by k) as a0 from x\n"
     (s,) = find_sites(ordered, p, CTX)
     assert apply_site(ordered, s) == "select first_value(a order by t) over (partition by k) as a0 from x\n"
+
+
+def test_count_star_only_for_a_key_of_the_left_joined_side_in_a_grouped_select():
+    """count(o.order_id) -> count(*) only where o is LEFT JOINed in the same grouped SELECT and the
+    column is its join key or an id: a column NULL on matched rows too, the preserved side, an inner
+    join or an ungrouped SELECT gives no site."""
+    p = CATALOG.by_id["count_rows_of_left_join"]
+    base = ("select c.customer_id, {item} as n\nfrom customers as c\n{join} orders as o\n"
+            "    on c.customer_id = o.customer_id\n{tail}")
+    grouped = "group by 1\n"
+    (s,) = find_sites(base.format(item="count(o.customer_id)", join="left join", tail=grouped), p, CTX)
+    assert s.before.strip() == "o.customer_id" and s.after == "*"
+    for item, join, tail in (("count(o.shipped_at)", "left join", grouped),
+                             ("count(c.customer_id)", "left join", grouped),
+                             ("count(o.order_id)", "inner join", grouped),
+                             ("count(o.order_id) over (partition by c.customer_id)", "left join", "")):
+        assert find_sites(base.format(item=item, join=join, tail=tail), p, CTX) == [], (item, join)

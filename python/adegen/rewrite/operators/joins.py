@@ -212,3 +212,35 @@ def key_from_joined_side(S, args, ctx):
                     out.append(Candidate((a, j), [Edit(S.toks[a].start, S.toks[a + 2].end, new)],
                                          f"{S.span(a, a + 2)} -> {new}"))
     return out
+
+
+@operator("count_rows_of_left_join", fixed_anchor="left join")
+def count_rows_of_left_join(S, args, ctx):
+    """In a grouped SELECT with `left join orders as o on c.id = o.customer_id`, `count(o.k)` of a
+    column the joined side always has on a match (its join key, or an id) becomes `count(*)`: 0 for
+    an entity the join found nothing for becomes 1 (the left join keeps it as one row of NULLs)."""
+    out = []
+    for sel, items, frm in every_select(S):
+        if frm is None:
+            continue
+        end = _select_end(S, sel, frm)
+        if not _grouped(S, frm, end):
+            continue
+        keys: dict[str, tuple[int, set]] = {}  # joined alias -> (its JOIN token, its key columns)
+        for j in _left_joins(S):
+            found = _joined_alias(S, j) if frm < j <= end and S.depth[j] == S.depth[sel] else None
+            if found is not None:
+                alias, on = found
+                keys[alias] = (j, {S.texts[right] for _o, _l, right in _key_pairs(S, on, alias)})
+        for a, b in items:
+            for k in range(a, b - 4):
+                t = S.texts[k:k + 6]
+                if t[:2] != ["count", "("] or t[2] not in keys or t[3] != "." or t[5] != ")" or not S.ident(k + 4):
+                    continue
+                col = t[4]
+                # a column NULL on some matched rows too (count(o.shipped_at)) counts something else
+                if col not in keys[t[2]][1] and col != "id" and not col.endswith("_id"):
+                    continue
+                out.append(Candidate((k, keys[t[2]][0]), [Edit(S.toks[k + 2].start, S.toks[k + 4].end, "*")],
+                                     f"count({S.span(k + 2, k + 4)}) -> count(*)"))
+    return out
