@@ -118,6 +118,20 @@ def make_project(root: Path, *, name: str = "tiny", dirname: str | None = None, 
     return p
 
 
+def process_alive(pid: int) -> bool:
+    """Process `pid` exists and is not a zombie (a dead child nobody has reaped yet is not alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, owned by someone else
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return not Path("/proc").is_dir()  # no procfs: os.kill said it exists
+
+
 def tree_state(root: Path) -> dict[str, str]:
     """rel path -> content hash (files), link target (symlinks) or 'dir': byte-identity of a tree."""
     out: dict[str, str] = {}

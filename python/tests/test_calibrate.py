@@ -21,7 +21,7 @@ from adegen.calibrate.runner import CalibrationConfig, calibrate, run_once
 from adegen.calibrate.search import lineage
 from adegen.calibrate.tasks import load_tasks
 from adegen.errors import InputError
-from reliability_kit import tree_state
+from reliability_kit import process_alive, tree_state
 
 
 # --------------------------------------------------------------------------- pure parts
@@ -90,18 +90,9 @@ def test_a_hanging_command_is_killed_with_its_children(tmp_path):
     assert run.timed_out and run.exit_code is None and time.monotonic() - t0 < 20
     # SIGKILL is delivered asynchronously: on a loaded machine the child may take a moment to die
     child, deadline = int(pidfile.read_text()), time.monotonic() + 10
-    while _alive(child) and time.monotonic() < deadline:
+    while process_alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child)
-
-
-def _alive(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        state = stat.read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    assert not process_alive(child)
 
 
 # --------------------------------------------------------------------------- on the example's tasks
@@ -174,7 +165,7 @@ def test_a_hanging_agent_is_killed_at_the_timeout_and_unsolved(acme, cfg, tmp_pa
     rec = run_once(tasks[3], c, 1, "t")
     assert rec.timed_out and rec.exit_code is None and not rec.solved
     assert rec.reason.startswith("agent killed at the 3s timeout") and rec.seconds < 30
-    assert not _alive(int(pidfile.read_text())) and not (tmp_path / "late").exists()
+    assert not process_alive(int(pidfile.read_text())) and not (tmp_path / "late").exists()
     _sandbox_gone(rec, c.workdir)
 
 

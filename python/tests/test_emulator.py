@@ -4,7 +4,6 @@ example project (integration_tests_snowflake) seeded + built with dbt-snowflake.
 Everything runs in tmp_path copies: the repository tree is never written to."""
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -21,19 +20,12 @@ from adegen.emulator import (EmulatorStartError, EmulatorUnavailableError, Fakes
 from adegen.emulator import server as server_mod  # noqa: E402
 from adegen.errors import AdegenError  # noqa: E402
 from adegen.project import load_project  # noqa: E402
+from reliability_kit import process_alive  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SF_PROJECT = REPO / "integration_tests_snowflake"
 MODELS = ["stg_customers", "stg_products", "stg_orders", "stg_order_items", "stg_events", "int_order_lines",
           "int_customer_tags", "int_event_items", "fct_orders", "dim_customers", "fct_product_performance"]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 # -- lifecycle and start failures ---------------------------------------------------------------
@@ -47,7 +39,7 @@ def test_context_manager_stops_server_when_body_raises(tmp_path):
             with socket.create_connection(("127.0.0.1", port), timeout=2):
                 pass
             raise RuntimeError("boom")
-    assert not srv.running and _gone(pid)
+    assert not srv.running and not process_alive(pid)
     assert server_mod.port_is_free(port)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
@@ -67,9 +59,9 @@ def test_server_exits_when_its_parent_dies_without_stop(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     server_pid = int(out.stdout.split()[0])
     deadline = time.monotonic() + 10
-    while not _gone(server_pid) and time.monotonic() < deadline:
+    while process_alive(server_pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _gone(server_pid), "orphaned fakesnow server still running"
+    assert not process_alive(server_pid), "orphaned fakesnow server still running"
 
 
 def test_fixed_port_already_taken_fails_fast(tmp_path):

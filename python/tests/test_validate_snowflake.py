@@ -22,6 +22,7 @@ from adegen.task_yaml import PromptEntry, SeedEntry, Variant  # noqa: E402
 from adegen.taskgen import TaskPlan, build_task_files, unified_diff  # noqa: E402
 from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 from adegen.validate.snowflake import EmulatorValidator  # noqa: E402
+from reliability_kit import process_alive
 
 REPO = Path(__file__).resolve().parents[2]
 SF = REPO / "integration_tests_snowflake"
@@ -29,14 +30,6 @@ MODEL = "models/staging/stg_products.sql"
 
 if not (SF / "dbt_project.yml").is_file():
     pytest.skip("integration_tests_snowflake/ is missing", allow_module_level=True)
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def shipped_copy(dest: Path) -> Path:
@@ -244,7 +237,7 @@ def test_server_stopped_by_close_after_a_failure(tmp_path):
     v.close()
     assert not started[0].running
     deadline = time.monotonic() + 10
-    while not _gone(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _gone(pid)
+    assert not process_alive(pid)
     v.close()                                           # idempotent

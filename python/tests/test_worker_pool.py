@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from adegen.validate.pool import WorkerPool
+from reliability_kit import process_alive
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,18 +40,6 @@ RUN = textwrap.dedent("""\
     """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
 def test_a_worker_whose_run_died_while_it_started_never_runs_the_job(tmp_path):
     (tmp_path / "slow_start.py").write_text(SLOW_START)
     script = tmp_path / "run.py"
@@ -63,9 +52,9 @@ def test_a_worker_whose_run_died_while_it_started_never_runs_the_job(tmp_path):
     p.wait(timeout=60)
     assert p.returncode == -9
     deadline = time.monotonic() + 30
-    while _alive(worker) and time.monotonic() < deadline:
+    while process_alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(worker), "the orphaned worker is still running"
+    assert not process_alive(worker), "the orphaned worker is still running"
     time.sleep(0.5)
     assert not marker.exists(), "the orphaned worker ran the job of a run that was SIGKILLed"
 

@@ -344,8 +344,7 @@ def shadow_main(argv: list[str]) -> int:
     """The child under faketime: unpickle the WorkerConfig, run the shadow build, pickle the Baseline.
     argv: the config, the result file and the worker's pid."""
     die_with_parent()
-    if len(argv) > 2:
-        end_with(int(argv[2]))
+    end_with(int(argv[2]))
     cfg = pickle.loads(Path(argv[0]).read_bytes())
     Path(argv[1]).write_bytes(pickle.dumps(build(cfg, shadow=True)))
     return 0
