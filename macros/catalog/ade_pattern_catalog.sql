@@ -405,6 +405,14 @@
       'requires': {'min_refs': 1}
     },
     {
+      'id': 'staging_bypassed',
+      'family': 'dag-ref',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [['\x7b{']],
+      'requires': {'min_refs': 1}
+    },
+    {
       'id': 'wrong_source',
       'family': 'dag-ref',
       'difficulty': 'hard',

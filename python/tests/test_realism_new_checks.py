@@ -18,7 +18,7 @@ from adegen.realism import ProbeDB
 from adegen.realism.locate import locate
 from adegen.realism.registry import CheckInput, Verdict, run_check
 from adegen.rewrite import ModelContext, apply_site, find_sites
-from realism_kit import shop
+from realism_kit import shop, swap
 
 CAT = load_catalog()
 CTX = ModelContext(name="m")
@@ -268,3 +268,37 @@ def test_direction_unnamed_unmeasured_when_the_text_moved():
     inp = CheckInput(None, None, {}, {"unique_id": "model.p.m"}, {}, site,
                      {"raw_sql": {"model.p.m": "-- edited\n" + sql}.get})
     assert run_check({"check": "direction_unnamed"}, inp).holds is None
+
+
+# ---------------------------------------------------------------- label_case on a pivot summed with ELSE 0
+PIVOT = ("select order_id,\n    sum(case when method = 'card' then amount else 0 end) as card_amount\n"
+         "from payments\ngroup by order_id\n")
+PIVOT_MUTANT = swap(PIVOT, " else 0 end", " end")
+
+
+def payments(*rows: str) -> str:
+    return f"create table payments as select * from (values {', '.join(rows)}) v(order_id, method, amount)"
+
+
+def test_label_case_holds_for_a_summed_pivot_where_a_group_matches_no_when(tmp_path):
+    # order 2 paid by coupon only: its card_amount turns from 0 to NULL without the ELSE
+    db = shop(tmp_path, payments("(1, 'card', 10)", "(1, 'coupon', 5)", "(2, 'coupon', 7)"))
+    v = measure("label_case", db, PIVOT, PIVOT_MUTANT)
+    assert v.holds is True and v.fact == "1 of 2 groups have no row that matches: their sum turns from 0 to NULL", v
+
+
+def test_label_case_fails_for_a_summed_pivot_where_every_group_matches(tmp_path):
+    db = shop(tmp_path, payments("(1, 'card', 10)", "(1, 'coupon', 5)", "(2, 'card', 7)"))
+    v = measure("label_case", db, PIVOT, PIVOT_MUTANT)
+    assert v.holds is False and v.fact.startswith("0 of 2 groups"), v
+
+
+def test_label_case_refuses_other_cases_inside_an_aggregate(tmp_path):
+    # COUNT of a CASE ... ELSE 0 counts every row: dropping the ELSE is the fix, not a slip; a
+    # non-zero fallback or a CASE nested deeper in the SUM is not the pivot either
+    db = shop(tmp_path, payments("(1, 'card', 10)", "(2, 'coupon', 7)"))
+    for intact in (PIVOT.replace("sum(case", "count(case"), PIVOT.replace("else 0 end", "else -1 end"),
+                   PIVOT.replace("sum(case", "sum(1 + case")):
+        mutant = intact.replace(" else 0 end", " end").replace(" else -1 end", " end")
+        v = measure("label_case", db, intact, mutant)
+        assert v.holds is False and "inside an aggregate" in v.fact, (intact, v)

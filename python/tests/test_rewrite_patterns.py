@@ -35,6 +35,9 @@ def ctx_for(case):
         extra = dict(case["context"])
         if "accepted_values" in extra:
             extra["accepted_values"] = tuple((c, tuple(v)) for c, v in extra["accepted_values"].items())
+        if "staged_inputs" in extra:  # [[model, [kind, target]]]: a source target is [source, table]
+            extra["staged_inputs"] = tuple((m, (k, t if isinstance(t, str) else tuple(t)))
+                                           for m, (k, t) in extra["staged_inputs"])
         ctx = dataclasses.replace(ctx, **extra)
     return ctx
 
@@ -127,3 +130,26 @@ def test_count_star_only_for_a_key_of_the_left_joined_side_in_a_grouped_select()
                              ("count(o.order_id)", "inner join", grouped),
                              ("count(o.order_id) over (partition by c.customer_id)", "left join", "")):
         assert find_sites(base.format(item=item, join=join, tail=tail), p, CTX) == [], (item, join)
+
+
+def test_staging_bypassed_reads_what_a_one_input_staging_model_reads():
+    """Discovery gives each model the models it refs that read one seed or one source; a ref to
+    such a model becomes a ref to the seed (or a source() call), other refs give no site."""
+    def entry(name, deps, refs=(), sources=()):
+        return {"unique_id": f"model.p.{name}", "name": name, "package_name": "p", "depends_on": list(deps),
+                "refs": list(refs), "sources": [list(s) for s in sources]}
+    models = [entry("stg_payments", ["seed.p.raw_payments"], refs=["raw_payments"]),
+              entry("stg_orders", ["source.p.shop.orders"], sources=[("shop", "orders")]),
+              entry("int_both", ["model.p.stg_payments", "model.p.stg_orders"], refs=["stg_payments", "stg_orders"]),
+              entry("customers", ["model.p.stg_payments", "model.p.stg_orders", "model.p.int_both"],
+                    refs=["stg_payments", "stg_orders", "int_both"])]
+    ctx = ModelContext.from_discovery(models[-1], {"models": models})
+    assert ctx.staged_inputs == (("stg_payments", ("ref", "raw_payments")),
+                                 ("stg_orders", ("source", ("shop", "orders"))))
+    p = CATALOG.by_id["staging_bypassed"]
+    sql = ('select * from {{ ref("stg_payments") }} p\njoin {{ ref(\'stg_orders\') }} o using (order_id)\n'
+           "join {{ ref('int_both') }} b using (order_id)\n")
+    first, second = find_sites(sql, p, ctx)
+    assert apply_site(sql, first).splitlines()[0] == 'select * from {{ ref("raw_payments") }} p'
+    assert apply_site(sql, second).splitlines()[1] == "join {{ source('shop', 'orders') }} o using (order_id)"
+    assert first.placeholders == {"original_ref": "stg_payments", "wrong_ref": "raw_payments"}

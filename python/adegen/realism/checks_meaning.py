@@ -12,7 +12,7 @@ from ..rewrite.operators.select_lists import item_note, item_text
 from ..rewrite.text import Struct
 from .measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
 from ..sqlquote import ident as quote_ident, literal as quote_literal
-from .probe import rows_query
+from .probe import group_keys, rows_query
 from .registry import CheckInput, Verdict, check
 
 MAX_RELATIONS = 8   # upstream relations searched for another spelling
@@ -139,22 +139,42 @@ def spelling_upstream(inp: CheckInput) -> Verdict:
 
 @check("label_case")
 def label_case(inp: CheckInput) -> Verdict:
-    """The CASE labels rows (not a CASE summed or counted, where NULL and 0 read alike) and some rows
-    fall through to its ELSE."""
+    """The CASE labels rows and some rows fall through to its ELSE, or it is a pivot summed with
+    ELSE 0 and some groups match none of its WHENs (any other CASE inside an aggregate is refused)."""
     case = inp.scope.before if isinstance(inp.scope.before, exp.Case) else None
     if case is None:
         return Verdict.unmeasured("the change is not a CASE")
-    if case.find_ancestor(exp.AggFunc) is not None:
-        return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
     if isinstance(case.args.get("default"), exp.Null):
         return Verdict(False, "the ELSE is already NULL: without it the CASE gives the same", {})
     conds = " or ".join(f"coalesce({sql(when_test(case, w))}, false)" for w in case.args.get("ifs") or [])
     select = inp.scope.select
+    agg = case.find_ancestor(exp.AggFunc)
+    if agg is not None:
+        return _pivot_sum(inp, case, agg, conds)
     got = count_rows(inp.probe, select, [f"not ({conds})"]) if conds and select is not None else None
     if got is None:
         return Verdict.unmeasured("the CASE could not be measured")
     total, fall = got
     return Verdict(fall > 0, f"{share(fall, total)} rows fall through to the ELSE", {"rows": total, "else_rows": fall})
+
+
+def _pivot_sum(inp: CheckInput, case: exp.Case, agg: exp.Expression, conds: str) -> Verdict:
+    """A CASE summed with ELSE 0 (a pivot: `sum(case when method = 'card' then amount else 0 end)`):
+    without the ELSE a group where no row matches sums to NULL instead of 0. Elsewhere inside an
+    aggregate a missing ELSE changes little (NULLs are skipped) or is the intended fix (COUNT)."""
+    default = case.args.get("default")
+    zero = isinstance(default, exp.Literal) and default.is_number and float(default.this) == 0
+    if not (isinstance(agg, exp.Sum) and agg.this is case and zero):
+        return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
+    select = inp.scope.select
+    if not conds or select is None or not group_keys(select):
+        return Verdict.unmeasured("the summed CASE could not be measured per group")
+    got = count_rows(inp.probe, select, [f"not bool_or({conds})"])
+    if got is None:
+        return Verdict.unmeasured("the summed CASE could not be measured per group")
+    total, empty = got
+    return Verdict(empty > 0, f"{share(empty, total)} groups have no row that matches: their sum turns from 0 to NULL",
+                   {"groups": total, "empty_groups": empty})
 
 
 def _type_family(sql_type: str) -> str:

@@ -22,6 +22,9 @@ class ModelContext:
     downstream_models: tuple = ()  # names of every model that reads this one, directly or not
     # column -> the values its accepted_values test lists (what a status can be)
     accepted_values: tuple = ()  # ((column, (value, ...)), ...)
+    # the models this one refs that only stage raw data: (model, ("ref", seed)) or
+    # (model, ("source", (source, table))) for a model whose one input is a seed or a source
+    staged_inputs: tuple = ()
     # model name -> its raw SQL (None when unknown): operators that read another model's SQL
     # (convert_again) need it; without one they find no site
     model_sql: Optional[Callable[[str], Optional[str]]] = field(default=None, compare=False, hash=False, repr=False)
@@ -66,8 +69,25 @@ class ModelContext:
             downstream_models=tuple(sorted(by_id[d]["name"] for d in downstream if d in by_id)),
             accepted_values=tuple((col, tuple(vals)) for col, vals in
                                   sorted((model.get("accepted_values") or {}).items())),
+            staged_inputs=_staged_inputs(model, models),
             model_sql=model_sql,
         )
+
+
+def _staged_inputs(model: dict, models: list[dict]) -> tuple:
+    """For each model `model` refs that reads exactly one relation, a seed or a source: what it reads."""
+    by_name = {m["name"]: m for m in models if m.get("package_name") == model.get("package_name")}
+    out = []
+    for name in dict.fromkeys(model.get("refs", []) or []):
+        staged = by_name.get(name)
+        deps = (staged or {}).get("depends_on", []) or []
+        if staged is None or name == model["name"] or len(deps) != 1:
+            continue
+        if deps[0].startswith("seed.") and len(staged.get("refs") or []) == 1:
+            out.append((name, ("ref", staged["refs"][0])))
+        elif deps[0].startswith("source.") and len(staged.get("sources") or []) == 1:
+            out.append((name, ("source", tuple(staged["sources"][0]))))
+    return tuple(out)
 
 
 def requires_hold(requires: dict, ctx: ModelContext) -> bool:

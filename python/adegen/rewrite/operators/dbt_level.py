@@ -48,6 +48,30 @@ def swap_ref(S, args, ctx):
     return out
 
 
+@operator("bypass_staging")
+def bypass_staging(S, args, ctx):
+    """ref('stg_x') -> what stg_x itself reads, when that is one seed (`ref('raw_x')`) or one
+    source (`source('s', 'x')`): the staging model's renames, conversions and filters are skipped."""
+    staged = dict(ctx.staged_inputs)
+    out = []
+    for a, b in _jinja_blocks(S):
+        for m in _REF_RE.finditer(S.raw, a, b):
+            name, q = m.group(2), m.group(1)
+            if name not in staged:
+                continue
+            kind, target = staged[name]
+            if kind == "ref":
+                edit, read, wrong = Edit(m.start(2), m.end(2), target), target, {"wrong_ref": target}
+            else:
+                src, tbl = target
+                edit = Edit(m.start(), m.end(), f"source({q}{src}{q}, {q}{tbl}{q})")
+                read = f"{src}.{tbl}"
+                wrong = {"wrong_source": read}
+            out.append(Candidate(m.start(), [edit], f"ref {name} -> its input {read}",
+                                 placeholders={"original_ref": name, **wrong}, touches_jinja=True))
+    return out
+
+
 @operator("swap_source")
 def swap_source(S, args, ctx):
     """source('s', 't1') -> source('s', 't2') (another table of the same source; another source's
