@@ -177,6 +177,19 @@ def test_seed_csv_format_and_no_op(typed_db, tmp_path):
     assert types["tstz"] == "timestamp with time zone" and list(types)[0] == "id"
 
 
+def test_seed_rows_are_sorted_whatever_the_scan_order(tmp_path):
+    """The same rows stored in two orders export to the same bytes (ade-bench compares sets)."""
+    texts = []
+    for i, order in enumerate(("k desc", "k")):
+        db = tmp_path / f"o{i}.duckdb"
+        con = duckdb.connect(str(db))
+        con.execute(f"create table t as select * from (values (2, 'b'), (1, 'a'), (3, null)) v(k, x) order by {order}")
+        con.close()
+        export_solution_seeds(db, ["t"], "shop", tmp_path / f"s{i}")
+        texts.append((tmp_path / f"s{i}" / "solution__t.csv").read_text())
+    assert texts[0] == texts[1] == "k,x\n1,a\n2,b\n3,\n"
+
+
 def test_seed_pitfalls(typed_db, tmp_path):
     chk = check_table(typed_db, "t")
     assert chk.empty_string_columns == ["note"]

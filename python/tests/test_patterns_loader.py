@@ -140,13 +140,14 @@ def test_rank_penalty_lowers_the_patterns_candidates_in_the_ranking(tmp_path):
 
     # the one-token aggregate swaps and the date part change, one IN-list value deleted, one CASE
     # branch or its ELSE deleted, a mapping collapsed, a similar column read, a COALESCE dropped, a
-    # status filter added, labels re-spelled, a timestamp cast to date and an interval off by one day
+    # status filter added, labels re-spelled, a timestamp cast to date, an interval off by one day and
+    # a staging model bypassed
     # (the forms blind reviews rate least realistic or least worth keeping): tried after the other forms
     assert {p.id for p in load_catalog().patterns if p.rank_penalty} == {
         "sum_to_max", "min_to_max", "max_to_min", "sum_to_count", "date_diff_part_changed", "in_list_item_dropped",
         "case_branch_dropped", "similar_column_swapped", "wrong_ref", "coalesce_dropped", "nvl_dropped", "zeroifnull_dropped",
         "exclusion_filter_added", "labels_respelled", "timestamp_cast_to_date", "case_else_dropped",
-        "case_mapping_collapsed", "interval_off_by_one"}
+        "case_mapping_collapsed", "interval_off_by_one", "staging_bypassed"}
     pat = load_catalog([write(tmp_path, render({**GOOD, "rank_penalty": 6}))]).by_id["my_pattern"]
     model = {"name": "m", "layer": "marts", "features": ["join"], "complexity": 5}
     survey = Survey("p", [], [], [], 0)

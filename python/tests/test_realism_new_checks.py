@@ -284,7 +284,7 @@ def test_label_case_holds_for_a_summed_pivot_where_a_group_matches_no_when(tmp_p
     # order 2 paid by coupon only: its card_amount turns from 0 to NULL without the ELSE
     db = shop(tmp_path, payments("(1, 'card', 10)", "(1, 'coupon', 5)", "(2, 'coupon', 7)"))
     v = measure("label_case", db, PIVOT, PIVOT_MUTANT)
-    assert v.holds is True and v.fact == "1 of 2 groups have no row that matches: their sum turns from 0 to NULL", v
+    assert v.holds is True and v.fact == "1 of 2 groups have no row that matches: the sum turns from 0 to NULL", v
 
 
 def test_label_case_fails_for_a_summed_pivot_where_every_group_matches(tmp_path):

@@ -167,13 +167,12 @@ def _pivot_sum(inp: CheckInput, case: exp.Case, agg: exp.Expression, conds: str)
     if not (isinstance(agg, exp.Sum) and agg.this is case and zero):
         return Verdict(False, "the CASE sits inside an aggregate, where a missing ELSE changes little", {})
     select = inp.scope.select
-    if not conds or select is None or not group_keys(select):
-        return Verdict.unmeasured("the summed CASE could not be measured per group")
-    got = count_rows(inp.probe, select, [f"not bool_or({conds})"])
+    got = count_rows(inp.probe, select, [f"not bool_or({conds})"]) if conds and select is not None else None
     if got is None:
         return Verdict.unmeasured("the summed CASE could not be measured per group")
     total, empty = got
-    return Verdict(empty > 0, f"{share(empty, total)} groups have no row that matches: their sum turns from 0 to NULL",
+    what = "groups have" if group_keys(select) else "sums (no GROUP BY) has"
+    return Verdict(empty > 0, f"{share(empty, total)} {what} no row that matches: the sum turns from 0 to NULL",
                    {"groups": total, "empty_groups": empty})
 
 
