@@ -4,12 +4,16 @@ DuckDB backend finds databases in its `databases` directories, the next steps na
 installs anything: the install offer prints the commands (`install_commands`)."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import write_text_atomic
 from .settings import get_settings
 
 INSTALL_MESSAGE = ("ade-bench isn't installed. I can install it now at ~/.ade-bench (default), pick a "
@@ -48,12 +52,7 @@ def detect_ade_bench(explicit: Path | None = None, *, home: Path | None = None) 
         return AdeBench(True, explicit, "--ade-bench-dir", databases_dirs(explicit, home=home))
     ade = shutil.which("ade")
     if ade:
-        try:
-            ok = subprocess.run([ade, "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, timeout=60).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        if ok:
+        if _ade_works(Path(ade)):
             root = _root_from_command(ade)
             return AdeBench(True, root, f"`ade` on PATH ({ade})", databases_dirs(root, home=home))
     home_dir = home / ".ade-bench"
@@ -61,6 +60,40 @@ def detect_ade_bench(explicit: Path | None = None, *, home: Path | None = None) 
         return AdeBench(True, home_dir, f"{home_dir}/pyproject.toml", databases_dirs(home_dir, home=home))
     return AdeBench(False, None, "no working `ade` command and no ~/.ade-bench checkout",
                     databases_dirs(None, home=home))
+
+
+ADE_FAILED_MEMO_SECONDS = 600  # a failing `ade` is asked again after this long (the user may fix it)
+
+
+def _ade_works(ade: Path) -> bool:
+    """`ade --help` exits 0. The answer is kept in the cache directory for this very command file
+    (path, size, mtime, content), a failure only for ADE_FAILED_MEMO_SECONDS: starting ade-bench's CLI costs
+    about a CPU second, on every build."""
+    try:
+        real = ade.resolve()
+        st, digest = real.stat(), hashlib.sha256(real.read_bytes()).hexdigest()
+    except OSError:
+        return False
+    key = f"{real}|{st.st_size}|{st.st_mtime_ns}|{digest}"
+    memo = get_settings().cache_dir / "ade-help.json"
+    try:
+        known = json.loads(memo.read_text(encoding="utf-8"))
+        if isinstance(known, dict) and known.get("key") == key and isinstance(known.get("ok"), bool) \
+                and (known["ok"] or 0 <= time.time() - float(known.get("at", 0)) < ADE_FAILED_MEMO_SECONDS):
+            return known["ok"]
+    except (OSError, ValueError, TypeError):
+        pass
+    try:
+        ok = subprocess.run([str(ade), "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False  # a timeout may be a loaded machine: not remembered
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(memo, json.dumps({"key": key, "ok": ok, "at": time.time()}))
+    except OSError:
+        pass  # a read-only cache only costs the check next time
+    return ok
 
 
 def install_commands(location: str = "~/.ade-bench") -> list[str]:

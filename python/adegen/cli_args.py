@@ -44,7 +44,7 @@ class Options:
     verify_slow: bool = False  # re-prove each written task the plain way (pipeline/verify_slow.py)
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
-    jobs: int = 2  # validator worker processes (the build: 2; bulk mode: --jobs)
+    jobs: int = 2  # validator worker processes (the build: ADEGEN_BUILD_JOBS, 2; bulk mode: --jobs)
     executor: object = None  # bulk mode's --executor (validate.executor.ExecutorSpec; None: local pool)
     time_budget: float | None = None  # --time-budget: seconds of wall clock for the whole build
     settings: Settings = field(default_factory=get_settings)  # the ADEGEN_* environment, read once
@@ -234,6 +234,7 @@ def project_options(ns: argparse.Namespace) -> Options:
         project_dir=project_dir, output_dir=output_dir, db_type=ns.db_type, db_name=ns.db_name, db_path=db_path,
         ade_bench_dir=ade_dir, patterns_dirs=patterns_dirs, json=ns.json, profiles_dir=profiles_dir,
         target=ns.target, emulate_snowflake=ns.emulate_snowflake, report=not ns.no_report,
+        jobs=get_settings().build_jobs,
     )
 
 

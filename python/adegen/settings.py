@@ -36,6 +36,7 @@ class Settings:
     duckdb_temp_limit: str = ""  # DuckDB max_temp_directory_size per worker; "": a share of the disk
     ade_databases_dir: Path | None = None  # ade-bench's own variable: where its databases are
     time_budget_task_charge: float = 0.0  # tests: seconds each task adds to --time-budget's clock
+    build_jobs: int = 2  # validator worker processes of a build (bulk mode: --jobs)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ SETTINGS: tuple[Setting, ...] = (
             "ade-bench's own variable: a task without db_dir finds its DuckDB file in `<dir>/duckdb`"),
     Setting("ADEGEN_TIME_BUDGET_TASK_CHARGE", "time_budget_task_charge", _number(0.0),
             "tests: seconds each task's write and proof adds to `--time-budget`'s clock (default 0)"),
+    Setting("ADEGEN_BUILD_JOBS", "build_jobs", lambda t: max(1, int(_number(2)(t))),
+            "validator worker processes of a build (default 2; bulk mode takes `--jobs`): 1 on a machine "
+            "already busy with other builds, e.g. a test suite running builds side by side"),
 )
 
 

@@ -73,6 +73,24 @@ if importlib.util.find_spec("xdist") is not None:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def one_validator_worker_per_build():
+    """The suite runs builds side by side (an xdist worker per core), so a build's second validator
+    worker only adds its dbt import and full parse (about 5 CPU seconds) on a saturated machine. The
+    example's end-to-end build (`acme_tasks_built`) keeps the default two; bulk mode takes --jobs."""
+    from adegen import settings
+
+    old = os.environ.get("ADEGEN_BUILD_JOBS")
+    os.environ["ADEGEN_BUILD_JOBS"] = "1"  # this process and the subprocesses tests start
+    settings.reload()
+    yield
+    if old is None:
+        os.environ.pop("ADEGEN_BUILD_JOBS", None)
+    else:
+        os.environ["ADEGEN_BUILD_JOBS"] = old
+    settings.reload()
+
+
+@pytest.fixture(scope="session", autouse=True)
 def adegen_cache(tmp_path_factory) -> Path:
     cache = tmp_path_factory.mktemp("adegen-cache")
     from adegen import settings
@@ -120,7 +138,7 @@ def acme_tasks_built(example_project, tmp_path_factory, adegen_cache) -> tuple[P
     from reliability_kit import build_env, run_build
 
     out = tmp_path_factory.mktemp("acme-built") / "ade-bench-tasks"
-    env = build_env(tmp_path_factory.mktemp("acme-built-home"))
+    env = dict(build_env(tmp_path_factory.mktemp("acme-built-home")), ADEGEN_BUILD_JOBS="2")  # the default
     r = run_build([example_project, "--output-dir", out, "--pick", "all", "--yes", "--json"], env, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     return out, json.loads(r.stdout)

@@ -139,7 +139,8 @@ def _duckdb_in_ade_bench(tmp):
         con.execute(f"create table main.{table} as select * from read_csv('{tmp / f'{table}.csv'}', header=true)")
     con.close()
     out = tmp / "out"
-    return Prepared(p, [p, "--output-dir", out, "--pick", "all", "--count", "3", "--ade-bench-dir", ade], out,
+    # one proof reads the database there as well as three would
+    return Prepared(p, [p, "--output-dir", out, "--pick", "1", "--count", "3", "--ade-bench-dir", ade], out,
                     watch=[ade / "shared"])
 
 
@@ -410,6 +411,8 @@ def test_bad_input(case, matrix):
     assert o.watch_before == o.watch_after, "a watched path changed"
     if c.code == 0:  # must simply work
         assert c.why and assert_complete_tasks(pr.out, "tiny"), detail
+        if case == "duckdb_only_in_ade_bench_dir":  # proven from the database ade-bench's directory holds
+            assert "status: ready" in (pr.out / "tasks" / "tiny001" / "task.yaml").read_text(), detail
         return
     if case == "models_all_zero_rows":  # status: dev tasks may be written; never one marked ready
         for d in task_dirs(pr.out):

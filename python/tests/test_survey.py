@@ -1,13 +1,14 @@
 """survey: ade-bench detection order, task.yaml parsing, patch summaries, family classification."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from adegen import ade_bench, backends
+from adegen import ade_bench, backends, settings
 from adegen import survey as sv
 
 FIX = Path(__file__).parent / "fixtures" / "ade_tasks" / "ade-bench"
@@ -88,6 +89,29 @@ def test_detection_order(tmp_path, monkeypatch):
     assert a.found and "ade" in a.how
     # explicit directory
     assert ade_bench.detect_ade_bench(FIX).path == FIX
+
+
+def test_ade_help_is_asked_once_per_command_file(tmp_path, monkeypatch):
+    """`ade --help` costs a CPU second: its answer is kept for the same command file (a failure for
+    ten minutes only), and a changed file is asked again."""
+    monkeypatch.setenv("ADEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    settings.reload()
+    try:
+        bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+        bin_dir.mkdir()
+        ade = bin_dir / "ade"
+        for code in (1, 0):
+            ade.write_text(f"#!/bin/sh\necho x >> '{calls}'\nexit {code}\n")
+            ade.chmod(ade.stat().st_mode | stat.S_IEXEC)
+            assert [ade_bench._ade_works(ade) for _ in range(3)] == [code == 0] * 3
+        assert calls.read_text().count("x") == 2
+        memo = tmp_path / "cache" / "ade-help.json"
+        stale = json.loads(memo.read_text())
+        memo.write_text(json.dumps({**stale, "ok": False, "at": stale["at"] - ade_bench.ADE_FAILED_MEMO_SECONDS - 1}))
+        assert ade_bench._ade_works(ade) and calls.read_text().count("x") == 3  # an old failure is asked again
+    finally:
+        monkeypatch.undo()
+        settings.reload()
 
 
 def test_install_commands_mention_env_for_snowflake():
