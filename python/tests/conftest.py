@@ -18,6 +18,7 @@ Keep this file small: one documented fixture per shared need.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -72,38 +73,39 @@ if importlib.util.find_spec("xdist") is not None:
         return LongGroupsFirst(config, log) if config.getvalue("dist") == "loadgroup" else None
 
 
+@contextlib.contextmanager
+def _session_setting(name: str, value: str):
+    """`name=value` in the environment of this process (its settings read again) and of the
+    subprocesses tests start, for the session; the old value back afterwards."""
+    from adegen import settings
+
+    old = os.environ.get(name)
+    os.environ[name] = value
+    settings.reload()
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+        settings.reload()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_validator_worker_per_build():
     """The suite runs builds side by side (an xdist worker per core), so a build's second validator
     worker only adds its dbt import and full parse (about 5 CPU seconds) on a saturated machine. The
     example's end-to-end build (`acme_tasks_built`) keeps the default two; bulk mode takes --jobs."""
-    from adegen import settings
-
-    old = os.environ.get("ADEGEN_BUILD_JOBS")
-    os.environ["ADEGEN_BUILD_JOBS"] = "1"  # this process and the subprocesses tests start
-    settings.reload()
-    yield
-    if old is None:
-        os.environ.pop("ADEGEN_BUILD_JOBS", None)
-    else:
-        os.environ["ADEGEN_BUILD_JOBS"] = old
-    settings.reload()
+    with _session_setting("ADEGEN_BUILD_JOBS", "1"):
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)
 def adegen_cache(tmp_path_factory) -> Path:
     cache = tmp_path_factory.mktemp("adegen-cache")
-    from adegen import settings
-
-    old = os.environ.get("ADEGEN_CACHE_DIR")
-    os.environ["ADEGEN_CACHE_DIR"] = str(cache)  # this process and the subprocesses tests start
-    settings.reload()
-    yield cache
-    if old is None:
-        os.environ.pop("ADEGEN_CACHE_DIR", None)
-    else:
-        os.environ["ADEGEN_CACHE_DIR"] = old
-    settings.reload()
+    with _session_setting("ADEGEN_CACHE_DIR", str(cache)):
+        yield cache
 
 
 @pytest.fixture(scope="session")

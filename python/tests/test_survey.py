@@ -91,12 +91,10 @@ def test_detection_order(tmp_path, monkeypatch):
     assert ade_bench.detect_ade_bench(FIX).path == FIX
 
 
-def test_ade_help_is_asked_once_per_command_file(tmp_path, monkeypatch):
+def test_ade_help_is_asked_once_per_command_file(tmp_path):
     """`ade --help` costs a CPU second: its answer is kept for the same command file (a failure for
     ten minutes only), and a changed file is asked again."""
-    monkeypatch.setenv("ADEGEN_CACHE_DIR", str(tmp_path / "cache"))
-    settings.reload()
-    try:
+    with settings.override(cache_dir=tmp_path / "cache"):
         bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
         bin_dir.mkdir()
         ade = bin_dir / "ade"
@@ -109,9 +107,6 @@ def test_ade_help_is_asked_once_per_command_file(tmp_path, monkeypatch):
         stale = json.loads(memo.read_text())
         memo.write_text(json.dumps({**stale, "ok": False, "at": stale["at"] - ade_bench.ADE_FAILED_MEMO_SECONDS - 1}))
         assert ade_bench._ade_works(ade) and calls.read_text().count("x") == 3  # an old failure is asked again
-    finally:
-        monkeypatch.undo()
-        settings.reload()
 
 
 def test_install_commands_mention_env_for_snowflake():

@@ -81,7 +81,7 @@ def _staged_inputs(model: dict, models: list[dict]) -> tuple:
     for name in dict.fromkeys(model.get("refs", []) or []):
         staged = by_name.get(name)
         deps = (staged or {}).get("depends_on", []) or []
-        if staged is None or name == model["name"] or len(deps) != 1:
+        if staged is None or len(deps) != 1:  # (dbt refuses a model that refs itself: a cycle)
             continue
         if deps[0].startswith("seed.") and len(staged.get("refs") or []) == 1:
             out.append((name, ("ref", staged["refs"][0])))
