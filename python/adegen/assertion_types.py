@@ -36,4 +36,6 @@ TYPES: dict[str, AssertionType] = {t.name: t for t in (
     AssertionType("materialization_must_be", "materialization", {"model": "name", "expected": "name"}),
     AssertionType("column_must_exist", "column", {"model": "name", "column": "name"}, purpose_arg="column"),
     AssertionType("model_must_exist", "model_exists", {"model": "name"}),
+    # not a pattern's: added by the screening verdict when a mutant shows only as duplicate rows
+    AssertionType("columns_must_be_unique", "unique", {"model": "name", "columns": "names"}),
 )}

@@ -204,6 +204,9 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
         for entry in getattr(c.pattern, "assertion_tests", None) or []:
             e = dict(entry) if isinstance(entry, dict) else {"type": getattr(entry, "type"), "args": getattr(entry, "args")}
             tests.append({"type": e.get("type"), "args": e.get("args") or {}, "context": ctx})
+        grain = (getattr(obs, "details", None) or {}).get("grain_test") if obs is not None else None
+        if grain:  # duplicates only: the set-based equality test cannot see them (validate.verdict)
+            tests.append({"type": "columns_must_be_unique", "args": dict(grain), "context": ctx})
         realistic = " ".join(c.pattern.realistic.split())  # how an engineer ships this bug (never guidance)
         return Proposal(
             number=0, model=c.name, model_unique_id=c.model["unique_id"], model_path=c.model["path"],

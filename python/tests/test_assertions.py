@@ -1,6 +1,7 @@
-"""adegen.assertions + macros/assertions: the seven assertion_tests types rendered by the dbt
-macros, checked as text against the spec's templates and run for real (dbt + DuckDB): every
-assertion passes on the intact fixture project and fails where its property is broken."""
+"""adegen.assertions + macros/assertions: the assertion_tests types rendered by the dbt macros (the
+spec's seven, checked as text against its templates, and the grain test the screening verdict adds)
+and run for real (dbt + DuckDB): every assertion passes on the intact fixture project and fails where
+its property is broken."""
 from __future__ import annotations
 
 import re
@@ -31,6 +32,8 @@ ENTRIES = {
     "materialization": {"type": "materialization_must_be", "args": {"model": "customer_orders", "expected": "table"}},
     "column_order_id": {"type": "column_must_exist", "args": {"model": "customer_orders", "column": "order_id"}},
     "model_exists": {"type": "model_must_exist", "args": {"model": "customer_totals"}},
+    # not in the spec: the grain test of a duplicates-only bug (validate.verdict)
+    "unique_order": {"type": "columns_must_be_unique", "args": {"model": "customer_orders", "columns": ["order_id"]}},
     # the same ref twice (self-join): dbt keeps both in node.refs
     "totals_refs_exact": {"type": "refs_must_match_exactly",
                           "args": {"model": "customer_totals", "expected": ["customer_orders"]}},
@@ -160,10 +163,10 @@ def test_purposes(rendered):
     assert {n: p for n, (p, _) in rendered.items()} == {
         "refs": "refs", "refs_exact": "refs_exact", "refs_forbidden": "refs_forbidden", "sources": "sources",
         "materialization": "materialization", "column_order_id": "column_order_id",
-        "model_exists": "model_exists", "totals_refs_exact": "refs_exact"}
+        "model_exists": "model_exists", "totals_refs_exact": "refs_exact", "unique_order": "unique"}
 
 
-@pytest.mark.parametrize("name", [n for n in ENTRIES if n != "totals_refs_exact"])
+@pytest.mark.parametrize("name", [n for n in ENTRIES if n not in ("totals_refs_exact", "unique_order")])
 def test_golden_against_spec_text(rendered, name):
     """Each rendering is the spec template with placeholders filled and loops unrolled, plus only
     the documented deviations; column_must_exist and model_must_exist are verbatim."""
@@ -196,7 +199,20 @@ union all select 'ok' as error_message where false
 def test_model_must_exist_has_no_depends_on(rendered):
     sql = rendered["model_exists"][1]
     assert "depends_on" not in sql and "ref(" not in sql
-    assert all("-- depends_on: {{ ref('" in sql for n, (_, sql) in rendered.items() if n != "model_exists")
+    assert all("-- depends_on: {{ ref('" in sql for n, (_, sql) in rendered.items()
+               if n not in ("model_exists", "unique_order"))
+
+
+def test_golden_columns_must_be_unique_exact_text(rendered):
+    """The grain test reads the model through ref() (so it depends on it) and returns every key
+    that occurs more than once."""
+    assert rendered["unique_order"][1] == """\
+-- customer_orders should have one row per order_id
+select order_id, count(*) as copies
+from {{ ref('customer_orders') }}
+group by order_id
+having count(*) > 1
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,25 +240,32 @@ BREAKS = {
                                 {"materialization"}),
     "column_dropped": ((CUSTOMER_ORDERS, "    o.order_id,\n", ""), {"column_order_id"}),
     "model_deleted": (("models/customer_totals.sql", None, None), {"model_exists"}),
+    "rows_duplicated": ((CUSTOMER_ORDERS, "    on o.customer_id = c.customer_id",
+                         "    on o.customer_id = c.customer_id\nunion all\nselect c.customer_id, c.name, o.order_id, o.amount\n"
+                         "from {{ ref('stg_customers') }} as c\njoin {{ ref('stg_orders') }} as o\n"
+                         "    on o.customer_id = c.customer_id and o.amount > 20"), {"unique_order"}),
 }
+BUILT = ("column_dropped", "rows_duplicated")  # the data assertions need the models built
 
 
 @pytest.mark.parametrize("mutation", list(BREAKS))
 def test_broken_property_fails(rendered, tmp_path, mutation):
     """Only the assertions on the broken property fail. The graph assertions need no database, so
-    only the column scenario builds (seed + run); the others just run `dbt test` (the column test,
-    which reads information_schema, is left out there)."""
+    only the column and grain scenarios build (seed + run); the others just run `dbt test` (the
+    column test, which reads information_schema, and the grain test are left out there)."""
     (rel, old, new), must_fail = BREAKS[mutation]
-    build = mutation == "column_dropped"
+    build = mutation in BUILT
     proj = _scratch_project(PROJ, tmp_path / "proj", PROJECT_NAME)
     if old is None:
         (proj / rel).unlink()
     else:
         _edit(proj / rel, old, new)
-    tests = {name: sql for name, (_, sql) in rendered.items() if build or name != "column_order_id"}
+    tests = {name: sql for name, (_, sql) in rendered.items() if build or name not in ("column_order_id", "unique_order")}
     _write_tests(proj, tests)
     statuses = _grade(proj, build=build)
     expected = {name: ("fail" if name in must_fail else "pass") for name in tests}
+    if mutation == "column_dropped":
+        expected["unique_order"] = "error"  # the grain test reads the dropped column: dbt errors, a failure too
     if mutation == "model_deleted":
         # a singular test whose ref() is missing is skipped with a warning in dbt 1.11
         del expected["totals_refs_exact"]

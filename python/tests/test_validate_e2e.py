@@ -90,10 +90,15 @@ def test_equivalent_mutant_is_dropped(screened):
     assert not o.observable and "equivalent on this data" in o.reason and o.compared_table is None
 
 
-def test_duplicates_only_mutant_is_dropped(screened):
+def test_duplicates_only_mutant_is_graded_by_a_grain_test(screened):
+    """Duplicate rows are all a removed DISTINCT shows: ade-bench's set-based equality test passes
+    on them, so the verdict asks for a test that the intact table's key is unique."""
     o = screened["duplicates"]
-    assert not o.observable and "duplicate rows" in o.reason
+    assert o.observable and o.code is None and o.compared_table == "order_statuses", o.reason
     assert o.details["duplicates_only"] == {"order_statuses": [2, 5]}
+    assert o.details["grain_test"] == {"model": "order_statuses", "columns": ["status"]}
+    assert o.rows_differing == 3 and o.rows_total == 2
+    assert o.details["tables"][0]["duplicates"]["max_copies"] == 4  # what the prompt reports
 
 
 def test_hard_pattern_compares_downstream_mart(screened):
@@ -188,6 +193,40 @@ def test_script_mode_agrees(proven, prepared_db, tmp_path):
     assert res.resolved, res.output_tail()
     assert res.tests == {"AUTO_customer_revenue_equality": "passed",
                          "AUTO_customer_revenue_existence": "passed"}
+
+
+def _duplicates_task(tmp_path, task_id: str, tests: list) -> Path:
+    """The task adegen writes for the removed DISTINCT of order_statuses, with the given tests."""
+    from adegen.task_yaml import PromptEntry, SeedEntry, Variant
+    from adegen.taskgen import TaskPlan, build_task_files, unified_diff
+
+    rel = "models/marts/order_statuses.sql"
+    intact = model_text(rel)
+    mutant = intact.replace("select distinct", "select")
+    plan = TaskPlan(task_id, "distinct removed", [PromptEntry("base", "order_statuses has duplicate statuses.")],
+                    "easy", ["dbt"], ["order_statuses"], [SeedEntry("order_statuses")],
+                    Variant("duckdb", "shopfix", "shopfix", "../projects"), solution_rebuild=["order_statuses"])
+    files = build_task_files(plan, unified_diff(intact.encode(), mutant.encode(), rel),
+                             unified_diff(mutant.encode(), intact.encode(), rel), tests)
+    for name, data in files.files.items():
+        (tmp_path / task_id / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / task_id / name).write_bytes(data)
+    return tmp_path / task_id
+
+
+def test_the_grain_test_proves_a_duplicates_only_task(screened, validator, prepared_db, tmp_path):
+    """With the verdict's grain test (rendered by the package's macro) the fast proof fails the
+    broken state and passes the solved one; without it ade-bench's tests pass the broken state."""
+    from adegen.assertions import render_assertions
+    from adegen.validate.contract import ProofOutcome
+
+    grain = screened["duplicates"].details["grain_test"]
+    tests = render_assertions(PROJECT, "shopfix", [{"type": "columns_must_be_unique", "args": grain}])
+    proof = validator.prove(_duplicates_task(tmp_path, "shopfix005", tests), PROJECT, prepared_db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN and proof.expected_tests == 3, proof.detail
+    assert (tmp_path / "shopfix005" / "tests" / "shopfix005_unique.sql").exists()
+    bare = validator.prove(_duplicates_task(tmp_path, "shopfix006", []), PROJECT, prepared_db)
+    assert not bare.ok and bare.outcome is ProofOutcome.BROKEN_PASSES, bare.detail
 
 
 def test_prove_refuses_long_test_names(validator, prepared_db, tmp_path):

@@ -33,7 +33,10 @@ class FixedInspector:
     """Evidence as a backend's connection would give it (one fixed example)."""
 
     def evidence(self, uid, diff):
-        return Evidence(["amount"], f"{diff.table}: id = 1 has amount = 2 (expected 1)", {"key": ["id"]})
+        facts = {"key": ["id"]}
+        if diff.table == "top" and diff.rows_mut > diff.rows_base:  # a key the extra rows repeat
+            facts["duplicates"] = {"keys": 3, "max_copies": 2, "sample": []}
+        return Evidence(["amount"], f"{diff.table}: id = 1 has amount = 2 (expected 1)", facts)
 
     def tables(self, visible, compared, known):
         return [dict(known.get(u) or {}, table=u) for u in sorted(visible)]
@@ -47,6 +50,8 @@ SCENARIOS = {
     "hard_downstream": facts(difficulty="hard", diffs={"model.p.stg": TableDiff("stg", 10, 10, 1, 1),
                                                         "model.p.fct": TableDiff("fct", 5, 5, 1, 1)}),
     "duplicates": facts(diffs={"model.p.stg": TableDiff("stg", 10, 12)}),
+    # duplicates only, in a table with a key: graded by a grain test the equality test cannot replace
+    "duplicates_keyed": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10), "model.p.top": TableDiff("top", 20, 23)}),
     "equivalent": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10)}),
     "nondeterministic_only": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10),
                                           "model.p.top": TableDiff("top", 20, 20, 1, 1)},
@@ -94,6 +99,10 @@ def test_verdict_rules():
     assert v["hard_downstream"].compared_table == "fct"
     d = v["duplicates"]
     assert not d.observable and "duplicate rows" in d.reason and d.details["duplicates_only"] == {"stg": [10, 12]}
+    g = v["duplicates_keyed"]
+    assert g.observable and g.compared_table == "top" and g.rows_differing == 3 and g.rows_total == 20
+    assert g.details["grain_test"] == {"model": "top", "columns": ["id"]} and g.changed_tables == {"top": 2}
+    assert "grain_test" not in d.details and not v["build_error_expected_duplicates"].observable
     assert not v["equivalent"].observable and "equivalent on this data" in v["equivalent"].reason
     nd = v["nondeterministic_only"]
     assert not nd.observable and "nondeterministic" in nd.reason and nd.details["ignored_nondeterministic"] == ["top"]
@@ -107,7 +116,7 @@ def test_verdict_rules():
     assert not v["equivalent"].observable  # same data and same kind: nothing to report
     # every drop has its code beside its message; an observable mutant has none
     assert {name: o.code for name, o in v.items()} == {
-        "observable": None, "hard_downstream": None, "materialization_only": None, "build_error_intended": None,
+        "observable": None, "hard_downstream": None, "duplicates_keyed": None, "materialization_only": None, "build_error_intended": None,
         "duplicates": DropCode.DUPLICATES_ONLY, "equivalent": DropCode.EQUIVALENT,
         "nondeterministic_only": DropCode.NONDETERMINISTIC_ONLY, "runaway": DropCode.RUNAWAY,
         "build_error_unintended": DropCode.UNEXPECTED_BUILD_ERROR, "build_error_expected": DropCode.NO_BUILD_ERROR,

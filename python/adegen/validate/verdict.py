@@ -122,6 +122,10 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
             return _kind_changed(facts, kind, details)
     if not visible:
         dups = {u: d for u, d in evidence_diffs.items() if d.duplicates_only}
+        if dups and symptom != "build_error" and inspect is not None:
+            graded = _grain_graded(facts, dups, inspect, details)
+            if graded is not None:
+                return graded
         if dups:
             u, d = min(dups.items(), key=lambda kv: facts.dist[kv[0]])
             code, reason = DropCode.DUPLICATES_ONLY, (
@@ -165,6 +169,35 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                   else f"{d.table}: {d.rows_differing} row(s) differ under the equality oracle")
     return Observation(observable, reason, False, _alias(models, target), d.rows_differing, d.rows_base,
                        list(ev.columns_differ), changed, ev.example, details, code)
+
+
+def _grain_graded(facts: ScreenFacts, dups: dict, inspect: Inspector, details: dict) -> Observation | None:
+    """A mutant whose only trace is duplicate rows, graded by a grain test: ade-bench's set-based
+    equality test passes on it, so the task adds a singular test that the table's key is unique
+    (assertion type `columns_must_be_unique`; ade-bench's own analytics_engineering005 grades a
+    removed dedup with a row-count test the same way). Only where the intact table has such a
+    key, and never on an incremental table (ade-bench's rerun keeps the rows it already merged).
+    None: no gradable table, the mutant stays dropped as duplicates only."""
+    models = facts.models
+    gradable = {u: d for u, d in dups.items()
+                if models[u].get("materialized") not in ("incremental", "ephemeral") and d.rows_mut > d.rows_base}
+    if not gradable:
+        return None
+    target = choose_compared(facts.uid, gradable, facts.dist, models, facts.difficulty)
+    d = gradable[target]
+    ev = inspect.evidence(target, d)
+    key = list(ev.details.get("key") or [])
+    if not key or not ev.details.get("duplicates"):
+        return None
+    details["grain_test"] = {"model": models[target]["name"], "columns": key}
+    details["duplicates_only"] = {_alias(models, u): [x.rows_base, x.rows_mut] for u, x in dups.items()}
+    details["tables"] = inspect.tables({target: d}, target, {target: ev.details})
+    details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
+    reason = (f"{d.table}: {d.rows_mut} rows vs {d.rows_base}, duplicates only; the set-based equality test "
+              f"cannot see them, a test that {' + '.join(key)} is unique does")
+    changed = {_alias(models, u): facts.dist[u] for u in dups}
+    return Observation(True, reason, False, _alias(models, target), d.rows_mut - d.rows_base, d.rows_base,
+                       list(ev.columns_differ), changed, ev.example, details)
 
 
 def type_only_reason(d: TableDiff) -> str:
