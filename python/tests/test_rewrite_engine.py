@@ -142,6 +142,28 @@ def test_snowflake_fallbacks_keep_a_site():
     assert apply_site(sql, s) == "select to_date(d) as d, convert_timezone('America/New_York', ts) as t from x\n"
 
 
+def test_a_comment_explaining_what_the_edit_removes_goes_with_it():
+    # a comment line just above the edit that names the removed keyword says why the code is there:
+    # left standing it tells that nobody removed the code by mistake and points an agent at the fix
+    sql = ("with final as (\n  --Distinct was necessary to keep one row per conversation.\n"
+           "  select distinct\n    conversation_id,\n    author_id\n  from parts\n)\nselect * from final\n")
+    (s,) = sites("distinct_removed", sql)
+    assert apply_site(sql, s) == sql.replace("  --Distinct was necessary to keep one row per conversation.\n", "") \
+        .replace("select distinct", "select")
+    assert s.line == 3 and revert_site(apply_site(sql, s), s) == sql  # the code's line names the site
+    plain = sql.replace("  --Distinct was necessary to keep one row per conversation.\n", "")
+    (p,) = sites("distinct_removed", plain)
+    assert apply_site(plain, p) == plain.replace("select distinct", "select")
+    # a comment too far above speaks for other code, and stays
+    far = plain.replace("with final as (\n", "-- distinct ids only\n\n\n\nwith final as (\n")
+    (f,) = sites("distinct_removed", far)
+    assert apply_site(far, f) == far.replace("select distinct", "select")
+    # a comment on a line of code cannot go alone: no site
+    joined = "select c.id, o.total\nfrom c\nleft join o on o.cid = c.id  -- left join: customers without orders stay\n"
+    assert sites("wrong_join_type", joined) == []
+    assert sites("wrong_join_type", joined.replace("-- left join: customers", "-- customers"))
+
+
 def test_no_site_leaves_an_empty_jinja_branch():
     # dropping the only line of an {% if %} leaves an empty branch nobody commits (a reviewer's clue)
     sql = "select *\nfrom t\nwhere amount > 0\n{% if var('only_paid', true) %}\n  and status = 'paid'\n{% endif %}\n"

@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass, field
 
 from adegen.rewrite.context import ModelContext, requires_hold
+from adegen.rewrite.names import comment_words, words
 from adegen.rewrite.operators import OPERATORS
-from adegen.rewrite.text import Struct, compose, touched_lines
+from adegen.rewrite.text import Edit, Struct, compose, touched_lines
 
 # The most lines one site may touch: a pattern's `max_lines` (default MAX_LINES, at most
 # MAX_LINES_LIMIT). Most bugs are one small edit; a group of re-spelled labels spans its block.
@@ -78,6 +79,39 @@ def _empties_a_block(raw: str, mutant: str) -> bool:
     return len(_EMPTY_BLOCK.findall(mutant)) > len(_EMPTY_BLOCK.findall(raw))
 
 
+# Words whose removal a comment beside the code can explain ("Distinct was necessary to ensure only
+# one first/last value"). Plain connectives (and, or, on, where) are left out: comments use them anyway.
+_EXPLAINED = frozenset("""
+    distinct coalesce ifnull nullif lower upper trim ltrim rtrim qualify having union else desc asc
+    left full outer round abs
+""".split())
+_COMMENT_REACH = 3  # lines above the edit whose comments speak for it
+
+
+def _explaining_comments(raw: str, start: int, end: int, before: str, after: str) -> list[tuple[int, int]] | None:
+    """The comment-only lines on or just above the edit that name a keyword or function it removes
+    (`--Distinct was necessary to ensure only one ...` over `select distinct`), each span with its
+    line break: [] when there is none. The mutant deletes them with the code, as an engineer who
+    removes the code removes its stale explanation (and as a unit conversion's note goes with it):
+    left standing, such a comment says nobody removed the code by mistake and points an agent at the
+    fix (blind review: a removed DISTINCT under its comment rated realism 2.7, value 2.3). None: the
+    comment shares a line with code, so it cannot go alone (no site)."""
+    removed = ({w.lower() for w in words(before)} - {w.lower() for w in words(after)}) & _EXPLAINED
+    if not removed:
+        return []
+    first, last = raw.count("\n", 0, start), raw.count("\n", 0, end)
+    spans, pos = [], 0
+    for k, text in enumerate(raw.split("\n")):
+        if k > last:
+            break
+        if k >= first - _COMMENT_REACH and removed & {w.lower() for w in comment_words(text)}:
+            if not text.strip().startswith("--"):
+                return None
+            spans.append((pos, min(pos + len(text) + 1, len(raw))))
+        pos += len(text) + 1
+    return spans
+
+
 @functools.lru_cache(maxsize=16)
 def _struct(raw_sql: str) -> Struct:
     return Struct(raw_sql)  # read-only after construction
@@ -137,7 +171,23 @@ def find_sites(raw_sql: str, pattern, ctx: ModelContext) -> list[Site]:
             mutant = raw_sql[:start] + after + raw_sql[end:]
             if touched_lines(raw_sql, mutant) > pattern.max_lines or _empties_a_block(raw_sql, mutant):
                 continue
-            (valid_fallback if c.fallback else valid_primary).append((start, end, before, after, c, mutant))
+            at = start  # the code's own line names the site, even when a comment above goes with it
+            notes = _explaining_comments(raw_sql, start, end, before, after)
+            if notes is None:
+                continue
+            if notes:
+                gone = [Edit(a, b, "") for a, b in notes]
+                if not all(_edit_ok(S, e, c) for e in gone):
+                    continue
+                try:
+                    start, end, after = compose(raw_sql, list(c.edits) + gone)
+                except ValueError:
+                    continue
+                before = raw_sql[start:end]
+                mutant = raw_sql[:start] + after + raw_sql[end:]
+                if touched_lines(raw_sql, mutant) > pattern.max_lines:
+                    continue
+            (valid_fallback if c.fallback else valid_primary).append((start, end, before, after, c, mutant, at))
         picked = valid_primary or valid_fallback[:1]
         for item in picked:
             if item[5] in seen_text:
@@ -146,8 +196,8 @@ def find_sites(raw_sql: str, pattern, ctx: ModelContext) -> list[Site]:
             chosen.append(item)
     chosen.sort(key=lambda x: (x[0], x[1], x[3]))
     sites = []
-    for idx, (start, end, before, after, c, _m) in enumerate(chosen):
-        line = raw_sql.count("\n", 0, start) + 1
+    for idx, (start, end, before, after, c, _m, at) in enumerate(chosen):
+        line = raw_sql.count("\n", 0, at) + 1
         sites.append(Site(pattern.id, idx, start, end, line, before, after, c.note, dict(c.placeholders)))
     return sites
 
