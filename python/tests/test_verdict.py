@@ -34,8 +34,10 @@ class FixedInspector:
 
     def evidence(self, uid, diff):
         facts = {"key": ["id"]}
-        if diff.table == "top" and diff.rows_mut > diff.rows_base:  # a key the extra rows repeat
+        if diff.table in ("top", "fct") and diff.rows_mut > diff.rows_base:  # a key the extra rows repeat
             facts["duplicates"] = {"keys": 3, "max_copies": 2, "sample": []}
+        if diff.table == "fct":
+            facts["key"] = ["order"]  # a keyword: the grain test could not name it unquoted
         return Evidence(["amount"], f"{diff.table}: id = 1 has amount = 2 (expected 1)", facts)
 
     def tables(self, visible, compared, known):
@@ -52,6 +54,7 @@ SCENARIOS = {
     "duplicates": facts(diffs={"model.p.stg": TableDiff("stg", 10, 12)}),
     # duplicates only, in a table with a key: graded by a grain test the equality test cannot replace
     "duplicates_keyed": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10), "model.p.top": TableDiff("top", 20, 23)}),
+    "duplicates_keyword_key": facts(diffs={"model.p.fct": TableDiff("fct", 5, 6)}),
     "equivalent": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10)}),
     "nondeterministic_only": facts(diffs={"model.p.stg": TableDiff("stg", 10, 10),
                                           "model.p.top": TableDiff("top", 20, 20, 1, 1)},
@@ -103,6 +106,7 @@ def test_verdict_rules():
     assert g.observable and g.compared_table == "top" and g.rows_differing == 3 and g.rows_total == 20
     assert g.details["grain_test"] == {"model": "top", "columns": ["id"]} and g.changed_tables == {"top": 2}
     assert "grain_test" not in d.details and not v["build_error_expected_duplicates"].observable
+    assert not v["duplicates_keyword_key"].observable and "grain_test" not in v["duplicates_keyword_key"].details
     assert not v["equivalent"].observable and "equivalent on this data" in v["equivalent"].reason
     nd = v["nondeterministic_only"]
     assert not nd.observable and "nondeterministic" in nd.reason and nd.details["ignored_nondeterministic"] == ["top"]
@@ -117,7 +121,8 @@ def test_verdict_rules():
     # every drop has its code beside its message; an observable mutant has none
     assert {name: o.code for name, o in v.items()} == {
         "observable": None, "hard_downstream": None, "duplicates_keyed": None, "materialization_only": None, "build_error_intended": None,
-        "duplicates": DropCode.DUPLICATES_ONLY, "equivalent": DropCode.EQUIVALENT,
+        "duplicates": DropCode.DUPLICATES_ONLY, "duplicates_keyword_key": DropCode.DUPLICATES_ONLY,
+        "equivalent": DropCode.EQUIVALENT,
         "nondeterministic_only": DropCode.NONDETERMINISTIC_ONLY, "runaway": DropCode.RUNAWAY,
         "build_error_unintended": DropCode.UNEXPECTED_BUILD_ERROR, "build_error_expected": DropCode.NO_BUILD_ERROR,
         "build_error_expected_equivalent": DropCode.NO_BUILD_ERROR,

@@ -15,14 +15,19 @@ builds differ (nondeterministic) are never evidence, nor are tables that read th
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..drops import DropCode
+from ..rewrite.text import SQL_WORDS
 from ..measured import RelationKind, kind_changed
 from .contract import Observation
 from .inspector import Evidence
 from .oracle import TableDiff
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -171,6 +176,11 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                        list(ev.columns_differ), changed, ev.example, details, code)
 
 
+def _plain_name(column: str) -> bool:
+    """A column name SQL reads unquoted: an identifier that is no SQL keyword (`order`, `date`)."""
+    return bool(_IDENT.fullmatch(column)) and column.lower() not in SQL_WORDS
+
+
 def _grain_graded(facts: ScreenFacts, dups: dict, inspect: Inspector, details: dict) -> Observation | None:
     """A mutant whose only trace is duplicate rows, graded by a grain test: ade-bench's set-based
     equality test passes on it, so the task adds a singular test that the table's key is unique
@@ -187,7 +197,8 @@ def _grain_graded(facts: ScreenFacts, dups: dict, inspect: Inspector, details: d
     d = gradable[target]
     ev = inspect.evidence(target, d)
     key = list(ev.details.get("key") or [])
-    if not key or not ev.details.get("duplicates"):
+    # the test names the key unquoted (quoting would change its case on Snowflake): plain names only
+    if not key or not ev.details.get("duplicates") or not all(_plain_name(c) for c in key):
         return None
     details["grain_test"] = {"model": models[target]["name"], "columns": key}
     details["duplicates_only"] = {_alias(models, u): [x.rows_base, x.rows_mut] for u, x in dups.items()}
