@@ -127,16 +127,16 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
             return _kind_changed(facts, kind, details)
     if not visible:
         dups = {u: d for u, d in evidence_diffs.items() if d.duplicates_only}
-        if dups and symptom != "build_error" and inspect is not None:
-            graded = _grain_graded(facts, dups, inspect, details)
-            if graded is not None:
-                return graded
         if dups:
+            details["duplicates_only"] = {_alias(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
+            if symptom != "build_error" and inspect is not None:
+                graded = _grain_graded(facts, dups, inspect, details)
+                if graded is not None:
+                    return graded
             u, d = min(dups.items(), key=lambda kv: facts.dist[kv[0]])
             code, reason = DropCode.DUPLICATES_ONLY, (
                 f"visible only as duplicate rows, which the set-based equality test ignores: "
                 f"{d.table} has {d.rows_mut} rows vs {d.rows_base}")
-            details["duplicates_only"] = {_alias(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
         elif clocked and symptom != "build_error":
             return _clock_drop(facts, clocked, details)
         elif retyped := {u: d for u, d in evidence_diffs.items() if d.type_only}:
@@ -187,7 +187,8 @@ def _grain_graded(facts: ScreenFacts, dups: dict, inspect: Inspector, details: d
     (assertion type `columns_must_be_unique`; ade-bench's own analytics_engineering005 grades a
     removed dedup with a row-count test the same way). Only where the intact table has such a
     key, and never on an incremental table (ade-bench's rerun keeps the rows it already merged).
-    None: no gradable table, the mutant stays dropped as duplicates only."""
+    None: no gradable table, the mutant stays dropped as duplicates only (`details`, which already
+    holds `duplicates_only`, is written only when the mutant is graded)."""
     models = facts.models
     gradable = {u: d for u, d in dups.items()
                 if models[u].get("materialized") not in ("incremental", "ephemeral") and d.rows_mut > d.rows_base}
@@ -201,7 +202,6 @@ def _grain_graded(facts: ScreenFacts, dups: dict, inspect: Inspector, details: d
     if not key or not ev.details.get("duplicates") or not all(_plain_name(c) for c in key):
         return None
     details["grain_test"] = {"model": models[target]["name"], "columns": key}
-    details["duplicates_only"] = {_alias(models, u): [x.rows_base, x.rows_mut] for u, x in dups.items()}
     details["tables"] = inspect.tables({target: d}, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
     reason = (f"{d.table}: {d.rows_mut} rows vs {d.rows_base}, duplicates only; the set-based equality test "
