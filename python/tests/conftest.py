@@ -48,6 +48,17 @@ LONG_GROUPS = ("test_bulk.py", "test_bulk_plan.py", "test_dbt_versions.py", "tes
                "test_userbase.py")
 
 
+def pytest_configure(config) -> None:
+    """Compile adegen's modules once, in the controller, before any worker starts. The suite starts a
+    few hundred Python processes that import adegen (builds, validator workers, trials); where
+    PYTHONDONTWRITEBYTECODE is set (as in many CI images) none of them writes its bytecode, so each
+    would compile the package from source again."""
+    if not hasattr(config, "workerinput"):
+        import compileall
+
+        compileall.compile_dir(REPO_ROOT / "python" / "adegen", quiet=2, workers=1)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:

@@ -36,9 +36,6 @@ def _query_scopes(S) -> list[int]:
     return out
 
 
-def _opener(S, i) -> int:
-    """The "(" (or CASE) whose parentheses hold token i, -1 at the top level."""
-    return next((o for o in range(i - 1, -1, -1) if S.depth[o] < S.depth[i]), -1)
 
 
 def _glued_to_jinja(S, i) -> bool:
@@ -56,7 +53,7 @@ def _ref_at(S, i, scopes) -> _Ref | None:
         return _Ref(i, i - 2, S.texts[i - 2], scopes[i])
     if S.texts[i] in SQL_WORDS or prev in _NOT_AFTER or (S.ident(i - 1) and prev not in SQL_WORDS):
         return None  # a keyword, a relation, an alias (`from orders o`, `end status`)
-    if S.texts[i + 1:i + 3] == ["as", "("] or S.texts[_opener(S, i) - 1:_opener(S, i)] == ["using"]:
+    if S.texts[i + 1:i + 3] == ["as", "("] or S.texts[S.opener(i) - 1:S.opener(i)] == ["using"]:
         return None  # a CTE's name, a USING key (no column of one side to swap)
     return _Ref(i, i, None, scopes[i])
 
@@ -81,7 +78,7 @@ def _in_grouping(S, r: _Ref) -> bool:
             continue
         t = S.texts[k]
         if t == "by" and S.texts[k - 1:k] in (["group"], ["order"]):
-            opener = _opener(S, k)
+            opener = S.opener(k)
             return not (opener > 0 and S.texts[opener] == "(" and S.texts[opener - 1] == "over")
         if t in ("select", "where", "on", "having", "qualify", "when", "then", "else", "partition", "from"):
             return False
@@ -145,9 +142,10 @@ def swap_column(S, args, ctx):
     out, spans, items = [], _expressions(S), item_spans(S)
     for r in refs:
         name = S.texts[r.at]
-        beside = _beside(S, r, refs, spans)
-        # a column the expression already reads is no slip (`coalesce(x, x)`, `a - a`)
-        others = [n for n in read[(r.scope, r.qualifier)] if related_names(name, n) and n not in beside]
+        others = [n for n in read[(r.scope, r.qualifier)] if related_names(name, n)]
+        if others:  # a column the expression already reads is no slip (`coalesce(x, x)`, `a - a`)
+            beside = _beside(S, r, refs, spans)
+            others = [n for n in others if n not in beside]
         if not others or _whole_item(S, r) or _in_grouping(S, r):
             continue
         best = max(others, key=lambda n: (difflib.SequenceMatcher(None, name, n).ratio(), n))
