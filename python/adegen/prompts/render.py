@@ -397,19 +397,29 @@ def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
 
 
 def _pairs(openers: tuple, asks: tuple):
-    """(opening, request) pairs in a report's order, lazily: the openings cycle, the requests walk a
+    """(opening, request) pairs in a report's order: the openings cycle, the requests walk a
     diagonal. The banks repeat their no-opener and no-request entries to weight them (34 and 140
     of them): each pair comes once, at its first turn. A prompt's checks only depend on its text,
     so the first text that passes is the one it always was; a task whose texts were all refused
-    walked some 6,000 repeats per body (issue 30: the prompt writer stalled builds). Lazily, since
-    the caller mostly stops at the first pair or two of a body's thousands (the rotated openers
-    differ per task, so a cache of whole lists hardly ever hit)."""
-    seen: set[tuple] = set()
-    for i in range(len(openers) * len(asks)):
-        pair = (openers[i % len(openers)], asks[(i // len(openers) + i) % len(asks)])
+    walked some 6,000 repeats per body (issue 30: the prompt writer stalled builds)."""
+    return iter(_pair_order(openers, asks))
+
+
+@lru_cache(maxsize=512)
+def _pair_order(openers: tuple, asks: tuple) -> tuple:
+    """The distinct pairs of `_pairs`, in order. Cached: one task's bodies share a handful of
+    (openings, requests) banks (15 among 6,000 calls for five tasks' prompts), and the walk stops
+    once every distinct pair has come (a bank of one repeated entry is one pair, not 4,760 turns)."""
+    n, m = len(openers), len(asks)
+    most = len(set(openers)) * len(set(asks))
+    seen: dict[tuple, None] = {}
+    for i in range(n * m):
+        pair = (openers[i % n], asks[(i // n + i) % m])
         if pair not in seen:
-            seen.add(pair)
-            yield pair
+            seen[pair] = None
+            if len(seen) == most:
+                break
+    return tuple(seen)
 
 
 def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) -> str:
