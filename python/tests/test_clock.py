@@ -128,7 +128,7 @@ def test_shifted_clock_summary_lines():
 
 @pytest.fixture(scope="module")
 def validator(tmp_path_factory):
-    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("clock-work"), jobs=2))
+    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("clock-work"), jobs=1))
     v.baseline()
     yield v
     v.close()

@@ -32,7 +32,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def validator(project, tmp_path_factory):
-    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("longname-work"), jobs=2))
+    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("longname-work"), jobs=1))
     v.baseline()
     yield v
     v.close()

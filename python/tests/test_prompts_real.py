@@ -47,7 +47,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def screened(tmp_path_factory):
-    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("prompts"), jobs=2))
+    v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("prompts"), jobs=1))
     try:
         v.baseline()
         items = []

@@ -161,7 +161,7 @@ def test_nested_local_packages_proven(vendored, tmp_path):
 
 @pytest.fixture(scope="module")
 def vend_validator(vendored, tmp_path_factory):
-    v = make_validator(load_project(vendored), ValidatorSetup(tmp_path_factory.mktemp("vend-work"), jobs=2))
+    v = make_validator(load_project(vendored), ValidatorSetup(tmp_path_factory.mktemp("vend-work"), jobs=1))
     v.baseline()
     yield v
     v.close()
@@ -208,7 +208,7 @@ def test_runaway_self_join_is_dropped_and_the_run_goes_on(tmp_path):
         "models/staging/stg_events.sql": "select k, v from {{ source('raw', 'events') }}",
         "models/marts/events_joined.sql": JOIN_SQL,
     }, tables={"events": "select i as k, i % 97 as v from range(300000) r(i)"}, sources=("events",))
-    v = make_validator(load_project(root), ValidatorSetup(tmp_path / "work", jobs=2))
+    v = make_validator(load_project(root), ValidatorSetup(tmp_path / "work", jobs=1))
     try:
         v.baseline()
         path = "models/marts/events_joined.sql"
@@ -241,7 +241,7 @@ def test_small_data_runaway_is_stopped_by_the_compile_checks_sql(tmp_path):
     fine = (root / path).read_text().replace("b.v as v2", "b.v + 1 as v2")
     compiled = compile_mutants(project, [("runaway", path, runaway), ("fine", path, fine)], workdir=tmp_path)
     assert compiled["runaway"].catalog == "compile" and '"compile"' in compiled["runaway"].compiled
-    v = make_validator(project, ValidatorSetup(tmp_path / "work", jobs=2))
+    v = make_validator(project, ValidatorSetup(tmp_path / "work", jobs=1))
     try:
         v.baseline()
         pat = SimpleNamespace(id="wrong_join_key", symptom="extra_rows", difficulty="easy")

@@ -49,7 +49,7 @@ MUTANTS = {
 def built(tmp_path_factory):
     root = shop_project(tmp_path_factory.mktemp("typeonly") / NAME, NAME, models={MODEL: INTACT},
                         tables={"order_lines": LINES}, sources=("order_lines",))
-    v = make_validator(load_project(root), ValidatorSetup(tmp_path_factory.mktemp("work"), jobs=2))
+    v = make_validator(load_project(root), ValidatorSetup(tmp_path_factory.mktemp("work"), jobs=1))
     v.baseline()
     pattern = SimpleNamespace(id="agg_swapped", symptom="values_wrong", difficulty="easy")
     obs = v.screen_many([(UID, MODEL, text, pattern) for text in MUTANTS.values()])

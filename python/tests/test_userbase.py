@@ -53,7 +53,7 @@ def heavy(tmp_path_factory):
 @pytest.fixture(scope="module")
 def user_validator(heavy, tmp_path_factory):
     project, dbdir = heavy
-    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("v-user"), jobs=2,
+    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("v-user"), jobs=1,
                                                              db_dir=dbdir))
     v.baseline()
     yield v
@@ -156,7 +156,7 @@ def test_table_mutant_screens_as_with_a_rebuilt_baseline(user_validator, heavy, 
     text = mutant_text(project, "visible")
     mine = user_validator.screen(uid(path), path, text, pat(symptom))
     rebuilt = Validator(load_project(project), database=DatabaseFile((dbdir / "heavy.duckdb").resolve(), FROM_PROFILE,
-                                                                     "profile"), workdir=tmp_path, jobs=2)
+                                                                     "profile"), workdir=tmp_path, jobs=1)
     try:
         assert not rebuilt.baseline_info()["from_user"]
         theirs = rebuilt.screen(uid(path), path, text, pat(symptom))
@@ -206,7 +206,7 @@ def test_stale_user_file_agrees_with_the_plain_procedure(heavy, tmp_path):
     con.execute("delete from main.fct_orders where ordered_at >= (select max(ordered_at) - interval 20 day "
                 "from main.fct_orders)")
     con.close()
-    v = make_validator(load_project(project), ValidatorSetup(tmp_path / "v", jobs=2, db_dir=stale_dir))
+    v = make_validator(load_project(project), ValidatorSetup(tmp_path / "v", jobs=1, db_dir=stale_dir))
     try:
         v.baseline()
         assert v.baseline_info()["user_stale"] == ["main.fct_orders"]

@@ -45,7 +45,7 @@ def shipped_copy(dest: Path) -> Path:
 @pytest.fixture(scope="module")
 def acme_validator(tmp_path_factory):
     """A validator with the intact build of integration_tests (its baseline), shared by this module."""
-    v = make_validator(load_project(ACME), ValidatorSetup(tmp_path_factory.mktemp("acme-work"), jobs=2))
+    v = make_validator(load_project(ACME), ValidatorSetup(tmp_path_factory.mktemp("acme-work"), jobs=1))
     try:
         v.baseline()
         yield v

@@ -33,7 +33,7 @@ def model_text(path):
 @pytest.fixture(scope="session")
 def validator(tmp_path_factory):
     work = tmp_path_factory.mktemp("validate")
-    v = make_validator(load_project(PROJECT), ValidatorSetup(work, jobs=2))
+    v = make_validator(load_project(PROJECT), ValidatorSetup(work, jobs=1))
     v.baseline()
     yield v
     v.close()
