@@ -113,6 +113,25 @@ def one_validator_worker_per_build():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def shifted_clock_off():
+    """The shifted-clock check runs the determinism build in a process of its own under faketime: a
+    dbt start and a full parse (about 3 CPU seconds) per build, on a machine the suite already
+    saturates. Builds here run it with today's clock in the worker (ADEGEN_SHIFTED_CLOCK=0), except
+    where it is what a test proves or meets: test_clock.py, the example's end-to-end build
+    (`acme_tasks_built`), and the bulk runs SIGKILLed at random moments (test_bulk.py: a faketime
+    child must die with its run). Modules opt in with `shifted_clock_on`."""
+    with _session_setting("ADEGEN_SHIFTED_CLOCK", "0"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def shifted_clock_on(shifted_clock_off):
+    """The shifted-clock check as users get it, for one module (`pytestmark = usefixtures(...)`)."""
+    with _session_setting("ADEGEN_SHIFTED_CLOCK", "1"):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def adegen_cache(tmp_path_factory) -> Path:
     cache = tmp_path_factory.mktemp("adegen-cache")
     with _session_setting("ADEGEN_CACHE_DIR", str(cache)):
@@ -151,7 +170,8 @@ def acme_tasks_built(example_project, tmp_path_factory, adegen_cache) -> tuple[P
     from reliability_kit import build_env, run_build
 
     out = tmp_path_factory.mktemp("acme-built") / "ade-bench-tasks"
-    env = dict(build_env(tmp_path_factory.mktemp("acme-built-home")), ADEGEN_BUILD_JOBS="2")  # the default
+    env = dict(build_env(tmp_path_factory.mktemp("acme-built-home")), ADEGEN_BUILD_JOBS="2",  # the defaults
+               ADEGEN_SHIFTED_CLOCK="1")
     r = run_build([example_project, "--output-dir", out, "--pick", "all", "--yes", "--json"], env, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     return out, json.loads(r.stdout)

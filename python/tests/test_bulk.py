@@ -23,6 +23,9 @@ import yaml
 
 from reliability_kit import REPO, assert_complete_tasks, build_env, make_project, temp_leftovers, tree_state
 
+# the shifted-clock check as users get it (conftest.shifted_clock_off turns it off elsewhere)
+pytestmark = pytest.mark.usefixtures("shifted_clock_on")
+
 TASKS = 3
 SEED = 1
 NAME = "tiny"  # the dbt project name of reliability_kit.make_project
@@ -49,7 +52,7 @@ def run_bulk(cmd: list[str], env: dict) -> tuple[subprocess.CompletedProcess, fl
 
 
 @pytest.fixture(scope="module")
-def bulk_env(tmp_path_factory, adegen_cache) -> dict:
+def bulk_env(tmp_path_factory, adegen_cache, shifted_clock_on) -> dict:
     return build_env(tmp_path_factory.mktemp("bulk-home"))
 
 

@@ -28,6 +28,9 @@ from adegen.validate.contract import ProofOutcome
 from adegen.validate.oracle import TableDiff
 from adegen.validate.verdict import ScreenFacts, judge
 
+# the shifted-clock check as users get it (conftest.shifted_clock_off turns it off elsewhere)
+pytestmark = pytest.mark.usefixtures("shifted_clock_on")
+
 PROJECT = Path(__file__).resolve().parent / "fixtures" / "clockfix"
 STG_CUSTOMERS = "models/staging/stg_customers.sql"
 REVENUE = "models/marts/customer_revenue.sql"
@@ -124,10 +127,22 @@ def test_shifted_clock_summary_lines():
     assert f"Shifted-clock check: {line}" in lines
 
 
+def test_shifted_clock_turned_off_says_so():
+    """ADEGEN_SHIFTED_CLOCK=0: no faketime even where it is installed (the determinism build runs
+    with today's clock in the worker), and the summary says why the check was skipped."""
+    from adegen import settings
+
+    with settings.override(shifted_clock=False):
+        assert clockcheck.faketime_path() is None
+        assert clockcheck.line(None).startswith("skipped: ADEGEN_SHIFTED_CLOCK=0 turned it off")
+    assert settings.from_environ({"ADEGEN_SHIFTED_CLOCK": "0"}).shifted_clock is False
+    assert settings.from_environ({}).shifted_clock is True
+
+
 # --------------------------------------------------------------------------- real dbt + DuckDB
 
 @pytest.fixture(scope="module")
-def validator(tmp_path_factory):
+def validator(tmp_path_factory, shifted_clock_on):
     v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path_factory.mktemp("clock-work"), jobs=1))
     v.baseline()
     yield v

@@ -11,8 +11,8 @@ renders away) is excluded from grading as found by execution, unless it still di
 again with today's clock: then it is nondeterministic (validator). No build costs more where
 nothing differs.
 
-Without `faketime` the shadow build runs with today's clock, and the run summary says the check
-was skipped.
+Without `faketime`, or with ADEGEN_SHIFTED_CLOCK=0, the shadow build runs with today's clock, and
+the run summary says the check was skipped and why.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from ..dbt import harness_env
+from ..settings import get_settings
 
 SHIFT_DAYS = 40
 FOUND = f"changes when the clock moves {SHIFT_DAYS} days (found by execution)"
@@ -29,7 +30,8 @@ _PYTHONPATH = str(Path(__file__).resolve().parents[2])  # the directory holding 
 
 
 def faketime_path() -> str | None:
-    return shutil.which("faketime")
+    """Debian's faketime; None where it is missing or ADEGEN_SHIFTED_CLOCK=0 turned the check off."""
+    return shutil.which("faketime") if get_settings().shifted_clock else None
 
 
 def shift_argv(faketime: str, code: str, *args: str, days: int = SHIFT_DAYS) -> list[str]:
@@ -47,6 +49,9 @@ def shift_env() -> dict:
 def line(faketime: str | None, changed: dict[str, str] | None = None, days: int = SHIFT_DAYS) -> str:
     """The summary's line: {table: why} of the clock-dependent tables the shifted build changed
     (None: it did not run)."""
+    if faketime is None and not get_settings().shifted_clock:
+        return ("skipped: ADEGEN_SHIFTED_CLOCK=0 turned it off, so the determinism build ran with today's clock "
+                "and only lineage finds the tables that read the clock")
     if faketime is None:
         return ("skipped: faketime is not installed (Debian/Ubuntu: apt-get install faketime), so the determinism "
                 "build ran with today's clock and only lineage finds the tables that read the clock")
