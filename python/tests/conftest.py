@@ -39,24 +39,15 @@ import adegen  # noqa: E402,F401  (importing it puts the interpreter's scripts d
 SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_report_browser.py", "test_calibrate.py"})
 
 
-# The groups that take minutes (measured with --durations, serial run), longest first. xdist hands out
-# groups by number of tests, which would start a two-test, two-minute module last and leave one worker
-# idle while the other finishes it; these start first instead, the many short modules fill in after.
-LONG_GROUPS = ("test_bulk.py", "test_bulk_plan.py", "test_dbt_versions.py", "test_reliability_inputs.py", "test_real_projects.py",
-               "test_reliability_faults.py", "test_build_snowflake_emulator.py", "acme-build",
-               "test_validate_snowflake.py", "test_discover.py", "test_validate_e2e.py", "test_emulator.py",
-               "test_userbase.py")
-
-
-def pytest_configure(config) -> None:
-    """Compile adegen's modules once, in the controller, before any worker starts. The suite starts a
-    few hundred Python processes that import adegen (builds, validator workers, trials); where
-    PYTHONDONTWRITEBYTECODE is set (as in many CI images) none of them writes its bytecode, so each
-    would compile the package from source again."""
-    if not hasattr(config, "workerinput"):
-        import compileall
-
-        compileall.compile_dir(REPO_ROOT / "python" / "adegen", quiet=2, workers=1)
+# The groups that take minutes, longest first (test-seconds of a full run with --durations, 2026-12-05:
+# the example's build group about 230, test_userbase 178, the emulator build 138, the dbt versions 125, ...).
+# xdist hands out groups by number of tests, which would start a two-test, two-minute module last and
+# leave one worker idle while the other finishes it; these start first instead, longest first (the
+# longest-processing-time rule), and the many short modules fill in after.
+LONG_GROUPS = ("acme-build", "test_userbase.py", "test_build_snowflake_emulator.py", "test_dbt_versions.py",
+               "test_bulk_plan.py", "test_bulk.py", "test_real_projects.py", "test_validate_snowflake.py",
+               "test_reliability_faults.py", "test_reliability_inputs.py", "test_validate_e2e.py", "test_emulator.py",
+               "test_discover.py", "test_calibrate_bulk.py")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,6 +10,7 @@ of the run (a plan's projects use one connection)."""
 from __future__ import annotations
 
 import re
+import socket
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -64,6 +65,7 @@ def dask_client(spec: ExecutorSpec):
             from distributed import Client
         except ImportError:
             raise InputError("needs Dask: pip install 'adegen[dask]' (dask[distributed])", field=FIELD) from None
+        _refused(spec.address)
         try:
             client = Client(spec.address, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError) as exc:
@@ -81,6 +83,18 @@ def dask_client(spec: ExecutorSpec):
                              "worker process (in-process dbt): start them with --nthreads 1", field=FIELD)
         _clients[spec.address] = client
         return client
+
+
+def _refused(address: str) -> None:
+    """An InputError at once when nothing listens at the scheduler's address: Dask's client keeps
+    retrying a refused connection for its whole timeout (20 s for a mistyped port)."""
+    host, port = address.removeprefix("tcp://").rsplit(":", 1)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except ConnectionRefusedError as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field=FIELD) from None
+    except OSError:  # unreachable for another reason (a timeout, no route): the client says how
+        pass
 
 
 def cluster_size(spec: ExecutorSpec) -> int:
