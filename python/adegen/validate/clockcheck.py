@@ -49,12 +49,11 @@ def shift_env() -> dict:
 def line(faketime: str | None, changed: dict[str, str] | None = None, days: int = SHIFT_DAYS) -> str:
     """The summary's line: {table: why} of the clock-dependent tables the shifted build changed
     (None: it did not run)."""
-    if faketime is None and not get_settings().shifted_clock:
-        return ("skipped: ADEGEN_SHIFTED_CLOCK=0 turned it off, so the determinism build ran with today's clock "
-                "and only lineage finds the tables that read the clock")
     if faketime is None:
-        return ("skipped: faketime is not installed (Debian/Ubuntu: apt-get install faketime), so the determinism "
-                "build ran with today's clock and only lineage finds the tables that read the clock")
+        why = ("ADEGEN_SHIFTED_CLOCK=0 turned it off" if not get_settings().shifted_clock
+               else "faketime is not installed (Debian/Ubuntu: apt-get install faketime)")
+        return (f"skipped: {why}, so the determinism build ran with today's clock and only lineage finds the "
+                "tables that read the clock")
     if changed is None:
         return f"not run: the determinism build {days} days ahead (faketime) failed"
     head = f"the determinism build ran {days} days ahead (faketime): "

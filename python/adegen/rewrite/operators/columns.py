@@ -36,8 +36,6 @@ def _query_scopes(S) -> list[int]:
     return out
 
 
-
-
 def _glued_to_jinja(S, i) -> bool:
     """Token i is part of a name Jinja builds (`{{ method }}_cents`)."""
     return (i > 0 and S.toks[i - 1].kind == "jinja" and S.toks[i - 1].end == S.toks[i].start) or \
@@ -53,7 +51,8 @@ def _ref_at(S, i, scopes) -> _Ref | None:
         return _Ref(i, i - 2, S.texts[i - 2], scopes[i])
     if S.texts[i] in SQL_WORDS or prev in _NOT_AFTER or (S.ident(i - 1) and prev not in SQL_WORDS):
         return None  # a keyword, a relation, an alias (`from orders o`, `end status`)
-    if S.texts[i + 1:i + 3] == ["as", "("] or S.texts[S.opener(i) - 1:S.opener(i)] == ["using"]:
+    opener = S.opener(i)
+    if S.texts[i + 1:i + 3] == ["as", "("] or S.texts[opener - 1:opener] == ["using"]:
         return None  # a CTE's name, a USING key (no column of one side to swap)
     return _Ref(i, i, None, scopes[i])
 
