@@ -12,7 +12,7 @@ For every project folder of the corpus (a dbt project with its `<db>.duckdb`; de
    on another scratch copy, `DBDIR` holding a copy of the project's database file, with a fresh
    $ADEGEN_CACHE_DIR (a first run); its --json document and run record give the tasks, the
    candidates dropped by reason, the phases, the proof seconds and the runtime facts;
-3. the independent script-mode check of every task written: `python -m adegen.harness TASK
+3. the independent script-mode check of every task written: `adegen harness TASK
    --project OUT/projects/NAME --db DB --mode script` (real setup.sh / solution.sh, dbt
    subprocesses; `--packages-from` the project when it lists packages).
 
@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from run import _meta, bench_env, measure  # noqa: E402
 
-from adegen.drops import DropCode  # noqa: E402
+from adegen.core.drops import DropCode  # noqa: E402
 
 COPY_IGNORE = shutil.ignore_patterns("target", "logs", "dbt_packages", ".user.yml", "*.duckdb.wal")
 TARGET_TASKS, TARGET_PROOF_S, TARGET_FACTOR, TARGET_EXTRA_S = 5, 5.0, 2.0, 60.0
@@ -104,14 +104,14 @@ def adegen_build(src: Path, work: Path, count: int, timeout: float) -> dict:
 
 
 def script_checks(build: dict, timeout: float) -> list[dict]:
-    """`python -m adegen.harness TASK --mode script` for every task written (none fails, sage passes)."""
+    """`adegen harness TASK --mode script` for every task written (none fails, sage passes)."""
     doc = build["doc"]
     name = doc["project"]["name"]
     project = Path(build["out"]) / "projects" / name
     db = Path(doc["database"]["db_file"])
     results = []
     for t in doc.get("tasks", []):
-        cmd = [sys.executable, "-m", "adegen.harness", t["path"], "--project", str(project), "--db", str(db),
+        cmd = [sys.executable, "-m", "adegen", "harness", t["path"], "--project", str(project), "--db", str(db),
                "--mode", "script"]
         if has_packages(Path(build["project_copy"])):
             cmd += ["--packages-from", build["project_copy"]]

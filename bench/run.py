@@ -491,7 +491,7 @@ def bench_profile(n, seed, work, *, with_adegen=False, top=5) -> dict:
     prof = cProfile.Profile()
     res: dict = {"n": n}
     try:
-        from adegen.discover import run_discovery  # type: ignore
+        from adegen.discover.payload import run_discovery  # type: ignore
 
         t0 = time.perf_counter()
         prof.enable()

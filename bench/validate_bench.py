@@ -120,7 +120,7 @@ def naive_screen(project_dir: Path, rel_path: str, mutated_text: str, model_name
     """Screen one mutant the naive way: everything from scratch, dbt as subprocesses."""
     import duckdb
 
-    from adegen.validate import oracle
+    from adegen.validate.rules import oracle
 
     t0 = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="naive-screen-", dir=workdir))
@@ -225,8 +225,8 @@ def _naive_task_fallback(task_dir: Path, project: Path, workdir: Path) -> dict:
 
 def make_task(tasks_dir: Path, task_id: str, project, project_dir_field: str, uid: str, rel_path: str,
               original: str, mutant: str, obs, seed_based: bool, pattern) -> Path:
-    from adegen.task_yaml import PromptEntry, SeedEntry, Variant
-    from adegen.taskgen import TaskPlan, build_task_files, unified_diff
+    from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+    from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
     model = uid.split(".")[-1]
     compared = obs.compared_table or model
@@ -266,8 +266,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from adegen import backends
-    from adegen.output import copy_project
-    from adegen.project import load_project
+    from adegen.tasks.output import copy_project
+    from adegen.discover.project import load_project
 
     project_dir = args.project.resolve()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="adegen-vbench-")).resolve()
@@ -370,7 +370,7 @@ def main(argv=None) -> int:
                         "cpu_mean_s": round(statistics.mean(p["cpu_s"] for p in proofs), 3) if proofs else None}
 
         if args.script_check and proofs:
-            from adegen.harness import run_harness
+            from adegen.adebench.procedure import run_harness
 
             task = tasks_dir / proofs[0]["task"]
             chk = {}

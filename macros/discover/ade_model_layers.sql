@@ -3,7 +3,7 @@
               path is relative to the package's model path (dbt's node.path), parents are
               dbt's depends_on.nodes
       dag     ade_dag_stats() over models, seeds, snapshots and sources (children, depth)
-    The rule tables come from the generated ade_layer_rules() (adegen/layers.py is the
+    The rule tables come from the generated ade_layer_rules() (adegen/discover/layers.py is the
     single definition and the Python reference); rules are tried in `order`, the first that
     says something wins (docs/architecture.md, "Model layers", gives the reason for each):
       prefix           name starts with a layer prefix              -> its layer

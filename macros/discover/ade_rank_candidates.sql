@@ -1,5 +1,5 @@
 {#- The top `top_n` task candidates (pure): models with at least one matched pattern, ranked by
-    the one ranking of adegen (python/adegen/ranking.py is the definition, this macro its twin;
+    the one ranking of adegen (python/adegen/propose/ranking.py is the definition, this macro its twin;
     the constants come from the generated ade_lexer().ranking):
       score = join * has_join + downstream * min(downstream.transitive, downstream_cap)
             + layer * layer_weight[layer] + min(complexity, complexity_cap)

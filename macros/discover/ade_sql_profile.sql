@@ -1,11 +1,11 @@
 {#- Tokens, SQL features and complexity of one model's raw SQL (pure).
 
     tokens = re.findall(TOKEN_RE, re.sub(MASK_RE, MASK_REPL, raw_code)) lower-cased (Jinja,
-    comments and string literals masked; regexes from adegen/lexer.py via ade_lexer()).
+    comments and string literals masked; regexes from adegen/sql/lexer.py via ade_lexer()).
     text   = ' ' ~ tokens|join(' ') ~ ' ' : token-sequence containment is a substring search,
     done for all needles at once by the matcher's regex (ade_build_matcher).
 
-    Complexity score (adegen/features.py is the reference):
+    Complexity score (adegen/sql/features.py is the reference):
       complexity = line_count // 10 + 2*joins + 2*ctes + 3*windows + cases + aggregates + refs
     joins: ' join ' occurrences; ctes: `with|, <name> as (`; windows: ' over ('; cases: ' case ';
     aggregates: sum/count/avg/min/max calls; refs: number of ref() calls.

@@ -1,6 +1,6 @@
 """adegen: turn a dbt project into validated ADE-bench bug-fix tasks."""
 
-from .paths import ensure_scripts_on_path as _ensure_scripts_on_path
+from adegen.core.paths import ensure_scripts_on_path as _ensure_scripts_on_path
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,4 @@
-"""`python -m adegen` = `python -m adegen.build`."""
-from .build import main
-from .cli import exit_with
+"""`python -m adegen ...` = the `adegen` command (`python -m adegen PROJECT_DIR` builds, as always)."""
+from adegen.cli.main import cli
 
-exit_with(main())
+cli()

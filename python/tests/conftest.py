@@ -79,7 +79,7 @@ if importlib.util.find_spec("xdist") is not None:
 def _session_setting(name: str, value: str):
     """`name=value` in the environment of this process (its settings read again) and of the
     subprocesses tests start, for the session; the old value back afterwards."""
-    from adegen import settings
+    from adegen.core import settings
 
     old = os.environ.get(name)
     os.environ[name] = value
@@ -149,7 +149,7 @@ def example_project() -> Path:
 
 @pytest.fixture(scope="session")
 def acme_discovery(example_project) -> dict:
-    from adegen.discover import run_discovery
+    from adegen.discover.payload import run_discovery
 
     return run_discovery(example_project)
 

@@ -1,4 +1,4 @@
-"""adegen.assertions + macros/assertions: the assertion_tests types rendered by the dbt macros (the
+"""adegen.tasks.assertions + macros/assertions: the assertion_tests types rendered by the dbt macros (the
 spec's seven, checked as text against its templates, and the grain test the screening verdict adds)
 and run for real (dbt + DuckDB): every assertion passes on the intact fixture project and fails where
 its property is broken."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen import assertions
-from adegen.errors import DbtError, InputError
+from adegen.tasks import assertions
+from adegen.core.errors import DbtError, InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "assertions"
 PROJ = FIXTURES / "proj"
@@ -277,9 +277,10 @@ def test_broken_property_fails(rendered, tmp_path, mutation):
 
 
 def test_registry_renderers_and_cases_agree(repo_root):
-    """Every type of adegen.assertion_types has its renderer macro (parameters = its args, in
+    """Every type of adegen.tasks.assertion_types has its renderer macro (parameters = its args, in
     order, then project_name) and a rendered, graded case in ENTRIES; nothing else exists."""
-    from adegen import assertion_types, patterns
+    from adegen.tasks import assertion_types
+    from adegen.catalog import patterns
 
     folder = repo_root / "macros" / "assertions"
     renderers = {p.stem[len("ade_render_"):]: p for p in folder.glob("ade_render_*.sql")}

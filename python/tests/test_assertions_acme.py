@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen import assertions, paths
+from adegen.tasks import assertions
+from adegen.core import paths
 
 ACME = paths.package_root() / "integration_tests"
 

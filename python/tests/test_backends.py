@@ -9,9 +9,10 @@ from types import SimpleNamespace as NS
 import pytest
 import yaml
 
-from adegen import ade_run, backends
+from adegen import backends
+from adegen.pipeline import harness_run as ade_run
 from adegen.backends.base import Backend
-from adegen.errors import InputError
+from adegen.core.errors import InputError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adegen"
 # build-side modules that must reach database knowledge through adegen.backends only

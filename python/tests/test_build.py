@@ -268,7 +268,7 @@ def test_interactive_choice_through_pty(example_project, clean_env, tmp_path):
 @pytest.fixture(scope="session")
 def acme_named_copy(example_project, tmp_path_factory) -> Path:
     """The example project in a directory named like its dbt project (needed by --no-copy)."""
-    from adegen.output import copy_ignore
+    from adegen.tasks.output import copy_ignore
 
     dst = tmp_path_factory.mktemp("named") / "acme"
     shutil.copytree(example_project, dst, symlinks=True,
@@ -416,7 +416,7 @@ def test_a_five_task_build_traces_symptoms_upstream_and_never_states_a_fix(acme_
     """Issue 28: at least two of the five tasks change a model upstream of the table their base
     prompt names (the base names that table, not the changed model); every proposal met its data
     precondition; no prompt key states its fix; at most one config-only task."""
-    from adegen.patterns import load_catalog
+    from adegen.catalog.patterns import load_catalog
     from adegen.prompts import checks
 
     _out, doc = acme_tasks_built

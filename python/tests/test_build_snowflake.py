@@ -139,7 +139,7 @@ def test_project_unchanged(sf_run):
 
 
 def test_env_flagging_partial(monkeypatch):
-    from adegen.build import snowflake_env_unset
+    from adegen.cli.build import snowflake_env_unset
 
     env = {"SNOWFLAKE_ACCOUNT": "xy123", "SNOWFLAKE_USER": "me", "SNOWFLAKE_PASSWORD": " ",
            "SNOWFLAKE_ROLE": "R"}
@@ -161,13 +161,13 @@ def test_db_path_rejected(sf_env, tmp_path, extra):
 def test_emulator_server_that_fails_to_start(sf_env, tmp_path, monkeypatch, capsys):
     """--emulate-snowflake with a server that cannot start: a clear error, tasks written status: dev,
     no hang (the unit-level start failures are in test_emulator.py)."""
-    from adegen.emulator.install import emulator_missing
+    from adegen.snowflake_emulator.install import emulator_missing
 
     if emulator_missing():
         pytest.skip(f"emulator extra not installed: {emulator_missing()}")
-    import adegen.emulator as emu
-    from adegen.build import main
-    from adegen.emulator.errors import EmulatorStartError
+    import adegen.snowflake_emulator as emu
+    from adegen.cli.build import main
+    from adegen.snowflake_emulator.errors import EmulatorStartError
 
     class BrokenServer:
         def __init__(self, data_dir, *a, **kw):
@@ -202,8 +202,8 @@ def test_emulator_server_that_fails_to_start(sf_env, tmp_path, monkeypatch, caps
 
 
 def test_detection_unit_and_overrides(sf_env, monkeypatch):
-    from adegen.cli_args import parse_args
-    from adegen.project import load_project
+    from adegen.cli.build_args import parse_args
+    from adegen.discover.project import load_project
 
     for v in SF_VARS:
         monkeypatch.delenv(v, raising=False)

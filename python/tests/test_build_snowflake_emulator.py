@@ -15,7 +15,7 @@ from test_build import clean_env, load_json, run_build  # noqa: F401 (fixture re
 from test_build_snowflake import SF_PROJECT, SF_VARS, sf_env, snowflake_pattern_ids  # noqa: F401
 
 pytestmark = pytest.mark.skipif(
-    __import__("adegen.emulator.install", fromlist=["emulator_missing"]).emulator_missing() is not None,
+    __import__("adegen.snowflake_emulator.install", fromlist=["emulator_missing"]).emulator_missing() is not None,
     reason="the snowflake-emulator extra (fakesnow[server]) is not installed")
 
 

@@ -179,9 +179,9 @@ def test_killed_rerun_and_one_job_give_the_same_tasks(uninterrupted, killed_and_
 
 
 def test_candidate_order_depends_only_on_the_seed(example_project, acme_discovery, tmp_path):
-    from adegen.cli_args import parse_args
+    from adegen.cli.build_args import parse_args
     from adegen.pipeline import UI, RunContext, bulk_units, discovery, inputs
-    from adegen.ade_bench import AdeBench
+    from adegen.adebench.install import AdeBench
 
     ctx = RunContext(opts=parse_args([str(example_project), "--output-dir", str(tmp_path), "--no-validate"]),
                      ui=UI(json_mode=True, interactive=False))
@@ -199,7 +199,7 @@ def test_candidate_order_depends_only_on_the_seed(example_project, acme_discover
 
 
 def test_ledger_settles_a_commit_a_kill_left_pending(tmp_path):
-    from adegen.drops import DropCode
+    from adegen.core.drops import DropCode
     from adegen.pipeline.ledger import Ledger
 
     tasks = tmp_path / "tasks"
@@ -219,7 +219,7 @@ def test_ledger_settles_a_commit_a_kill_left_pending(tmp_path):
 
 
 def test_bad_arguments_end_with_one_message(example_project, tmp_path, capsys):
-    from adegen.bulk import main
+    from adegen.cli.bulk import main
 
     assert main([str(example_project), "--tasks", "0", "--output-dir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err

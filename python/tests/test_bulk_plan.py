@@ -219,7 +219,7 @@ def test_a_finished_plan_resumes_without_running_a_project(local_run, plan_file,
     ("projects: [\n", None),
 ])
 def test_a_bad_plan_ends_with_one_message_and_writes_nothing(plan_file, tmp_path, capsys, text, field):
-    from adegen.bulk import main
+    from adegen.cli.bulk import main
 
     bad = plan_file.parent / "bad.yaml"
     bad.write_text(text)
@@ -232,7 +232,7 @@ def test_a_bad_plan_ends_with_one_message_and_writes_nothing(plan_file, tmp_path
 
 
 def test_bad_executor_ends_with_one_message(plan_file, tmp_path, capsys):
-    from adegen.bulk import main
+    from adegen.cli.bulk import main
 
     assert main(["--plan", str(plan_file), "--output-dir", str(tmp_path / "o"), "--executor", "ray://x:1"]) == 2
     err = capsys.readouterr().err
@@ -263,8 +263,8 @@ def test_dask_pool_results_errors_and_deadlines(cluster):
     """The pool's contract on the cluster: results and job errors come back as the local pool gives
     them; a job over its deadline fails with BudgetExceeded, and its worker is restarted (the next
     jobs run)."""
-    from adegen.validate.dask_pool import DaskPool
-    from adegen.validate.pool import BudgetExceeded
+    from adegen.validate.workers.dask_pool import DaskPool
+    from adegen.validate.workers.pool import BudgetExceeded
 
     cl, client = cluster
     client.wait_for_workers(2, timeout=120)
@@ -280,7 +280,7 @@ def test_dask_pool_results_errors_and_deadlines(cluster):
         assert [f.result(120) for f in [pool.submit(divmod, n, 3) for n in range(4)]] == [divmod(n, 3) for n in range(4)]
         client.wait_for_workers(2, timeout=120)  # the restarted one is back
         pool.check_paths([str(REPO)])  # every worker sees it
-        from adegen.errors import InputError
+        from adegen.core.errors import InputError
 
         with pytest.raises(InputError, match=r"\d Dask worker\(s\) cannot see /nowhere/adegen"):
             pool.check_paths([str(REPO), "/nowhere/adegen"])

@@ -15,12 +15,12 @@ import pytest
 
 from adegen.calibrate.agent import AgentContext, check_template, parse_usage, render, run_agent_command
 from adegen.calibrate.diff import diff_stats
-from adegen.calibrate.measure import by_task, label, measured
-from adegen.validate.fastprove import patched_paths
+from adegen.report.calibration import by_task, label, measured
+from adegen.validate.duckdb.fastprove import patched_paths
 from adegen.calibrate.runner import CalibrationConfig, calibrate, run_once
 from adegen.calibrate.search import lineage
 from adegen.calibrate.tasks import load_tasks
-from adegen.errors import InputError
+from adegen.core.errors import InputError
 from reliability_kit import process_alive, tree_state
 
 

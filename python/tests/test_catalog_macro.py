@@ -8,7 +8,9 @@ import sys
 import jinja2
 import pytest
 
-from adegen import catalog_macro, features, lexer
+from adegen.cli import catalog_macros as catalog_macro
+from adegen.sql import features
+from adegen.sql import lexer
 
 
 def _eval(expr: str):
@@ -41,13 +43,13 @@ def test_lexer_macro_embeds_the_lexer_verbatim(repo_root):
 
 
 def test_generated_files_in_sync():
-    pytest.importorskip("adegen.patterns")
-    assert catalog_macro.stale_files() == [], "run: python -m adegen.catalog_macro"
+    pytest.importorskip("adegen.catalog.patterns")
+    assert catalog_macro.stale_files() == [], "run: adegen catalog-macros"
 
 
 def test_check_cli_exit_code(tmp_path, repo_root):
-    pytest.importorskip("adegen.patterns")
-    env_ok = subprocess.run([sys.executable, "-m", "adegen.catalog_macro", "--check"],
+    pytest.importorskip("adegen.catalog.patterns")
+    env_ok = subprocess.run([sys.executable, "-m", "adegen", "catalog-macros", "--check"],
                             cwd=repo_root / "python", capture_output=True, text=True)
     assert env_ok.returncode == 0, env_ok.stderr
     # a stale copy of the package makes --check fail
@@ -59,7 +61,7 @@ def test_check_cli_exit_code(tmp_path, repo_root):
     shutil.copytree(repo_root / "patterns", pkg / "patterns")
     shutil.copy(repo_root / "dbt_project.yml", pkg)
     (pkg / "macros" / "catalog" / "ade_lexer.sql").write_text("stale")
-    res = subprocess.run([sys.executable, "-m", "adegen.catalog_macro", "--check"], cwd=repo_root / "python",
+    res = subprocess.run([sys.executable, "-m", "adegen", "catalog-macros", "--check"], cwd=repo_root / "python",
                          capture_output=True, text=True, env={**os.environ, "ADEGEN_PACKAGE_DIR": str(pkg)})
     assert res.returncode == 1 and "ade_lexer.sql" in res.stderr
 

@@ -13,7 +13,7 @@ PYDIR = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
 import json, os, subprocess, sys
-from adegen.cli import run_command
+from adegen.core.commandline import run_command
 
 def execute(opts):
     os.write(1, b"  50% |#####     | (~3 seconds remaining)\\r")       # C-level, this process

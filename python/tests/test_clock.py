@@ -1,6 +1,6 @@
 """Time-stable tasks (issue 30): a table that reads the clock is never graded.
 
-By lineage (adegen.clock): clockfix's customer_tenure calls the project macro days_since, which
+By lineage (adegen.dbt.clock): clockfix's customer_tenure calls the project macro days_since, which
 calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure. By execution
 (validate.clockcheck): order_age reads the clock through a database macro an on-run-start hook
 creates, which lineage cannot see; the determinism build, run 40 days ahead, changes it, so it is
@@ -16,17 +16,17 @@ from types import SimpleNamespace
 import pytest
 
 from adegen.backends import ValidatorSetup, make_validator
-from adegen.clock import clock_models, clock_reasons
-from adegen.drops import DropCode
-from adegen.lexer import code_words
+from adegen.dbt.clock import clock_models, clock_reasons
+from adegen.core.drops import DropCode
+from adegen.sql.lexer import code_words
 from adegen.pipeline import runtime
-from adegen.project import load_project
-from adegen.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate import clockcheck
-from adegen.validate.contract import ProofOutcome
-from adegen.validate.oracle import TableDiff
-from adegen.validate.verdict import ScreenFacts, judge
+from adegen.discover.project import load_project
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.validate.duckdb import clockcheck
+from adegen.validate.rules.contract import ProofOutcome
+from adegen.validate.rules.oracle import TableDiff
+from adegen.validate.rules.verdict import ScreenFacts, judge
 
 # the shifted-clock check as users get it (conftest.shifted_clock_off turns it off elsewhere)
 pytestmark = pytest.mark.usefixtures("shifted_clock_on")
@@ -130,7 +130,7 @@ def test_shifted_clock_summary_lines():
 def test_shifted_clock_turned_off_says_so():
     """ADEGEN_SHIFTED_CLOCK=0: no faketime even where it is installed (the determinism build runs
     with today's clock in the worker), and the summary says why the check was skipped."""
-    from adegen import settings
+    from adegen.core import settings
 
     with settings.override(shifted_clock=False):
         assert clockcheck.faketime_path() is None

@@ -3,7 +3,7 @@ The operator's sites (`convert_again`), the upstream conversions it recognises
 (`conversion_items`), and where it finds none."""
 from __future__ import annotations
 
-from adegen.patterns import load_catalog
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, find_sites
 from adegen.rewrite.operators.conversions import conversion_items
 

@@ -11,7 +11,7 @@ import yaml
 
 from adegen import dbt as layer
 from adegen.dbt import packages as pk
-from adegen.errors import DbtError, InputError
+from adegen.core.errors import DbtError, InputError
 
 ADEGEN = Path(__file__).resolve().parents[1] / "adegen"
 

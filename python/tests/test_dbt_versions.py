@@ -183,7 +183,7 @@ class Smoke:
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, example_project) -> Smoke:
     """All smoke jobs, started at the first test that needs one. Total CPU seconds are printed."""
-    from adegen.discover import run_discovery
+    from adegen.discover.payload import run_discovery
 
     cpu0 = _children_cpu()
     ref = tmp_path_factory.mktemp("practice-ref") / "jaffle_shop"

@@ -17,12 +17,14 @@ import pytest
 import yaml
 
 from adegen import dbt as dbt_layer
-from adegen import features, layers, ranking
+from adegen.sql import features
+from adegen.discover import layers
+from adegen.propose import ranking
 from adegen.dbt.result import MARKER_RE, DbtResult
 from adegen.dbt.runner import dbt_command
-from adegen.discover import TOP_LEVEL_KEYS, Scratch, run_discovery, summary_lines, validate_payload
-from adegen.errors import DbtError
-from adegen.project import load_project
+from adegen.discover.payload import TOP_LEVEL_KEYS, Scratch, run_discovery, summary_lines, validate_payload
+from adegen.core.errors import DbtError
+from adegen.discover.project import load_project
 
 GOLDEN = Path(__file__).parent / "golden" / "discovery_acme.json"
 TINY_CATALOG = [

@@ -1,4 +1,4 @@
-"""Drops are counted by code (adegen.drops), never by matching their messages: a grep of
+"""Drops are counted by code (adegen.core.drops), never by matching their messages: a grep of
 python/adegen and bench/ finds no drop reason matched by substring, and DATASET.md counts by code
 under today's labels (a ledger written before the codes, keyed by label, reads the same)."""
 from __future__ import annotations
@@ -8,12 +8,12 @@ import json
 import re
 from pathlib import Path
 
-from adegen.drops import Drop, DropCode, regroup
+from adegen.core.drops import Drop, DropCode, regroup
 from adegen.pipeline import dataset
 from adegen.pipeline.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[2]
-HOME = "python/adegen/drops.py"   # where the codes and their labels are written down
+HOME = "python/adegen/core/drops.py"   # where the codes and their labels are written down
 # what drop messages say, plus every code's id and label: a string holding one of them in a
 # comparison, a search or a table of strings is a drop reason matched by its text
 WORDS = {"runaway", "does not compile", "rewrite", "no materialized table", "prompt", "duplicate rows",
@@ -63,7 +63,7 @@ def test_no_module_matches_drop_reasons_by_substring():
         rel = path.relative_to(REPO).as_posix()
         if rel != HOME:
             found += [f"{rel}:{line}" for line in substring_matches(path.read_text(encoding="utf-8"))]
-    assert not found, "tell drops apart by their code (adegen.drops), not their text:\n" + "\n".join(found)
+    assert not found, "tell drops apart by their code (adegen.core.drops), not their text:\n" + "\n".join(found)
 
 
 def test_the_scan_sees_drops_told_apart_by_text():

@@ -1,4 +1,4 @@
-"""adegen.emulator against a real fakesnow server: lifecycle, start failures, and the Snowflake
+"""adegen.snowflake_emulator against a real fakesnow server: lifecycle, start failures, and the Snowflake
 example project (integration_tests_snowflake) seeded + built with dbt-snowflake.
 
 Everything runs in tmp_path copies: the repository tree is never written to."""
@@ -15,11 +15,11 @@ import pytest
 pytest.importorskip("fakesnow", reason="fakesnow is not installed (pip install 'fakesnow[server]==0.12.1', "
                                        "extra adegen[snowflake-emulator]); Snowflake emulator tests skipped")
 
-from adegen.emulator import (EmulatorStartError, EmulatorUnavailableError, FakesnowServer,  # noqa: E402
+from adegen.snowflake_emulator import (EmulatorStartError, EmulatorUnavailableError, FakesnowServer,  # noqa: E402
                              copy_project, run_dbt)
-from adegen.emulator import server as server_mod  # noqa: E402
-from adegen.errors import AdegenError  # noqa: E402
-from adegen.project import load_project  # noqa: E402
+from adegen.snowflake_emulator import server as server_mod  # noqa: E402
+from adegen.core.errors import AdegenError  # noqa: E402
+from adegen.discover.project import load_project  # noqa: E402
 from reliability_kit import process_alive  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_server_exits_when_its_parent_dies_without_stop(tmp_path):
     script = (
         "import sys, os, time\n"
         f"sys.path.insert(0, {str(REPO / 'python')!r})\n"
-        "from adegen.emulator import FakesnowServer\n"
+        "from adegen.snowflake_emulator import FakesnowServer\n"
         f"srv = FakesnowServer({str(tmp_path / 'fs')!r}).start()\n"
         "print(srv.pid, flush=True)\n"
         "os.kill(os.getpid(), 9)\n"

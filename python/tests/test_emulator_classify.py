@@ -1,4 +1,4 @@
-"""adegen.emulator without a server: failure classification, compat macros, profiles, project copies."""
+"""adegen.snowflake_emulator without a server: failure classification, compat macros, profiles, project copies."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen.emulator import (COMPAT_MACROS_SQL, classify_failure, conflicting_macros, copy_project,
+from adegen.snowflake_emulator import (COMPAT_MACROS_SQL, classify_failure, conflicting_macros, copy_project,
                              emulator_profiles, install_compat_macros, unsupported_matches)
-from adegen.emulator.compat import COMPAT_MACRO_NAMES
-from adegen.errors import InputError
-from adegen.project import load_project
+from adegen.snowflake_emulator.compat import COMPAT_MACRO_NAMES
+from adegen.core.errors import InputError
+from adegen.discover.project import load_project
 
 REPO = Path(__file__).resolve().parents[2]
 SF_PROJECT = REPO / "integration_tests_snowflake"
@@ -120,7 +120,7 @@ def test_profiles_point_the_project_profile_at_the_emulator(monkeypatch):
 
 @pytest.mark.skipif(not SF_PROJECT.is_dir(), reason="integration_tests_snowflake/ missing")
 def test_profiles_from_project_info(monkeypatch):
-    project = pytest.importorskip("adegen.project")
+    project = pytest.importorskip("adegen.discover.project")
     monkeypatch.delenv("DBT_PROFILES_DIR", raising=False)
     info = project.load_project(SF_PROJECT)
     prof = emulator_profiles(info, host="127.0.0.1", port=4243)

@@ -1,4 +1,4 @@
-"""adegen.harness pieces that need no dbt run: parser, AUTO test texts, path mapping, script
+"""adegen.adebench.procedure pieces that need no dbt run: parser, AUTO test texts, path mapping, script
 planning, task.yaml edits, seed CSV format, DuckDB storage version."""
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adegen.harness import (MAX_TEST_NAME, SolutionSeed, TestNameTooLong, check_table,  # noqa: E402
+from adegen.adebench.procedure import (MAX_TEST_NAME, SolutionSeed, TestNameTooLong, check_table,  # noqa: E402
                             equality_macro, export_solution_seeds, generate_equality_test,
                             generate_existence_test, generate_solution_tests, map_paths,
                             no_op_text, parse_dbt_output, plan_script, storage_version,
                             write_versioned_copy)
-from adegen.harness.emulate import resource_text  # noqa: E402
-from adegen.validate.taskyaml import update_task_yaml  # noqa: E402
+from adegen.adebench.procedure.emulate import resource_text  # noqa: E402
+from adegen.tasks.task_yaml import update_task_yaml  # noqa: E402
 
 # Recorded from `dbt --no-use-colors test --select test_type:singular` (dbt-core 1.11.16) after a
 # run-dbt-test.sh preamble. The 73-character name gets no dot padding, so ade-bench's regex
@@ -219,7 +219,7 @@ def test_storage_version_v1_copy(typed_db, tmp_path):
 
 
 def test_sync_tree_mirrors_project_and_keeps_dbt_state(tmp_path):
-    from adegen.harness.prepared import project_seed_names, sync_tree
+    from adegen.adebench.procedure.prepared import project_seed_names, sync_tree
 
     src, dst = tmp_path / "src", tmp_path / "dst"
     (src / "models").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Model layers: every convention of adegen/layers.py, through the real discovery macro on a
+"""Model layers: every convention of adegen/discover/layers.py, through the real discovery macro on a
 generated project (real dbt), and the Python reference agreeing with the macro."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from adegen import dbt as dbt_layer
-from adegen import layers
-from adegen.discover import Scratch, run_discovery
-from adegen.layers import LayerLabel, ModelNode, assign_layers
-from adegen.project import load_project
+from adegen.discover import layers
+from adegen.discover.payload import Scratch, run_discovery
+from adegen.discover.layers import LayerLabel, ModelNode, assign_layers
+from adegen.discover.project import load_project
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -167,7 +167,7 @@ def test_package_model_layers(layered):
 
 
 def test_summary_counts_root_models(layered):
-    from adegen.discover import summary_lines
+    from adegen.discover.payload import summary_lines
 
     counts = {layer: sum(1 for _, lay, _ in ROOT_MODELS.values() if lay == layer) for layer in layers.LAYERS}
     assert (f"Models: {len(ROOT_MODELS)} ({counts['staging']} staging, {counts['intermediate']} intermediate, "

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen import stand_in_tests
-from adegen.project import load_project
-from adegen.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
-from adegen.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.tasks import stand_in_tests
+from adegen.discover.project import load_project
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 from adegen.backends import ValidatorSetup, make_validator
 
 SHOPFIX = Path(__file__).resolve().parent / "fixtures" / "shopfix"

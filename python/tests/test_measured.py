@@ -1,4 +1,4 @@
-"""The measured facts are typed records (adegen.measured): prompts/ reads them only through the
+"""The measured facts are typed records (adegen.facts.measured): prompts/ reads them only through the
 records (a scan finds no raw key read of a fact in prompts/), and what the screening writes on
 real DuckDB relations reads into the records without losing a key."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from adegen import measured
-from adegen.measured import RelationKind, read_table
-from adegen.validate import oracle
-from adegen.validate.evidence import table_facts
+from adegen.facts import measured
+from adegen.facts.measured import RelationKind, read_table
+from adegen.validate.rules import oracle
+from adegen.facts.evidence import table_facts
 from test_prompt_evidence import con  # noqa: F401 (a DuckDB connection, the fixture)
 
 PROMPTS = Path(__file__).resolve().parents[1] / "adegen" / "prompts"
@@ -58,7 +58,7 @@ def raw_fact_reads(source: str, module: str = "") -> list[str]:
 def test_prompts_read_facts_only_through_the_records():
     found = [hit for p in sorted(PROMPTS.glob("*.py"))
              for hit in raw_fact_reads(p.read_text(encoding="utf-8"), p.name)]
-    assert not found, "read measured facts through adegen.measured's records:\n" + "\n".join(found)
+    assert not found, "read measured facts through adegen.facts.measured's records:\n" + "\n".join(found)
 
 
 def test_the_scan_sees_raw_fact_reads():

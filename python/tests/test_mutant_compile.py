@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shutil
 
-from adegen import settings
-from adegen.discover import Scratch, run_discovery
-from adegen.mutant_compile import compile_mutants
-from adegen.project import load_project
+from adegen.core import settings
+from adegen.discover.payload import Scratch, run_discovery
+from adegen.propose.mutant_compile import compile_mutants
+from adegen.discover.project import load_project
 
 
 def _mutants(proj):

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from adegen import backends
-from adegen import output as out
-from adegen.errors import InputError
+from adegen.tasks import output as out
+from adegen.core.errors import InputError
 
 
 def test_lock_is_exclusive_and_stale_lock_is_taken_over(tmp_path):
@@ -40,7 +40,7 @@ def test_a_lock_whose_pid_another_process_got_is_taken_over(tmp_path):
     import os
     import socket
 
-    from adegen import owners
+    from adegen.core import owners
 
     lock = tmp_path / ".adegen.lock"
     lock.write_text(f"{os.getpid()} {socket.gethostname()} 1\n")  # this pid, another start time

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adegen.patchcheck import TaskPatches, check_task
-from adegen.taskgen import unified_diff
+from adegen.tasks.patchcheck import TaskPatches, check_task
+from adegen.tasks.taskgen import unified_diff
 
 
 def _setup(tmp_path: Path, old: bytes, new: bytes, solution: bytes | None = None):
@@ -57,7 +57,7 @@ def test_the_copy_lives_in_the_run_work_directory(tmp_path, monkeypatch):
     import shutil
     import tempfile
 
-    from adegen import patchcheck
+    from adegen.tasks import patchcheck
 
     old, new = b"a\nb\nc\n", b"a\nB\nc\n"
     proj, task = _setup(tmp_path, old, new)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adegen.errors import InputError
-from adegen.patterns import load_catalog, load_file
+from adegen.core.errors import InputError
+from adegen.catalog.patterns import load_catalog, load_file
 
 GOOD = {
     "id": "my_pattern",
@@ -60,7 +60,7 @@ def test_good_custom_dir_is_loaded(tmp_path):
 
 
 def test_template_is_valid_and_skipped():
-    from adegen import paths
+    from adegen.core import paths
 
     assert load_file(paths.patterns_dir() / "_template.yaml")
     assert "example_left_join_to_inner" not in load_catalog().by_id
@@ -134,9 +134,9 @@ def test_max_lines_defaults_to_two_and_is_read(tmp_path):
 def test_rank_penalty_lowers_the_patterns_candidates_in_the_ranking(tmp_path):
     from types import SimpleNamespace
 
-    from adegen import proposals as pp
-    from adegen.ranking import POINTS_PER_UNIT
-    from adegen.survey import Survey
+    from adegen.propose import proposals as pp
+    from adegen.propose.ranking import POINTS_PER_UNIT
+    from adegen.discover.survey import Survey
 
     # the one-token aggregate swaps and the date part change, one IN-list value deleted, one CASE
     # branch or its ELSE deleted, a mapping collapsed, a similar column read, a COALESCE dropped, a

@@ -8,12 +8,12 @@ import subprocess
 import pytest
 import yaml
 
-from adegen import proposals as pp
-from adegen.cli_args import parse_args
+from adegen.propose import proposals as pp
+from adegen.cli.build_args import parse_args
 from adegen.pipeline import RunContext, UI
 from adegen.pipeline import discovery, inputs, propose, workspace
 from adegen.pipeline.realise import TaskJob, realise_task
-from adegen.ade_bench import AdeBench
+from adegen.adebench.install import AdeBench
 
 
 @pytest.fixture()

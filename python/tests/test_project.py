@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adegen.errors import InputError
-from adegen.project import load_project
+from adegen.core.errors import InputError
+from adegen.discover.project import load_project
 
 
 def make_project(root: Path, profiles: str | None, project: str | None = None) -> Path:

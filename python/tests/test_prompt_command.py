@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from adegen.proposal_model import Proposal
+from adegen.propose.model import Proposal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_prompts import obs, request, value_table  # noqa: E402
 
 from adegen import prompts  # noqa: E402
-from adegen.cli_args import parse_args  # noqa: E402
-from adegen.errors import InputError  # noqa: E402
+from adegen.cli.build_args import parse_args
+from adegen.core.errors import InputError  # noqa: E402
 from adegen.prompts.command import PromptCommand, apply, parse_output, rewrite_proposals  # noqa: E402
 
 

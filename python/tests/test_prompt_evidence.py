@@ -1,4 +1,4 @@
-"""adegen.validate.evidence on real DuckDB relations: the facts a prompt is written from (rows lost,
+"""adegen.facts.evidence on real DuckDB relations: the facts a prompt is written from (rows lost,
 gained and duplicated by key, values scaled, blanked, shifted to another grain, swapped, totals of
 tables without a key, compound keys with the entity's name)."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from adegen.validate import oracle
-from adegen.validate.evidence import configured_kind, find_key_columns, pick_tables, relation_kind, table_facts
+from adegen.validate.rules import oracle
+from adegen.facts.evidence import configured_kind, find_key_columns, pick_tables, relation_kind, table_facts
 
 
 def facts(con, base_sql: str, mut_sql: str, table="t"):
@@ -153,7 +153,7 @@ def test_a_finding_with_a_direction_counts_only_the_rows_that_go_that_way():
     """SUM -> COUNT on jaffle_shop's orders raised gift_card_amount for 87 of 99 changed orders and
     lowered it for 12: the finding says "higher" for the 87 (its example one of them), never for
     all 99, which a blind reviewer marked untrue. Blanks count the rows that went blank."""
-    from adegen.measured import ColumnFacts, Sample, TableFacts
+    from adegen.facts.measured import ColumnFacts, Sample, TableFacts
     from adegen.prompts.findings import classify
 
     down = Sample(key=(3,), observed=1, expected=23.0, compared=True)
@@ -185,7 +185,7 @@ def test_time_lost_only_when_the_dates_are_the_same_days():
     """A timestamp column turned into dates at midnight is "the time got lost" only when each value
     kept its day (moved earlier by less than a day); a swap to another column of midnight dates
     (mntn: start_time -> flight_start_time) moved the days too, and is reported as changed dates."""
-    from adegen.measured import ColumnFacts, Shift, Sides, TableFacts
+    from adegen.facts.measured import ColumnFacts, Shift, Sides, TableFacts
     from adegen.prompts.findings import classify
 
     def kind(shift):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 from adegen import prompts
-from adegen.measured import read_table
+from adegen.facts.measured import read_table
 from adegen.prompts import checks, findings, words
 from adegen.prompts.levels import clean_dbt_message
 

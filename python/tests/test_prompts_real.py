@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from adegen import prompts
-from adegen.project import load_project
+from adegen.discover.project import load_project
 from adegen.backends import ValidatorSetup, make_validator
 
 PROJECT = Path(__file__).resolve().parent / "fixtures" / "shopfix"

@@ -733,7 +733,7 @@ def test_only_reports_about_data_move_a_run_along_the_detail_cycle():
     an example (proposals.select counts the tasks before a pick with `_about_data`)."""
     from types import SimpleNamespace
 
-    from adegen.proposal_site import about_data as _about_data
+    from adegen.propose.site import about_data as _about_data
 
     def prop(found):
         return SimpleNamespace(prompt_set=prompts.PromptSet(findings={"base": found} if found else {}))

@@ -17,14 +17,14 @@ import duckdb
 import pytest
 import yaml
 
-from adegen.validate import proving
-from adegen.validate.contract import ProofOutcome
-from adegen.validate.fastprove import PreparedProof, fingerprint
-from adegen.validate.fullprove import DuckDBRun, FullEmulation, ProofFiles
-from adegen.validate.jobs import Baseline, WorkerConfig
-from adegen.validate.proof import ProveRequest, TrialSummary, prove
-from adegen.validate.snowflake_io import EmulatorIO
-from adegen.validate.snowflake_prove import EmulatorProof, EmulatorRun
+from adegen.validate.duckdb import proving
+from adegen.validate.rules.contract import ProofOutcome
+from adegen.validate.duckdb.fastprove import PreparedProof, fingerprint
+from adegen.validate.duckdb.fullprove import DuckDBRun, FullEmulation, ProofFiles
+from adegen.validate.duckdb.jobs import Baseline, WorkerConfig
+from adegen.validate.rules.proof import ProveRequest, TrialSummary, prove
+from adegen.validate.snowflake.io import EmulatorIO
+from adegen.validate.snowflake.prove import EmulatorProof, EmulatorRun
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 PROJECT = FIX / "shopfix"

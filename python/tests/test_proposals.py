@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from adegen import proposals as pp
-from adegen import settings
-from adegen import survey as sv
-from adegen.drops import DropCode
-from adegen.proposal_mistakes import same_mistake
+from adegen.propose import proposals as pp
+from adegen.core import settings
+from adegen.discover import survey as sv
+from adegen.core.drops import DropCode
+from adegen.propose.mistakes import same_mistake
 
 
 @pytest.fixture(scope="session")
 def catalog():
-    from adegen.patterns import load_catalog
+    from adegen.catalog.patterns import load_catalog
 
     return load_catalog()
 
@@ -203,8 +203,8 @@ def test_a_short_run_takes_what_it_kept_back_for_the_deep_quota():
     whose prompt the run already has, and only up to the count; their drops go."""
     from types import SimpleNamespace
 
-    from adegen.drops import Drop
-    from adegen.proposal_model import PromptLevel
+    from adegen.core.drops import Drop
+    from adegen.propose.model import PromptLevel
 
     def prop(text):
         return SimpleNamespace(prompt_levels=lambda: [PromptLevel("base", text, ())])

@@ -1,13 +1,13 @@
-"""One ranking: adegen.ranking (the definition), the discovery macro's candidates (its twin) and
+"""One ranking: adegen.propose.ranking (the definition), the discovery macro's candidates (its twin) and
 the build's proposals order the example project's models the same way (real dbt discovery)."""
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
-from adegen import proposals as pp
-from adegen import ranking
-from adegen import survey as sv
+from adegen.propose import proposals as pp
+from adegen.propose import ranking
+from adegen.discover import survey as sv
 
 
 def test_macro_candidates_are_the_python_ranking(acme_discovery):
@@ -26,7 +26,7 @@ def _unpenalised(catalog):
 
 
 def test_build_orders_models_like_the_macro(example_project, acme_discovery):
-    from adegen.patterns import load_catalog
+    from adegen.catalog.patterns import load_catalog
 
     empty = sv.Survey("acme", [], [], [], 0)
     cands, _ = pp.enumerate_candidates(pp.Scope(example_project, "acme", "duckdb", acme_discovery, empty),
@@ -40,7 +40,7 @@ def test_build_orders_models_like_the_macro(example_project, acme_discovery):
 
 
 def test_survey_penalties_lower_a_covered_model(example_project, acme_discovery):
-    from adegen.patterns import load_catalog
+    from adegen.catalog.patterns import load_catalog
 
     top = acme_discovery["candidates"][0]["name"]
     task = sv.ExistingTask("acme001", Path("."), "ade-bench", "", "prompt", [], "medium",
@@ -56,7 +56,7 @@ def test_survey_penalties_lower_a_covered_model(example_project, acme_discovery)
 def test_a_penalised_pattern_is_tried_after_the_others_of_its_model(example_project, acme_discovery):
     """A pattern's rank_penalty (the one-token swaps blind reviewers rated least realistic) costs
     its candidates that many units: on one model they come after every unpenalised pattern."""
-    from adegen.patterns import load_catalog
+    from adegen.catalog.patterns import load_catalog
 
     catalog = load_catalog()
     assert {p.id for p in catalog.patterns if p.rank_penalty} >= {"max_to_min", "min_to_max", "sum_to_count"}

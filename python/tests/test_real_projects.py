@@ -21,11 +21,11 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import realfix as rf  # noqa: E402
-from adegen import paths  # noqa: E402
-from adegen.harness import run_harness  # noqa: E402
-from adegen.project import load_project  # noqa: E402
+from adegen.core import paths  # noqa: E402
+from adegen.adebench.procedure import run_harness  # noqa: E402
+from adegen.discover.project import load_project  # noqa: E402
 from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
-from adegen.validate.pool import BudgetExceeded, WorkerPool  # noqa: E402
+from adegen.validate.workers.pool import BudgetExceeded, WorkerPool  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DOUBLE = "{% macro double(x) %}({{ x }}) * 2{% endmacro %}\n"
@@ -229,7 +229,7 @@ def test_small_data_runaway_is_stopped_by_the_compile_checks_sql(tmp_path):
     """Every table under 10,000 rows: no `dbt compile` precount in the worker, but the SQL the
     compile check produced bounds the count, so a join that explodes is stopped before its build
     (not after the 30 s time budget) while a harmless mutant of the same model is screened as usual."""
-    from adegen.mutant_compile import compile_mutants
+    from adegen.propose.mutant_compile import compile_mutants
 
     root = rf.shop_project(tmp_path / "smalljoin", "smalljoin", models={
         "models/staging/stg_events.sql": "select k, v from {{ source('raw', 'events') }}",
@@ -256,7 +256,7 @@ def test_small_data_runaway_is_stopped_by_the_compile_checks_sql(tmp_path):
 
 
 def test_count_limited_maps_the_compile_catalog(tmp_path):
-    from adegen.validate.screening import RowCount, count_limited
+    from adegen.validate.duckdb.screening import RowCount, count_limited
 
     db = tmp_path / "shop.duckdb"
     con = duckdb.connect(str(db))
@@ -288,7 +288,7 @@ def test_pool_kills_a_job_over_budget_and_stays_usable():
 
 
 def test_killed_run_work_dir_is_removed_by_the_next_run(tmp_path):
-    code = ("import sys, time; from pathlib import Path; from adegen.paths import claim_run_dir; "
+    code = ("import sys, time; from pathlib import Path; from adegen.core.paths import claim_run_dir; "
             "d = claim_run_dir('adegen-build-', Path(sys.argv[1])); (d / 'big.duckdb').write_text('x'); "
             "print(d, flush=True); time.sleep(60)")
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
@@ -317,7 +317,7 @@ def test_typed_macro_storage_version(hub_project, tmp_path):
     """The user's database is DuckDB 2.0's default (storage v2.0.0), the project's typed macro
     needs v1.4.0: the prepared database gets the lowest version that works, v1.4.0, and the
     reason says that ade-bench's image (duckdb 1.3.0) cannot open it and what to change."""
-    from adegen.harness import storage_version
+    from adegen.adebench.procedure import storage_version
 
     if not storage_version(hub_project / "hubshop.duckdb").startswith("v2."):
         pytest.skip("this DuckDB writes new files below storage v2.0.0")
@@ -359,7 +359,7 @@ def test_precount_gets_the_mutated_models_own_budget():
     """A precount is one DuckDB query: 10x the mutated model's own intact build, at least 30 s -
     not the build's budget, which adds the downstream models and dbt's parse (on the heavy project
     an exploding count held a worker for that whole 92 s)."""
-    from adegen.validate.budget import precount_seconds
+    from adegen.validate.workers.budget import precount_seconds
 
     assert precount_seconds({"model.a.m": 0.5, "model.a.down": 40.0}, "model.a.m") == 30.0
     assert precount_seconds({"model.a.m": 6.0}, "model.a.m") == 60.0

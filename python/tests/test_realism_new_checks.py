@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adegen.patterns import load_catalog
+from adegen.catalog.patterns import load_catalog
 from adegen.realism import ProbeDB
 from adegen.realism.locate import locate
 from adegen.realism.registry import CheckInput, Verdict, run_check

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import duckdb
 
-from adegen.drops import DropCode
+from adegen.core.drops import DropCode
 from adegen.prompts import checks
-from adegen.proposal_site import deep_table, retarget
-from adegen.validate import oracle
-from adegen.validate.contract import Observation
-from adegen.validate.evidence import table_facts
+from adegen.propose.site import deep_table, retarget
+from adegen.validate.rules import oracle
+from adegen.validate.rules.contract import Observation
+from adegen.facts.evidence import table_facts
 
 CONFIG = SimpleNamespace(id="materialization_changed", name="Materialization changed",
                          family="config-materialization")

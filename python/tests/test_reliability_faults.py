@@ -179,7 +179,7 @@ def test_two_builds_at_once_never_share_ids(fault_project, rel_env, tmp_path):
 
 def test_locked_output_dir_is_refused_clearly(fault_project, rel_env, tmp_path):
     """Deterministic half of the race: while a live run holds the lock, a build says so (exit 2)."""
-    from adegen.output import RunLock
+    from adegen.tasks.output import RunLock
 
     project, before, _ = fault_project
     out = tmp_path / "out"
@@ -198,8 +198,8 @@ def test_locked_output_dir_is_refused_clearly(fault_project, rel_env, tmp_path):
 def test_empty_lock_left_by_a_kill_between_create_and_write(tmp_path):
     """O_EXCL creates the lock before the pid is written: a kill in between leaves an empty lock,
     which must not block every later run forever (taken over once it is a few seconds old)."""
-    from adegen import output as out
-    from adegen.errors import InputError
+    from adegen.tasks import output as out
+    from adegen.core.errors import InputError
 
     lock = tmp_path / out.LOCK_NAME
     lock.write_text("")

@@ -101,7 +101,7 @@ def test_every_odd_file_diff_round_trips(odd_run, tmp_path):
     """Independent of which 5 the build picked: a one-token change in each odd file, diffed by
     adegen's byte-exact unified_diff, applies and reverts with GNU patch (CRLF, no newline at EOF,
     tabs, UTF-8, a path with spaces, quotes and $)."""
-    from adegen.taskgen import unified_diff
+    from adegen.tasks.taskgen import unified_diff
 
     project, _, out, _ = odd_run
     for rel in ODD_FILES:

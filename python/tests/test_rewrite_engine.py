@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from adegen.paths import optional_patterns_dir
-from adegen.patterns import load_catalog
+from adegen.core.paths import optional_patterns_dir
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import (ModelContext, apply_site, changed_tokens, check_parses, find_sites,
                             revert_site, sites_for_model)
 

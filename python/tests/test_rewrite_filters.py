@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adegen.patterns import load_catalog
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, find_sites
 from adegen.rewrite.operators.filters import compared_values, excludable
 

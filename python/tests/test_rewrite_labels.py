@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from adegen.patterns import load_catalog
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, find_sites
 
 from test_rewrite_support import check_site

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 import yaml
 
-from adegen.paths import optional_patterns_dir
-from adegen.patterns import load_catalog
+from adegen.core.paths import optional_patterns_dir
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, changed_tokens, find_sites
 
 from test_rewrite_support import SQL_FIXTURES, check_site, macro_matches

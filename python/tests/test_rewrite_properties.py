@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen.patterns import load_catalog
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import apply_site, check_parses, find_sites
 
 from test_rewrite_support import (EXAMPLE_MODELS, SQL_FIXTURES, check_site, crude_render, example_models,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from adegen.paths import optional_patterns_dir
-from adegen.patterns import load_catalog
+from adegen.core.paths import optional_patterns_dir
+from adegen.catalog.patterns import load_catalog
 from adegen.rewrite import ModelContext, apply_site, find_sites
 from adegen.rewrite.names import related_names, units_in
 
@@ -351,8 +351,8 @@ def test_units_in():
 
 
 def test_the_new_family_is_known_where_families_are_listed():
-    from adegen import survey
-    from adegen.proposal_facts import tags_for
+    from adegen.discover import survey
+    from adegen.propose.facts import tags_for
 
     # an existing task's patch that reads a similar column is recognised as this family's
     assert survey.classify_change("    o.created_at as ordered_at,", "    o.updated_at as ordered_at,", CAT) == \
@@ -364,8 +364,8 @@ def test_the_new_family_is_known_where_families_are_listed():
 @pytest.mark.parametrize("operator, applies_when", [("move_join_filter", '["on", "and"]'),
                                                     ("drop_or_parens", '["and"]'), ("drop_when", '["when"]')])
 def test_a_pattern_must_list_the_operators_anchor(tmp_path, operator, applies_when):
-    from adegen.errors import InputError
-    from adegen.patterns import load_file
+    from adegen.core.errors import InputError
+    from adegen.catalog.patterns import load_file
 
     f = tmp_path / "mine.yaml"
     f.write_text(f"""patterns:

@@ -53,7 +53,7 @@ def check_site(raw: str, site, max_lines: int = 2) -> None:
 def macro_matches(raw: str, macro_dict: dict, ctx: ModelContext) -> bool:
     """Emulates macros/discover/ade_match_patterns.sql on Pattern.to_macro_dict(): substring search
     of ' tok tok ' in ' ' + ' '.join(lexer.token_texts(raw)) + ' ', then `requires`."""
-    from adegen import lexer
+    from adegen.sql import lexer
     from adegen.rewrite import requires_hold
 
     text = " " + " ".join(lexer.token_texts(raw)).lower() + " "

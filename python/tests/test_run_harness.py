@@ -1,4 +1,4 @@
-"""`--run-harness` (adegen.ade_run): the Phase 5 `ade run` commands, the "why not" path when `ade`
+"""`--run-harness` (adegen.pipeline.harness_run): the Phase 5 `ade run` commands, the "why not" path when `ade`
 or Docker does not work (this machine has no Docker daemon), and the triage of recorded ade output."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adegen import ade_run
-from adegen.ade_run import (AUTO_FAILURE, CUSTOM_FAILURE, FAIL, HARNESS_ERROR, PASS, SETUP_ERROR, SOLUTION_ERROR,
+from adegen.pipeline import harness_run as ade_run
+from adegen.pipeline.harness_run import (AUTO_FAILURE, CUSTOM_FAILURE, FAIL, HARNESS_ERROR, PASS, SETUP_ERROR, SOLUTION_ERROR,
                             Availability, HarnessCall, availability, commands, run_tasks, triage)
 
 # ---------------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_real_machine_why_not():
 
 
 def test_cli_flag_parses(tmp_path):
-    from adegen.cli_args import parse_args
+    from adegen.cli.build_args import parse_args
 
     proj = Path(__file__).resolve().parents[2] / "integration_tests"
     if not (proj / "dbt_project.yml").is_file():

@@ -1,4 +1,4 @@
-"""The grading's seed cache (`adegen.harness.seedcache`) on real dbt + DuckDB: a table restored
+"""The grading's seed cache (`adegen.adebench.procedure.seedcache`) on real dbt + DuckDB: a table restored
 from the cache is the table `dbt seed` creates (columns, types, rows, row order), the key changes
 with everything that configures a seed load and with nothing else, and the cache stays out of the
 way whenever dbt would not simply create the table."""
@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from adegen import dbt as layer
-from adegen.harness.seedcache import SeedCache, config_digest, relation_names, seed_key
+from adegen.adebench.procedure.seedcache import SeedCache, config_digest, relation_names, seed_key
 
 CSV = "id,code,amount,seen_at,note\n1,007,1.50,2024-01-02 03:04:05,\n2,010,-2.25,2024-02-03 04:05:06,x\n3,,0,,\"a,b\"\n"
 

@@ -1,13 +1,13 @@
-"""adegen's settings (`adegen.settings`): each environment variable adegen reads for itself is a
+"""adegen's settings (`adegen.core.settings`): each environment variable adegen reads for itself is a
 documented field with its default, read once per process into the run's options."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from adegen import settings
-from adegen.cli_args import Options
-from adegen.settings import SETTINGS, Settings, from_environ
+from adegen.core import settings
+from adegen.pipeline.options import Options
+from adegen.core.settings import SETTINGS, Settings, from_environ
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -1,4 +1,4 @@
-"""One mistake in two sibling models (adegen.siblings): which sites pair, which tables each side is
+"""One mistake in two sibling models (adegen.propose.siblings): which sites pair, which tables each side is
 graded on, and a build of twin models writing such a task proven, with both files in its
 patches and both tables in its prompts and seeds."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from adegen import siblings
+from adegen.propose import siblings
 from adegen.rewrite.engine import Site
 
 POINTS_A = """select

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from adegen import ade_bench, backends, settings
-from adegen import survey as sv
+from adegen import backends
+from adegen.adebench import install as ade_bench
+from adegen.core import settings
+from adegen.discover import survey as sv
 
 FIX = Path(__file__).parent / "fixtures" / "ade_tasks" / "ade-bench"
 

@@ -1,10 +1,11 @@
-"""adegen.symptoms: the one symptom vocabulary that pattern files are validated against."""
+"""adegen.catalog.symptoms: the one symptom vocabulary that pattern files are validated against."""
 from __future__ import annotations
 
 import pytest
 
-from adegen import patterns, symptoms
-from adegen.errors import InputError
+from adegen.catalog import patterns
+from adegen.catalog import symptoms
+from adegen.core.errors import InputError
 
 
 def test_every_symptom_has_a_plain_meaning():

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen.errors import InputError
-from adegen.task_yaml import (PromptEntry, SeedEntry, TaskYaml, Variant, read_task_yaml, update_task_yaml,
+from adegen.core.errors import InputError
+from adegen.tasks.task_yaml import (PromptEntry, SeedEntry, TaskYaml, Variant, read_task_yaml, update_task_yaml,
                               write_task_yaml)
-from adegen.validate.taskyaml import update_task_yaml as validator_update
+from adegen.tasks.task_yaml import update_task_yaml as validator_update
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adegen"
 
@@ -95,7 +95,7 @@ def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr("adegen.output.os.replace", boom)
+    monkeypatch.setattr("adegen.tasks.output.os.replace", boom)
     with pytest.raises(OSError):
         write_task_yaml(path, _doc(status="dev"))
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["task.yaml"]
@@ -113,7 +113,7 @@ def test_bad_files_name_the_file(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# no task.yaml writer outside adegen/task_yaml.py
+# no task.yaml writer outside adegen/tasks/task_yaml.py
 
 WRITE_CALLS = {"write_text", "write_bytes", "write_text_atomic", "safe_dump", "dump", "replace", "rename", "copyfile",
                "copy", "copy2"}

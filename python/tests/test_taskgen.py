@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adegen.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.taskgen import (TaskPlan, build_task_files, render_setup_sh, render_solution_sh, render_task_yaml,
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.taskgen import (TaskPlan, build_task_files, render_setup_sh, render_solution_sh, render_task_yaml,
                             assertion_file_name, unified_diff)
 
 CASES = {

@@ -15,8 +15,8 @@ import json
 import jsonschema
 import pytest
 
-from adegen.cli_args import parse_duration
-from adegen.errors import InputError
+from adegen.core.commandline import parse_duration
+from adegen.core.errors import InputError
 from adegen.pipeline.budget import TimeBudget, format_duration
 from reliability_kit import (MODELS, REPO, assert_complete_tasks, make_project, rel_env,  # noqa: F401
                              run_build, task_dirs, temp_leftovers)
@@ -127,9 +127,9 @@ def test_spent_budget_starts_no_second_proposal_round(project, tmp_path, monkeyp
     selected; an unspent one takes further pools."""
     import time
 
-    from adegen import proposals as pp
-    from adegen.ade_bench import AdeBench
-    from adegen.cli_args import parse_args
+    from adegen.propose import proposals as pp
+    from adegen.adebench.install import AdeBench
+    from adegen.cli.build_args import parse_args
     from adegen.pipeline import RunContext, UI, discovery, inputs, propose
 
     real_pool, pools = pp.pool, []

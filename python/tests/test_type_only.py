@@ -15,11 +15,11 @@ from types import SimpleNamespace
 import pytest
 
 from adegen.backends import ValidatorSetup, make_validator
-from adegen.drops import DropCode
-from adegen.project import load_project
-from adegen.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate.contract import ProofOutcome
+from adegen.core.drops import DropCode
+from adegen.discover.project import load_project
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.validate.rules.contract import ProofOutcome
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realfix import shop_project  # noqa: E402
@@ -124,7 +124,7 @@ def test_the_project_is_not_written(built):
 def test_the_oracle_compares_as_ade_benchs_typed_except(intact, broken, seen):
     import duckdb
 
-    from adegen.validate.oracle import compare_relations
+    from adegen.validate.rules.oracle import compare_relations
 
     con = duckdb.connect()
     con.execute(f"create table b as select 1 as id, {intact} as v")
@@ -135,7 +135,7 @@ def test_the_oracle_compares_as_ade_benchs_typed_except(intact, broken, seen):
 
 def test_the_vendored_macro_is_the_one_ade_benchs_tasks_carry():
     """ade-bench writes its macro into each task it grades; the corpus holds tasks of d739fc3."""
-    from adegen.harness.testgen import equality_macro
+    from adegen.adebench.procedure.testgen import equality_macro
 
     corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "ade-bench-tasks" / "tasks"
     shipped = sorted(corpus.glob("*/macros/ade_bench_equality_test.sql"))
@@ -152,7 +152,7 @@ def test_verify_slow_agrees_with_the_proof_and_catches_the_old_verdict(built, ty
     verdict; the verdict the varchar-cast comparison gave before issue 30 ("proven") is reported
     as a disagreement, with a warning and the --json entry."""
     from adegen.pipeline import verify_slow
-    from adegen.validate.plain import Verdict
+    from adegen.validate.duckdb.plain import Verdict
 
     task, proof = type_only_task
     said: list[str] = []
@@ -177,8 +177,8 @@ def test_verify_slow_agrees_with_the_proof_and_catches_the_old_verdict(built, ty
 
 
 def test_the_verify_slow_option(tmp_path):
-    from adegen.cli_args import parse_args
-    from adegen.errors import InputError
+    from adegen.cli.build_args import parse_args
+    from adegen.core.errors import InputError
 
     project, out = str(Path(__file__).resolve().parent / "fixtures" / "shopfix"), str(tmp_path / "out")
     assert parse_args([project, "--output-dir", out, "--verify-slow"]).verify_slow
@@ -188,7 +188,7 @@ def test_the_verify_slow_option(tmp_path):
 
 
 def test_a_plain_check_that_cannot_run_is_reported_never_taken_as_agreement():
-    from adegen.validate.plain import PlainCheck, Verdict, WrittenTask, check_task
+    from adegen.validate.duckdb.plain import PlainCheck, Verdict, WrittenTask, check_task
 
     missing = WrittenTask("t001", Path("/nonexistent/t001"), Path("/nonexistent/p"), Path("/nonexistent/p.duckdb"))
     check = check_task(missing, Verdict(True, True), Path("/nonexistent/work"))

@@ -24,11 +24,11 @@ sys.path.insert(0, str(REPO / "bench"))
 import heavy_project  # noqa: E402
 
 from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
-from adegen.database_file import FROM_PROFILE, DatabaseFile  # noqa: E402
-from adegen.harness import run_harness  # noqa: E402
-from adegen.project import load_project  # noqa: E402
-from adegen.taskgen import unified_diff  # noqa: E402
-from adegen.validate.validator import Validator  # noqa: E402
+from adegen.dbt.database_file import FROM_PROFILE, DatabaseFile  # noqa: E402
+from adegen.adebench.procedure import run_harness  # noqa: E402
+from adegen.discover.project import load_project  # noqa: E402
+from adegen.tasks.taskgen import unified_diff  # noqa: E402
+from adegen.validate.duckdb.validator import Validator  # noqa: E402
 
 ORDERS = 200
 

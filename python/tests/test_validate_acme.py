@@ -16,7 +16,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adegen.project import load_project  # noqa: E402
+from adegen.discover.project import load_project  # noqa: E402
 from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,10 +76,10 @@ def test_join_preconditions_measured_on_the_acme_build(acme_validator, acme_disc
     """Compiled like a build does (proposals.compile_check), measured on the intact build
     (realism.measure_candidates): a left join whose lookup misses keys may become inner; an inner
     join that matches every row is no bug to widen, and says so with the count."""
-    from adegen import proposals as pp
+    from adegen.propose import proposals as pp
     from adegen import realism
-    from adegen.patterns import load_catalog
-    from adegen.survey import Survey
+    from adegen.catalog.patterns import load_catalog
+    from adegen.discover.survey import Survey
 
     scope = pp.Scope(ACME, "acme", "duckdb", acme_discovery, Survey("acme", [], [], [], 0))
     ids = ("wrong_join_type", "inner_join_to_left")

@@ -12,9 +12,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adegen.harness import TestNameTooLong, run_harness, storage_version  # noqa: E402
-from adegen.harness.dbfiles import list_relations  # noqa: E402
-from adegen.project import load_project  # noqa: E402
+from adegen.adebench.procedure import TestNameTooLong, run_harness, storage_version  # noqa: E402
+from adegen.adebench.procedure.dbfiles import list_relations  # noqa: E402
+from adegen.discover.project import load_project  # noqa: E402
 from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
 
 FIX = Path(__file__).resolve().parent / "fixtures"
@@ -197,8 +197,8 @@ def test_script_mode_agrees(proven, prepared_db, tmp_path):
 
 def _duplicates_task(tmp_path, task_id: str, tests: list) -> Path:
     """The task adegen writes for the removed DISTINCT of order_statuses, with the given tests."""
-    from adegen.task_yaml import PromptEntry, SeedEntry, Variant
-    from adegen.taskgen import TaskPlan, build_task_files, unified_diff
+    from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+    from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
     rel = "models/marts/order_statuses.sql"
     intact = model_text(rel)
@@ -217,8 +217,8 @@ def _duplicates_task(tmp_path, task_id: str, tests: list) -> Path:
 def test_the_grain_test_proves_a_duplicates_only_task(screened, validator, prepared_db, tmp_path):
     """With the verdict's grain test (rendered by the package's macro) the fast proof fails the
     broken state and passes the solved one; without it ade-bench's tests pass the broken state."""
-    from adegen.assertions import render_assertions
-    from adegen.validate.contract import ProofOutcome
+    from adegen.tasks.assertions import render_assertions
+    from adegen.validate.rules.contract import ProofOutcome
 
     grain = screened["duplicates"].details["grain_test"]
     tests = render_assertions(PROJECT, "shopfix", [{"type": "columns_must_be_unique", "args": grain}])
@@ -242,7 +242,7 @@ def test_prove_refuses_long_test_names(validator, prepared_db, tmp_path):
 def test_a_closed_validator_starts_no_workers(tmp_path):
     """A thread that outlives its run (the background baseline, a screening batch) gets an error
     from a closed validator instead of a fresh pool whose workers rebuild the removed work directory."""
-    from adegen.validate.pool import WorkerLost
+    from adegen.validate.workers.pool import WorkerLost
 
     v = make_validator(load_project(PROJECT), ValidatorSetup(tmp_path / "work", jobs=1))
     v.close()

@@ -1,4 +1,4 @@
-"""EmulatorValidator (adegen.validate.snowflake) on integration_tests_snowflake (`acme_sf`) with a
+"""EmulatorValidator (adegen.validate.snowflake.validator) on integration_tests_snowflake (`acme_sf`) with a
 real fakesnow server and dbt-snowflake: a hand-made task proven on the emulator, a mutant the
 emulator cannot run reported unproven, servers always stopped.
 
@@ -17,11 +17,11 @@ pytest.importorskip("fakesnow", reason="fakesnow is not installed (pip install '
                                        "i.e. fakesnow[server]==0.12.1); Snowflake emulator proofs skipped")
 pytest.importorskip("dbt.adapters.snowflake", reason="dbt-snowflake is not installed")
 
-from adegen.project import load_project  # noqa: E402
-from adegen.task_yaml import PromptEntry, SeedEntry, Variant  # noqa: E402
-from adegen.taskgen import TaskPlan, build_task_files, unified_diff  # noqa: E402
+from adegen.discover.project import load_project  # noqa: E402
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant  # noqa: E402
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff  # noqa: E402
 from adegen.backends import ValidatorSetup, make_validator  # noqa: E402
-from adegen.validate.snowflake import EmulatorValidator  # noqa: E402
+from adegen.validate.snowflake.validator import EmulatorValidator  # noqa: E402
 from reliability_kit import process_alive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -179,7 +179,7 @@ def test_factory_without_flag_says_why(tmp_path):
 
 
 def test_factory_without_extra_says_install(tmp_path, monkeypatch):
-    from adegen.emulator import install
+    from adegen.snowflake_emulator import install
 
     real = install._import
 
@@ -216,7 +216,7 @@ def test_server_stopped_by_close_after_a_failure(tmp_path):
     started = []
 
     def factory(data_dir):
-        from adegen.emulator import FakesnowServer
+        from adegen.snowflake_emulator import FakesnowServer
 
         srv = FakesnowServer(data_dir)
         started.append(srv)

@@ -7,13 +7,15 @@ import inspect
 
 import pytest
 
-from adegen.drops import DropCode
-from adegen.measured import RelationKind
-from adegen.validate import screening, snowflake, verdict
-from adegen.validate.inspector import Evidence
-from adegen.validate.oracle import TableDiff
-from adegen.validate.proof import ProofInput, TrialSummary, finish_proof
-from adegen.validate.verdict import ScreenFacts, judge
+from adegen.core.drops import DropCode
+from adegen.facts.measured import RelationKind
+from adegen.validate.duckdb import screening
+from adegen.validate.snowflake import validator as snowflake
+from adegen.validate.rules import verdict
+from adegen.validate.rules.inspector import Evidence
+from adegen.validate.rules.oracle import TableDiff
+from adegen.validate.rules.proof import ProofInput, TrialSummary, finish_proof
+from adegen.validate.rules.verdict import ScreenFacts, judge
 
 MODELS = {
     "model.p.stg": {"name": "stg", "alias": "stg", "materialized": "view"},

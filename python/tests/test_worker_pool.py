@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adegen.validate.pool import WorkerPool
+from adegen.validate.workers.pool import WorkerPool
 from reliability_kit import process_alive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ RUN = textwrap.dedent("""\
     import os, signal, sys, time
     sys.path.insert(0, sys.argv[1])
     import slow_start
-    from adegen.validate.pool import WorkerPool
+    from adegen.validate.workers.pool import WorkerPool
 
     if __name__ == "__main__":
         pool = WorkerPool(1, on_start=slow_start.noop, start_method="spawn")
@@ -63,7 +63,7 @@ def test_a_shadow_build_ends_with_its_worker(tmp_path):
     """The shadow build runs under faketime, a grandchild of the worker: `end_with` ends it once the
     worker is gone (PR_SET_PDEATHSIG would only see faketime)."""
     worker = subprocess.Popen(["sleep", "60"])
-    code = ("import sys, time; from adegen.validate.pool import end_with; end_with(int(sys.argv[1]), every=0.1); "
+    code = ("import sys, time; from adegen.validate.workers.pool import end_with; end_with(int(sys.argv[1]), every=0.1); "
             "print('watching', flush=True); time.sleep(60)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
     child = subprocess.Popen([sys.executable, "-c", code, str(worker.pid)], env=env, stdout=subprocess.PIPE, text=True)

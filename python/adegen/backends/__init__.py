@@ -3,10 +3,10 @@ fields, the standalone copy's profile, database checks, proof labels, next steps
 preference, summary notes). `get(db_type)` / `for_project(project)` return its `Backend`."""
 from __future__ import annotations
 
-from ..errors import InputError
-from .base import Backend, TargetFacts, ValidatorSetup
-from .duckdb import DuckDBBackend
-from .snowflake import SnowflakeBackend
+from adegen.core.errors import InputError
+from adegen.backends.base import Backend, TargetFacts, ValidatorSetup
+from adegen.backends.duckdb import DuckDBBackend
+from adegen.backends.snowflake import SnowflakeBackend
 
 BACKENDS: dict[str, Backend] = {b.name: b for b in (DuckDBBackend(), SnowflakeBackend())}
 NAMES: tuple[str, ...] = tuple(BACKENDS)  # the supported database types

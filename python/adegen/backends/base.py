@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..ade_bench import AdeBench, databases_dirs
-from ..dbt.profiles import profiles_text
-from ..errors import InputError
+from adegen.adebench.install import AdeBench, databases_dirs
+from adegen.dbt.profiles import profiles_text
+from adegen.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Backend:
     prefer_db_specific: bool = False  # at least half the proposals use this database's own patterns
     seed_export: bool = False  # ade-bench's `ade run --seed` can export solution seeds
     file_based: bool = False  # the database is a file: --db-path/db_dir, prepare_database, proofs need it
-    screens_pairs: bool = False  # its screen builds one mistake in several model files (adegen.siblings)
+    screens_pairs: bool = False  # its screen builds one mistake in several model files (adegen.propose.siblings)
     reached_how: str = "ade-bench reaches the database"  # said when --db-path is refused
     reached_with: str = "through its own connection"
     proof_label: str = "proven"  # the summary's word for a proven task

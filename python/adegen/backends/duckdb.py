@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..ade_bench import AdeBench
-from ..database_file import FROM_ADE_BENCH, FROM_DB_DIR, FROM_PROFILE, DatabaseFile
-from ..dbt.profiles import duckdb_output
-from ..errors import AdegenError, InputError
-from .base import Backend, TargetFacts, ValidatorSetup, _q
+from adegen.adebench.install import AdeBench
+from adegen.dbt.database_file import FROM_ADE_BENCH, FROM_DB_DIR, FROM_PROFILE, DatabaseFile
+from adegen.dbt.profiles import duckdb_output
+from adegen.core.errors import AdegenError, InputError
+from adegen.backends.base import Backend, TargetFacts, ValidatorSetup, _q
 
 
 def find_database(project, db_dir: Path | None, ade_databases) -> DatabaseFile:
@@ -94,7 +94,7 @@ class DuckDBBackend(Backend):
 
     def make_validator(self, project, setup: ValidatorSetup):
         # imported when the run starts its validator: the validator brings duckdb and dbt along
-        from ..validate.validator import Validator
+        from adegen.validate.duckdb.validator import Validator
 
         return Validator(project, database=find_database(project, setup.db_dir, setup.ade_databases()),
                          workdir=setup.workdir, jobs=setup.jobs, progress=setup.progress, prove_mode=setup.prove_mode,

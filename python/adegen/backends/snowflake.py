@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..dbt.profiles import snowflake_env_output, snowflake_offline_output
-from ..errors import InputError
-from .base import Backend, TargetFacts, ValidatorSetup
+from adegen.dbt.profiles import snowflake_env_output, snowflake_offline_output
+from adegen.core.errors import InputError
+from adegen.backends.base import Backend, TargetFacts, ValidatorSetup
 
 SNOWFLAKE_ENV = ("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE",
                  "SNOWFLAKE_WAREHOUSE")
-EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake_prove.EMULATOR_LABEL (fakesnow, not Snowflake)
+EMULATOR_LABEL = "proven on emulator"  # = adegen.validate.snowflake.prove.EMULATOR_LABEL (fakesnow, not Snowflake)
 UNPROVEN_PREFIX = "Snowflake tasks are unproven: "  # how make_validator words its reasons
 NO_FLAG = (UNPROVEN_PREFIX + "no Snowflake connection; pass --emulate-snowflake to prove them on the local "
            "fakesnow emulator")
@@ -47,8 +47,8 @@ class SnowflakeBackend(Backend):
         `Unavailable` saying how to get the tasks proven (they are written status: dev)."""
         # imported when the run makes its validator: the emulator and validator packages bring
         # duckdb, dbt and the Snowflake connector along
-        from ..emulator.install import emulator_missing
-        from ..validate.unavailable import Unavailable
+        from adegen.snowflake_emulator.install import emulator_missing
+        from adegen.validate.rules.unavailable import Unavailable
 
         if getattr(setup.executor, "remote", False):  # the emulator runs beside this process only
             raise InputError("a Dask executor proves DuckDB projects only; use --executor local for Snowflake",
@@ -58,7 +58,7 @@ class SnowflakeBackend(Backend):
         missing = emulator_missing()
         if missing:
             return Unavailable(f"{NO_EXTRA} ({missing})")
-        from ..validate.snowflake import EmulatorValidator
+        from adegen.validate.snowflake.validator import EmulatorValidator
 
         kw = {"dbt_timeout": setup.dbt_timeout} if setup.dbt_timeout else {}
         return EmulatorValidator(project, workdir=setup.workdir, data_file=setup.data_file, jobs=setup.jobs,

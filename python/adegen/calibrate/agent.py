@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError
+from adegen.core.errors import InputError
 
 BUILTIN_SEARCH = "builtin:search"
 PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "project_dir", "task_id", "key")

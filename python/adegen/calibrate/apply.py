@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..atomic import TMP_PREFIX, write_text_atomic
-from ..errors import InputError
-from .measure import MeasuredDifficulty
+from adegen.core.atomic import TMP_PREFIX, write_text_atomic
+from adegen.core.errors import InputError
+from adegen.report.calibration import MeasuredDifficulty
 
 
 def with_measures(rows: list[dict], measured: dict[str, MeasuredDifficulty]) -> list[dict]:

@@ -10,13 +10,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import AdegenError
-from .agent import BUILTIN_SEARCH, AgentContext, AgentRun, render, run_agent_command
-from .diff import DiffStats, diff_stats
-from .measure import CALIBRATION_FILE, MeasuredDifficulty, by_task
-from .sandbox import Sandbox, SandboxConfig
-from .search import search
-from .tasks import TaskRef
+from adegen.core.errors import AdegenError
+from adegen.calibrate.agent import BUILTIN_SEARCH, AgentContext, AgentRun, render, run_agent_command
+from adegen.calibrate.diff import DiffStats, diff_stats
+from adegen.report.calibration import CALIBRATION_FILE, MeasuredDifficulty, by_task
+from adegen.calibrate.sandbox import Sandbox, SandboxConfig
+from adegen.calibrate.search import search
+from adegen.calibrate.tasks import TaskRef
 
 PROMPT_FILE = "prompt.txt"  # in the sandbox root, next to (not inside) the project
 
@@ -29,7 +29,7 @@ class CalibrationConfig:
     timeout: float = 1800.0  # seconds one agent run may take (then its process group is killed)
     key: str = "base"  # which prompt the agent gets
     jobs: int = 1  # runs side by side (dbt calls in this process still take turns)
-    mode: str = "inprocess"  # how the harness emulation runs dbt (see adegen.harness)
+    mode: str = "inprocess"  # how the harness emulation runs dbt (see adegen.adebench.procedure)
 
 
 @dataclass

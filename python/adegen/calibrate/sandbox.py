@@ -1,5 +1,5 @@
 """One task's sandbox: the broken state prepared exactly as the proof prepares it, graded by the
-same test procedure, then removed. It is ade-bench's trial as `adegen.harness` emulates it
+same test procedure, then removed. It is ade-bench's trial as `adegen.adebench.procedure` emulates it
 (`TrialRunner` with agent "none": the project copy and its database in `<root>/app`, setup.sh,
 then - instead of an agent of ade-bench's - whatever the caller does in `app`, then the task's
 `test_setup` and ade-bench's test phase). Nothing outside `<root>` is written."""
@@ -9,10 +9,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..dbt import DbtCall, harness_env, project_files
-from ..harness.emulate import TrialConfig, TrialRunner
-from ..harness.parser import parse_dbt_output
-from .tasks import TaskRef
+from adegen.dbt import DbtCall, harness_env, project_files
+from adegen.adebench.procedure.emulate import TrialConfig, TrialRunner
+from adegen.adebench.procedure.parser import parse_dbt_output
+from adegen.calibrate.tasks import TaskRef
 
 
 @dataclass(frozen=True)

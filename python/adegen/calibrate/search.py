@@ -7,7 +7,7 @@ catalog's edit sites on that model's text in the intact project the task names
 (`adegen.rewrite.engine.sites_for_model`, in catalog order) and tries each one's inverse: the
 inverse applies when the sandbox's model text is exactly that edit's result. Every site examined
 is one try. Every model whose inverse applies gets its intact text back (one mistake may span
-sibling models: adegen.siblings), then those models and their descendants are rebuilt (`dbt run
+sibling models: adegen.propose.siblings), then those models and their descendants are rebuilt (`dbt run
 --select <model>+ ...`); the grade that follows decides whether the task is solved. Its tries are
 the sites examined up to the last inverse found. No inverse applies anywhere: it stops unsolved,
 having tried them all.
@@ -20,13 +20,13 @@ import json
 import time
 from collections import deque
 
-from ..errors import InputError
-from ..layers import assign_layers, nodes_from_manifest
-from ..patterns import load_catalog
-from ..rewrite.context import ModelContext
-from ..rewrite.engine import apply_site, sites_for_model
-from .agent import AgentRun
-from .sandbox import Sandbox
+from adegen.core.errors import InputError
+from adegen.discover.layers import assign_layers, nodes_from_manifest
+from adegen.catalog.patterns import load_catalog
+from adegen.rewrite.context import ModelContext
+from adegen.rewrite.engine import apply_site, sites_for_model
+from adegen.calibrate.agent import AgentRun
+from adegen.calibrate.sandbox import Sandbox
 
 
 def accepted_values(manifest: dict) -> dict[str, dict[str, list[str]]]:

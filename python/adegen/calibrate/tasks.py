@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from ..ade_bench import databases_dirs
-from ..errors import InputError
+from adegen.adebench.install import databases_dirs
+from adegen.core.errors import InputError
 
 PROMPT_KEYS = ("base", "medium", "hard")
 

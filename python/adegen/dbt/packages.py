@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import InputError
+from adegen.core.errors import InputError
 
 PACKAGE_FILES = ("packages.yml", "dependencies.yml")
 REMOTE_KEYS = ("package", "git", "tarball", "private")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import InputError
+from adegen.core.errors import InputError
 
 EMULATOR_CREDENTIALS = {"account": "fakesnow", "user": "fakesnow", "password": "fakesnow"}
 EMULATOR_ROLE, EMULATOR_WAREHOUSE = "SYSADMIN", "FAKE_WH"

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..errors import DbtError
+from adegen.core.errors import DbtError
 
 MARKER_RE = re.compile(r"<<ADEGEN:RESULT:v1>>(.*?)<</ADEGEN:RESULT:v1>>", re.DOTALL)
 SCHEMA_VERSION = 1

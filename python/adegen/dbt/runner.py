@@ -32,9 +32,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DbtError
-from ..settings import get_settings
-from .result import FAILED, OK, TIMEOUT, DbtResult, NodeStatus, strip_ansi
+from adegen.core.errors import DbtError
+from adegen.core.settings import get_settings
+from adegen.dbt.result import FAILED, OK, TIMEOUT, DbtResult, NodeStatus, strip_ansi
 
 ERROR_EVENTS = {"RunningOperationCaughtError", "RunningOperationUncaughtError", "MainEncounteredError",
                 "MainStackTrace", "CompilationError"}

@@ -18,10 +18,10 @@ import os
 import shutil
 from pathlib import Path
 
-from . import packages as pk
-from .gradable import make_copy_gradable
-from .packages import PackagePlan
-from .profiles import write_profiles
+from adegen.dbt import packages as pk
+from adegen.dbt.gradable import make_copy_gradable
+from adegen.dbt.packages import PackagePlan
+from adegen.dbt.profiles import write_profiles
 
 SKIP_ANYWHERE = frozenset({".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".pytest_cache",
                            "node_modules", ".DS_Store", ".user.yml", ".ipynb_checkpoints", ".mypy_cache"})

@@ -8,6 +8,6 @@ select, pick), `workspace` (project copy, database), `realise` (one task: write,
 prove, commit), `write` (all chosen tasks under the run lock), `summary` (next steps, exit code),
 `runtime` and `record` (the run's facts and record); bulk mode's `bulk`, `bulk_units`,
 `bulk_loop`, `ledger`, `dataset`, `progress`."""
-from .context import UI, OutputPlan, RunContext, RunReport
+from adegen.pipeline.context import UI, OutputPlan, RunContext, RunReport
 
 __all__ = ["UI", "OutputPlan", "RunContext", "RunReport"]

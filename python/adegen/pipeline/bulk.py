@@ -15,15 +15,15 @@ import shlex
 import time
 from typing import Callable
 
-from ..cli_args import Options
-from ..output import RunLock, highest_task_number
-from . import bulk_units, dataset, workspace
-from .calibration import CalibrateOptions, calibrate_written
-from .bulk_loop import BulkLoop, LoopSetup
-from .context import RunContext
-from .ledger import Ledger, clean_stale
-from .progress import BulkUI, Progress
-from .run import run
+from adegen.pipeline.options import Options
+from adegen.tasks.output import RunLock, highest_task_number
+from adegen.pipeline import bulk_units, dataset, workspace
+from adegen.pipeline.calibration import CalibrateOptions, calibrate_written
+from adegen.pipeline.bulk_loop import BulkLoop, LoopSetup
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.ledger import Ledger, clean_stale
+from adegen.pipeline.progress import BulkUI, Progress
+from adegen.pipeline.run import run
 
 
 @dataclasses.dataclass

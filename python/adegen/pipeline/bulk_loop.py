@@ -22,16 +22,16 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from .. import output as out
-from .. import proposals as pp
-from ..drops import Drop, DropCode
-from ..siblings import changed_files
-from ..survey import ExistingTask
-from . import dataset
-from .bulk_units import unit_key
-from .context import RunContext
-from .propose import check_candidates
-from .realise import TaskJob, commit_task, prepare_task, render_tests
+from adegen.tasks import output as out
+from adegen.propose import proposals as pp
+from adegen.core.drops import Drop, DropCode
+from adegen.propose.siblings import changed_files
+from adegen.discover.survey import ExistingTask
+from adegen.pipeline import dataset
+from adegen.pipeline.bulk_units import unit_key
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.propose import check_candidates
+from adegen.pipeline.realise import TaskJob, commit_task, prepare_task, render_tests
 
 COMPILE_BATCH = 48  # candidates compiled per dbt run (one compile per batch is the fixed cost)
 SCREEN_AHEAD_MIN = 8  # candidates screened ahead of the cursor, at least

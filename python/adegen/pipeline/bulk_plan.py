@@ -13,14 +13,14 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from ..errors import InputError
-from ..validate.executor import ExecutorSpec
-from . import dataset, inputs
-from .bulk import BulkOptions, run_bulk
-from .context import UI, RunContext
-from .ledger import LEDGER_DIR, Ledger
-from .plan import Plan
-from .progress import BulkUI
+from adegen.core.errors import InputError
+from adegen.validate.workers.executor import ExecutorSpec
+from adegen.pipeline import dataset, inputs
+from adegen.pipeline.bulk import BulkOptions, run_bulk
+from adegen.pipeline.context import UI, RunContext
+from adegen.pipeline.ledger import LEDGER_DIR, Ledger
+from adegen.pipeline.plan import Plan
+from adegen.pipeline.progress import BulkUI
 
 
 @dataclass

@@ -13,9 +13,9 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from . import propose
-from ..siblings import key_suffix
-from .context import RunContext
+from adegen.pipeline import propose
+from adegen.propose.siblings import key_suffix
+from adegen.pipeline.context import RunContext
 
 # cost of a unit = sum of weight x how often its value was already taken (then the seeded jitter)
 SPREAD_WEIGHTS = {"model": 4.0, "family": 3.0, "pattern": 2.0, "layer": 1.5, "difficulty": 1.5}
@@ -48,7 +48,7 @@ def enumerate_units(ctx: RunContext) -> tuple[list[Unit], list]:
 
 
 def unit_key(c, site) -> str:
-    """A candidate site's stable key (a pair-site's names its sibling too: adegen.siblings)."""
+    """A candidate site's stable key (a pair-site's names its sibling too: adegen.propose.siblings)."""
     return f"{c.model['unique_id']}|{c.pattern.id}|{site.index}{key_suffix(site)}"
 
 

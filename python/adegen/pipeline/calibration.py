@@ -10,10 +10,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..calibrate.runner import CalibrationConfig, append_records, calibrate
-from ..calibrate.tasks import load_tasks
-from .context import RunContext
-from .ledger import Ledger
+from adegen.calibrate.runner import CalibrationConfig, append_records, calibrate
+from adegen.calibrate.tasks import load_tasks
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.ledger import Ledger
 
 KEEP = ("all", "unsolved")
 SOLVED_DIR = "solved_by_reference"

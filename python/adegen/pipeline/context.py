@@ -11,20 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..ade_bench import AdeBench
-from ..backends import Backend
-from ..cli_args import Options
-from ..patterns import Catalog
-from ..project import ProjectInfo
-from ..survey import Survey
-from .budget import TimeBudget
-from .document import RunDoc
-from .pending import PendingValidator
+from adegen.adebench.install import AdeBench
+from adegen.backends import Backend
+from adegen.pipeline.options import Options
+from adegen.catalog.patterns import Catalog
+from adegen.discover.project import ProjectInfo
+from adegen.discover.survey import Survey
+from adegen.pipeline.budget import TimeBudget
+from adegen.pipeline.document import RunDoc
+from adegen.pipeline.pending import PendingValidator
 
 if TYPE_CHECKING:  # both import seconds' worth of modules (duckdb, dbt, inflect): not at the command's start
-    from ..proposals import Scope
-    from ..realism import MeasureRun
-    from ..validate.contract import ValidatorProtocol
+    from adegen.propose.proposals import Scope
+    from adegen.realism import MeasureRun
+    from adegen.validate.rules.contract import ValidatorProtocol
 
 
 class UI:
@@ -107,7 +107,7 @@ class RunContext:
     def scope(self) -> Scope:
         """The run's proposal scope (after discovery and survey): what enumeration, ranking and
         selection read of the project."""
-        from ..proposals import Scope  # the prompt writer's word forms (inflect) take seconds to import
+        from adegen.propose.proposals import Scope  # the prompt writer's word forms (inflect) take seconds to import
 
         return Scope(self.opts.project_dir, self.project.name, self.project.adapter_type, self.discovery, self.survey,
                      prefer_db_specific=self.backend.prefer_db_specific,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from ..atomic import TMP_PREFIX, write_text_atomic
-from ..proposal_facts import models_between
+from adegen.core.atomic import TMP_PREFIX, write_text_atomic
+from adegen.propose.facts import models_between
 
 PRIVATE_FIELDS = ("prompt_texts", "kept")  # kept in the ledger (distinct prompts on resume), not in tasks.jsonl
 

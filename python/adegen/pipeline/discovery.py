@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 
-from .. import survey as sv
-from ..discover import run_discovery
-from ..errors import InputError
-from ..paths import optional_patterns_dir
-from ..patterns import load_catalog
-from .context import RunContext
+from adegen.discover import survey as sv
+from adegen.discover.payload import run_discovery
+from adegen.core.errors import InputError
+from adegen.core.paths import optional_patterns_dir
+from adegen.catalog.patterns import load_catalog
+from adegen.pipeline.context import RunContext
 
 
 def discover(ctx: RunContext) -> None:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .. import __version__
+from adegen import __version__
 
 
 @dataclass
@@ -53,7 +53,7 @@ class RunDoc:
     database: dict | None = None  # db_file, note (pipeline/workspace.py)
     dataset: dict | None = None  # bulk mode's tasks.jsonl rows and files
     dropped_by_reason: dict[str, int] | None = None  # bulk mode, by the drop codes' labels
-    dropped_by_code: dict[str, int] | None = None  # bulk mode, by code id (adegen.drops)
+    dropped_by_code: dict[str, int] | None = None  # bulk mode, by code id (adegen.core.drops)
     runtime: dict | None = None  # pipeline/runtime.py
     time_budget: dict | None = None  # --time-budget: seconds, spent, what it skipped (pipeline/budget.py)
     next_steps: list[str] | None = None  # pipeline/summary.py

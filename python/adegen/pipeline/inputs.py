@@ -7,14 +7,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .. import ade_bench, backends
-from ..dbt.gradable import no_copy_changes
-from ..errors import InputError
-from ..output import rewrite_packages
-from ..paths import package_root
-from ..project import check_project_files
-from ..project import load_project as load
-from .context import RunContext
+from adegen import backends
+from adegen.adebench import install as ade_bench
+from adegen.dbt.gradable import no_copy_changes
+from adegen.core.errors import InputError
+from adegen.tasks.output import rewrite_packages
+from adegen.core.paths import package_root
+from adegen.discover.project import check_project_files
+from adegen.discover.project import load_project as load
+from adegen.pipeline.context import RunContext
 
 
 def load_project(ctx: RunContext) -> None:

@@ -18,9 +18,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..drops import DropCode, regroup
-from ..errors import InputError
-from ..atomic import TMP_PREFIX, write_text_atomic
+from adegen.core.drops import DropCode, regroup
+from adegen.core.errors import InputError
+from adegen.core.atomic import TMP_PREFIX, write_text_atomic
 
 LEDGER_VERSION = 1
 LEDGER_DIR = Path(".adegen") / "bulk"

@@ -6,7 +6,7 @@ import threading
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:  # the validator package imports duckdb and dbt: not at the command's start
-    from ..validate.contract import ValidatorProtocol
+    from adegen.validate.rules.contract import ValidatorProtocol
 
 
 class PendingValidator:

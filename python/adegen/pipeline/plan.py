@@ -26,8 +26,8 @@ from pathlib import Path
 
 import yaml
 
-from ..cli_args import Options, project_options
-from ..errors import InputError
+from adegen.pipeline.options import Options, project_options
+from adegen.core.errors import InputError
 
 TOP_KEYS = {"name", "output_dir", "seed", "projects"}
 PROJECT_KEYS = {"path", "tasks", "seed", "db_type", "db_name", "db_path", "profiles_dir", "target", "patterns_dirs"}

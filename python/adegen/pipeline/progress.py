@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .context import UI
+from adegen.pipeline.context import UI
 
 # "[#######.................] 3/10 proven, dropped 2 (equivalent on this data 2) | ETA 01:20"
 BAR_FORMAT = "[{bar:24}] {n}/{total} proven{postfix} | ETA {remaining}"

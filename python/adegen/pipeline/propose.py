@@ -7,10 +7,10 @@ import dataclasses
 import time
 from pathlib import Path
 
-from ..cli_args import parse_pick
-from ..errors import InputError
-from . import validation
-from .context import RunContext
+from adegen.pipeline.options import parse_pick
+from adegen.core.errors import InputError
+from adegen.pipeline import validation
+from adegen.pipeline.context import RunContext
 
 ROUNDS = 3  # pools screened before giving up on reaching --count (a pool nothing of which passes
 # the compile check and the data preconditions is not screened and does not count: on a small
@@ -24,7 +24,7 @@ def measure_run(ctx: RunContext):
     """The run's realism.MeasureRun (built once): the intact build the preconditions are measured
     on (none without a DuckDB intact build: then nothing is measured), the discovery payload and
     the raw SQL of any own model."""
-    from .. import realism
+    from adegen import realism
 
     if ctx.measure is None:
         info = ctx.validator.baseline_info() if ctx.validator is not None else {}
@@ -49,7 +49,7 @@ def measure_run(ctx: RunContext):
 
 def check_candidates(ctx: RunContext, cands: list) -> None:
     """The compile check of `cands` (one dbt compile) and then their data preconditions."""
-    from .. import proposals as pp
+    from adegen.propose import proposals as pp
 
     pp.compile_check(ctx.project, cands, workdir=ctx.workroot, progress=ctx.ui.say)
     failing = pp.measure_preconditions(cands, measure_run(ctx))
@@ -59,7 +59,7 @@ def check_candidates(ctx: RunContext, cands: list) -> None:
 
 def has_live_site(c) -> bool:
     """Whether a checked candidate has a site that compiles and meets its data precondition."""
-    from ..proposal_site import checked_drop
+    from adegen.propose.site import checked_drop
 
     return any(checked_drop(c, si) is None for si in range(len(c.sites)))
 
@@ -70,7 +70,7 @@ def checked_pool(ctx: RunContext, remaining: list, scope, *, size: int) -> list:
     recorded) and picks what would have come next, up to TOP_UPS more compile checks. Otherwise a
     family's only slot in the pool is lost to a candidate that fails its precondition, and the
     family's next candidate waits for a later pool the run may never take."""
-    from .. import proposals as pp
+    from adegen.propose import proposals as pp
 
     sel = pp.pool(remaining, scope, size=size)
     checked: set[int] = set()
@@ -90,9 +90,9 @@ def checked_pool(ctx: RunContext, remaining: list, scope, *, size: int) -> list:
 
 def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
-    from .. import proposals as pp
+    from adegen.propose import proposals as pp
 
-    from ..proposal_pairs import sibling_candidates
+    from adegen.propose.pairs import sibling_candidates
 
     scope = ctx.scope()
     cands, excluded = pp.enumerate_candidates(scope, ctx.catalog, warn=ctx.ui.warn)
@@ -107,7 +107,7 @@ def propose(ctx: RunContext):
     many drop out is the next pool taken. Snowflake projects: at least half the picks use
     Snowflake-specific patterns (the spec's "prefer Snowflake-specific SQL ... but also include
     some ANSI SQL bugs")."""
-    from .. import proposals as pp
+    from adegen.propose import proposals as pp
 
     opts, ui = ctx.opts, ctx.ui
     t1 = time.monotonic()
@@ -217,7 +217,7 @@ def pick(ctx: RunContext, pset) -> list | None:
 def rewrite_prompts(ctx: RunContext, chosen: list) -> None:
     """--prompt-command: let the user's command rewrite the chosen tasks' prompts (adegen's own
     are kept for any key whose text fails a check)."""
-    from ..prompts.command import rewrite_proposals
+    from adegen.prompts.command import rewrite_proposals
 
     surveyed = {t for task in ctx.survey.tasks for t in (task.prompts or [task.prompt]) if t}
     rewrite_proposals(ctx.opts.prompt_command, chosen, avoid=surveyed, progress=ctx.ui.say)

@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import output as out
-from ..assertions import render_assertions, resolve_placeholders
-from ..errors import AdegenError
-from ..patchcheck import TaskPatches, check_task
-from ..proposal_facts import models_between
-from ..task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
-from ..taskgen import TaskPlan, build_task_files, unified_diff
-from .context import RunContext
-from .record import task_details
+from adegen.tasks import output as out
+from adegen.tasks.assertions import render_assertions, resolve_placeholders
+from adegen.core.errors import AdegenError
+from adegen.tasks.patchcheck import TaskPatches, check_task
+from adegen.propose.facts import models_between
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.record import task_details
 
 
 @dataclass

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..atomic import TMP_PREFIX, write_text_atomic
-from ..report.records import graph_from_discovery
-from . import runtime
-from .context import RunContext
+from adegen.core.atomic import TMP_PREFIX, write_text_atomic
+from adegen.report.records import graph_from_discovery
+from adegen.pipeline import runtime
+from adegen.pipeline.context import RunContext
 
 RECORD_VERSION = 1
 RUNS_DIR = Path(".adegen") / "runs"

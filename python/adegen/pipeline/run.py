@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..cli_args import Options
-from ..paths import owned_run_dir
-from ..report import write_report
-from . import discovery, inputs, propose, record, runtime, summary, validation
-from .budget import TimeBudget
-from .context import UI, RunContext
-from .write import write_tasks
+from adegen.pipeline.options import Options
+from adegen.core.paths import owned_run_dir
+from adegen.report import write_report
+from adegen.pipeline import discovery, inputs, propose, record, runtime, summary, validation
+from adegen.pipeline.budget import TimeBudget
+from adegen.pipeline.context import UI, RunContext
+from adegen.pipeline.write import write_tasks
 
 Generate = Callable[[RunContext], int]  # the command's stages after the baseline: the exit code
 

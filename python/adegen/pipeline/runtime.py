@@ -10,7 +10,7 @@ import os
 import resource
 from pathlib import Path
 
-from .context import RunContext
+from adegen.pipeline.context import RunContext
 
 MiB = 1024 ** 2
 

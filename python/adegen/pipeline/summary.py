@@ -5,9 +5,9 @@ from __future__ import annotations
 import shlex
 import time
 
-from .. import ade_run
-from . import runtime, verify_slow
-from .context import RunContext
+from adegen.pipeline import harness_run as ade_run
+from adegen.pipeline import runtime, verify_slow
+from adegen.pipeline.context import RunContext
 
 def finish(ctx: RunContext, written: list[str]) -> int:
     """Print what was written and what to do next; the exit code."""

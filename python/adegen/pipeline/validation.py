@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..backends import ValidatorSetup
-from ..siblings import changed_files
-from .context import RunContext
-from .pending import PendingValidator
+from adegen.backends import ValidatorSetup
+from adegen.propose.siblings import changed_files
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.pending import PendingValidator
 
 
 class ValidatorBroken(Exception):
@@ -79,7 +79,7 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
     until it needs nothing new. So replacements are screened in parallel batches too, instead of
     one at a time by the selection; a later miss is still screened on its own. Raises
     ValidatorBroken when every mutant of the first batch fails the same way."""
-    from .. import proposals as pp
+    from adegen.propose import proposals as pp
 
     ui, validator = ctx.ui, ctx.validator
     cache: dict[tuple[int, int], Any] = {}

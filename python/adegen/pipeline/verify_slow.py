@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..validate.contract import ProofOutcome
-from ..validate.plain import PlainCheck, Verdict, WrittenTask, check_task
-from .context import RunContext
+from adegen.validate.rules.contract import ProofOutcome
+from adegen.validate.duckdb.plain import PlainCheck, Verdict, WrittenTask, check_task
+from adegen.pipeline.context import RunContext
 
 # outcomes whose broken_fails / solved_passes are the two trials' own results (the others stopped
 # before grading, or overrode a trial's result, so there is no verdict to compare)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import output as out
-from ..paths import package_root
-from . import record
-from .context import OutputPlan, RunContext
+from adegen.tasks import output as out
+from adegen.core.paths import package_root
+from adegen.pipeline import record
+from adegen.pipeline.context import OutputPlan, RunContext
 
 
 def prepare(ctx: RunContext) -> OutputPlan:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from .. import output as out
-from .context import RunContext
-from .realise import TaskJob, realise_task, render_tests
-from .workspace import prepare
+from adegen.tasks import output as out
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.realise import TaskJob, realise_task, render_tests
+from adegen.pipeline.workspace import prepare
 
 
 def write_tasks(ctx: RunContext, chosen: list) -> list[str]:

@@ -10,8 +10,8 @@ requests), fields (what fills them), render (the task's voice and the per-task c
 (whether a request repeats its report), levels (base / medium / hard), checks (leaks, tool words,
 named tables), command (the external prompt command).
 """
-from .checks import description_for, forbidden_tokens, leaks, tool_words
-from .levels import LEVELS, PromptRequest, PromptSet, model_facts, norm, write_prompts
+from adegen.prompts.checks import description_for, forbidden_tokens, leaks, tool_words
+from adegen.prompts.levels import LEVELS, PromptRequest, PromptSet, model_facts, norm, write_prompts
 
 __all__ = ["LEVELS", "PromptRequest", "PromptSet", "write_prompts", "norm", "model_facts", "leaks", "tool_words",
            "forbidden_tokens", "description_for"]

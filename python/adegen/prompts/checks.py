@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
-from .. import lexer
+from adegen.sql import lexer
 
 # SQL words that are also ordinary English: not a leak on their own.
 ENGLISH_SAFE = {
@@ -38,7 +38,7 @@ TOOL_WORDS = (
 
 def _changed_tokens(site) -> tuple[set[str], set[str]]:
     try:
-        from ..rewrite import changed_tokens
+        from adegen.rewrite import changed_tokens
 
         rem, add = changed_tokens(site)
         return {str(t).lower() for t in rem}, {str(t).lower() for t in add}

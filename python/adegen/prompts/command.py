@@ -5,7 +5,7 @@ CMD runs once per task through the shell, with one JSON document on stdin:
 
     {"version": 1,
      "task": {"seed", "model", "project", "layer"},
-     "diff": [<facts of each measured table, see adegen.measured>],
+     "diff": [<facts of each measured table, see adegen.facts.measured>],
      "changed_tables": [...],           # the only tables a prompt may name
      "forbidden": [...],                # words and tokens the leak check rejects
      "avoid": [...],                    # texts already used: every prompt must differ from them
@@ -26,9 +26,9 @@ import signal
 import subprocess
 from dataclasses import dataclass, replace
 
-from ..measured import read_table
-from . import checks
-from .levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
+from adegen.facts.measured import read_table
+from adegen.prompts import checks
+from adegen.prompts.levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
 
 HINTS = {
     "base": "Name the table where the symptom shows, the quantity in plain words and the kind of wrong "

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import re
 
-from ..measured import Sample
-from . import words
-from .findings import Finding, sample_ratio
+from adegen.facts.measured import Sample
+from adegen.prompts import words
+from adegen.prompts.findings import Finding, sample_ratio
 
 
 def entity(f: Finding) -> str:

@@ -1,6 +1,6 @@
 """What a diff shows, classified: one `Finding` per noticeable symptom of a changed table.
 
-Input: the measured facts of one table (adegen.measured.TableFacts). Output: findings ordered by
+Input: the measured facts of one table (adegen.facts.measured.TableFacts). Output: findings ordered by
 how much a person would notice them (a vanished column before a changed value). Nothing here
 looks at the bug pattern: the symptom comes from the measurement only.
 """
@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ..measured import ColumnFacts, Ratio, Sample, Sides, TableFacts
+from adegen.facts.measured import ColumnFacts, Ratio, Sample, Sides, TableFacts
 
 # kinds, most noticeable first (a table's main finding is the first one it has)
 ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_empty", "duplicated",

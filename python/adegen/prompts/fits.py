@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .findings import MOST, Finding
+from adegen.prompts.findings import MOST, Finding
 
 # words that claim every row ("is empty now", "across the board") need nearly every row: a blind
 # reviewer caught "effective_monthly_value_usd ... is empty now" where 11 of 90 accounts kept theirs

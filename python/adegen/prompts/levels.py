@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import measured
-from ..measured import Sides, TableFacts, read_table
-from . import checks, pairs, render, words
-from .findings import NOT_DATA, Detail, Finding, classify, main_finding
+from adegen.facts import measured
+from adegen.facts.measured import Sides, TableFacts, read_table
+from adegen.prompts import checks, pairs, render, words
+from adegen.prompts.findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
 # the pattern's guess, used only when nothing was measured (--no-validate)
@@ -30,7 +30,7 @@ GUESS = {"rows_missing": "rows_lost", "extra_rows": "rows_added", "values_too_hi
 @dataclass(frozen=True)
 class PromptRequest:
     """Everything the prompt writer may use. `observation` is the screening's Observation (its
-    details hold the measured facts, adegen.measured); None when nothing was run."""
+    details hold the measured facts, adegen.facts.measured); None when nothing was run."""
     seed: str                                  # task id or any stable string
     model: str                                 # the mutated model
     project_name: str = ""
@@ -50,7 +50,7 @@ class PromptRequest:
     start: str | None = None                   # the table the base report names (a mart downstream of
                                                # the change), None: the nearest table that shows it
     sibling: str | None = None                 # the table a sibling model's same mistake shows on
-                                               # (adegen.siblings): every report names it too
+                                               # (adegen.propose.siblings): every report names it too
 
 
 def _voice(req: PromptRequest) -> render.Voice:
@@ -95,7 +95,7 @@ class _Plan:
 
 
 def measured_facts(req: PromptRequest) -> list[dict]:
-    """The facts of the tables a prompt may use, as measured (adegen.measured's wire dicts: what
+    """The facts of the tables a prompt may use, as measured (adegen.facts.measured's wire dicts: what
     a --prompt-command reads); unstable tables and columns left out."""
     obs = req.observation
     if obs is None:

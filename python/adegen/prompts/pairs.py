@@ -1,9 +1,9 @@
-"""The sentence a report adds when one mistake shows in two sibling tables (adegen.siblings)."""
+"""The sentence a report adds when one mistake shows in two sibling tables (adegen.propose.siblings)."""
 from __future__ import annotations
 
-from . import phrases
-from .findings import Finding
-from .render import Voice, shuffled
+from adegen.prompts import phrases
+from adegen.prompts.findings import Finding
+from adegen.prompts.render import Voice, shuffled
 
 
 def also(f: Finding, voice: Voice, salt: str, same: bool = True) -> str:

@@ -8,8 +8,8 @@ who reads the report, not the SQL, would say.
 """
 from __future__ import annotations
 
-from .phrases_asks import ASKS, ASKS_BUILD, ASKS_NONE, OPENERS  # noqa: F401 (the bank's other half)
-from .phrases_base import SHAPES_BANK
+from adegen.prompts.phrases_asks import ASKS, ASKS_BUILD, ASKS_NONE, OPENERS  # noqa: F401 (the bank's other half)
+from adegen.prompts.phrases_base import SHAPES_BANK
 
 BODIES: dict[str, dict[str, list[str]]] = {
     "values_scaled": {

@@ -10,13 +10,13 @@ import string
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import phrases
-from .echoes import echoes
-from .fields import cap as _cap, fields, flag_noun
-from .findings import NOT_DATA, Finding
-from .fits import fits as _fits
-from .phrases_base import has_scope
-from .words import plural_verbs
+from adegen.prompts import phrases
+from adegen.prompts.echoes import echoes
+from adegen.prompts.fields import cap as _cap, fields, flag_noun
+from adegen.prompts.findings import NOT_DATA, Finding
+from adegen.prompts.fits import fits as _fits
+from adegen.prompts.phrases_base import has_scope
+from adegen.prompts.words import plural_verbs
 
 
 def spin(seed: str, slot: str, n: int) -> int:

@@ -10,10 +10,10 @@ import re
 
 from sqlglot import exp
 
-from ..rewrite.names import is_identifier
-from .measure_sql import column_name, count_rows, projection_alias, share, sql
-from .probe import groups_query
-from .registry import CheckInput, Verdict, check
+from adegen.rewrite.names import is_identifier
+from adegen.realism.measure_sql import column_name, count_rows, projection_alias, share, sql
+from adegen.realism.probe import groups_query
+from adegen.realism.registry import CheckInput, Verdict, check
 
 # names of columns that hold a level, not an amount: adding them up inside a group is wrong. Whole
 # words of a snake_case name (page_views holds no "age", session_duration no "ratio")

@@ -7,13 +7,13 @@ import re
 
 from sqlglot import exp
 
-from ..rewrite.names import comment_words, is_identifier, parts, related_names, units_in, words
-from ..rewrite.operators.select_lists import item_note, item_text
-from ..rewrite.text import Struct
-from .measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
-from ..sqlquote import ident as quote_ident, literal as quote_literal
-from .probe import group_keys, rows_query
-from .registry import CheckInput, Verdict, check
+from adegen.rewrite.names import comment_words, is_identifier, parts, related_names, units_in, words
+from adegen.rewrite.operators.select_lists import item_note, item_text
+from adegen.rewrite.text import Struct
+from adegen.realism.measure_sql import column_name, count_rows, nearest, share, spelled_in, sql, when_test
+from adegen.sql.quote import ident as quote_ident, literal as quote_literal
+from adegen.realism.probe import group_keys, rows_query
+from adegen.realism.registry import CheckInput, Verdict, check
 
 MAX_RELATIONS = 8   # upstream relations searched for another spelling
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change,
+from adegen.realism.measure_sql import (column_name, count_rows, either_where, in_join, nearest, scope_change,
                           scope_columns_differ, share, sql)
-from .registry import CheckInput, Verdict, check
+from adegen.realism.registry import CheckInput, Verdict, check
 
 
 @check("rows_change", min_rows=1)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .locate import locate
-from .probe import ProbeDB
-from .registry import CheckInput, Verdict, run_check
+from adegen.realism.locate import locate
+from adegen.realism.probe import ProbeDB
+from adegen.realism.registry import CheckInput, Verdict, run_check
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from ..sqlquote import ident as quote_ident, literal as quote_literal
-from .locate import SiteScope
-from .probe import WITH, ProbeDB, groups_query, rows_query, visible_ctes
+from adegen.sql.quote import ident as quote_ident, literal as quote_literal
+from adegen.realism.locate import SiteScope
+from adegen.realism.probe import WITH, ProbeDB, groups_query, rows_query, visible_ctes
 
 MAX_TEXT_COLUMNS = 24  # text columns of one relation searched for a spelling
 MAX_HITS = 1000        # matching rows counted, at most, per relation

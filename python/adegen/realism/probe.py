@@ -18,8 +18,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from ..harness.dbfiles import mirror_catalog
-from ..sqlquote import ident as q, literal as quote_literal
+from adegen.adebench.procedure.dbfiles import mirror_catalog
+from adegen.sql.quote import ident as q, literal as quote_literal
 
 PROBE_SECONDS = 15.0
 # sqlglot 30 names a select's WITH clause "with_" (older releases: "with")

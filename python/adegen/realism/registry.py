@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .locate import SiteScope
-from .probe import ProbeDB
+from adegen.realism.locate import SiteScope
+from adegen.realism.probe import ProbeDB
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ named in the page's warnings and skipped. The fields read (RUN RECORD, version 1
 
 `<output_dir>/calibration.jsonl` (written by `python -m adegen.calibrate` and bulk mode's
 `--calibrate`): one row per agent run; a task's measured difficulty is the summary of its newest
-calibration (`adegen.calibrate.measure.by_task`), shown next to the build's guess.
+calibration (`adegen.report.calibration.by_task`), shown next to the build's guess.
 
 A task's facts come from the newest record naming it, a model's layer from any record's graph.
 Without a record the page still shows each task's id, status, prompts, diff, tests and seeds;
@@ -55,8 +55,8 @@ line draws the DAGs from a fresh discovery of DIR instead.
 """
 from __future__ import annotations
 
-from .records import RECORDS_DIR, graph_from_discovery, load_records
-from .render import render_report, write_report
+from adegen.report.records import RECORDS_DIR, graph_from_discovery, load_records
+from adegen.report.render import render_report, write_report
 
 __all__ = ["RECORDS_DIR", "graph_from_discovery", "load_records", "render_report",
            "write_report"]

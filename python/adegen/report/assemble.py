@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..survey import summarise_patch
-from . import dag as dg
-from .folders import SeedFile, TaskFolder, preview_seed
-from .highlight import highlight
-from .model import (NOT_RECORDED, CodeView, ExampleRow, Impact, Overview, Page, ProofView, RunRow,
+from adegen.discover.survey import summarise_patch
+from adegen.report import dag as dg
+from adegen.report.folders import SeedFile, TaskFolder, preview_seed
+from adegen.report.highlight import highlight
+from adegen.report.model import (NOT_RECORDED, CodeView, ExampleRow, Impact, Overview, Page, ProofView, RunRow,
                     TableImpact, TaskView)
-from .records import Records, RunRecord
+from adegen.report.records import Records, RunRecord
 
 MAX_IMPACT_ROWS = 10  # tables listed under "Measured impact" (graded first, then the nearest changed)
 
@@ -23,7 +23,7 @@ class Context:
     """What every task view is built against."""
 
     records: Records
-    catalog: object | None  # adegen.patterns.Catalog, for inferring pattern and family
+    catalog: object | None  # adegen.catalog.patterns.Catalog, for inferring pattern and family
     graph_override: dict | None = None  # a graph from --project, preferred over the records'
     measured: dict | None = None  # task id -> calibrate.measure.MeasuredDifficulty (calibration.jsonl)
     _graphs: dict | None = None

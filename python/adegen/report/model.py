@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from .dag import DagPicture
-from .folders import SeedFile
+from adegen.report.dag import DagPicture
+from adegen.report.folders import SeedFile
 
 NOT_RECORDED = "not recorded"
 

@@ -86,7 +86,7 @@ def _normalise(task: dict, proposal: dict | None) -> dict:
 
 def _with_measured_facts(obs: dict) -> dict:
     """The observation with the page's impact fields filled from the measured facts the validator
-    records per changed table (`details["tables"]`, adegen.validate.evidence): rows per table, and
+    records per changed table (`details["tables"]`, adegen.facts.evidence): rows per table, and
     the compared table's key, first changed value and missing/extra row counts."""
     details = obs.get("details")
     facts = details.get("tables") if isinstance(details, dict) else None

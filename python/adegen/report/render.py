@@ -13,15 +13,15 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from ..calibrate.measure import by_task, read_rows
-from ..errors import AdegenError, InputError
-from ..patterns import load_catalog
-from .assemble import Context, assemble
-from .dag import NODE_H
-from .folders import read_task_folders
-from .highlight import stylesheet
-from .model import Page
-from .records import RECORDS_DIR, load_records
+from adegen.report.calibration import by_task, read_rows
+from adegen.core.errors import AdegenError, InputError
+from adegen.catalog.patterns import load_catalog
+from adegen.report.assemble import Context, assemble
+from adegen.report.dag import NODE_H
+from adegen.report.folders import read_task_folders
+from adegen.report.highlight import stylesheet
+from adegen.report.model import Page
+from adegen.report.records import RECORDS_DIR, load_records
 
 REPORT_NAME = "report.html"
 

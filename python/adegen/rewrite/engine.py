@@ -28,7 +28,7 @@ class Site:
     after: str
     note: str = ""
     placeholders: dict = field(default_factory=dict, compare=False, hash=False)
-    # the same edit in sibling models (adegen.siblings.Companion): one mistake made in several files
+    # the same edit in sibling models (adegen.propose.siblings.Companion): one mistake made in several files
     companions: tuple = field(default=(), compare=False, hash=False)
 
 

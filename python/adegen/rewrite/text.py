@@ -1,11 +1,11 @@
-"""Token-level helpers for the rewrite engine (no I/O). Built on adegen.lexer, never a fork."""
+"""Token-level helpers for the rewrite engine (no I/O). Built on adegen.sql.lexer, never a fork."""
 from __future__ import annotations
 
 import difflib
 import re
 from dataclasses import dataclass, field
 
-from adegen import lexer
+from adegen.sql import lexer
 
 ANY = "<any>"  # reserved; not used by the shipped catalog (the macro matches plain sequences)
 

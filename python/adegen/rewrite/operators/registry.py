@@ -2,7 +2,7 @@
 argument names a pattern may give it and the token sequence its applies_when must list."""
 from __future__ import annotations
 
-from adegen import lexer
+from adegen.sql import lexer
 
 
 OPERATORS: dict[str, dict] = {}

@@ -1,0 +1,99 @@
+"""Command line of `adegen build` (`python -m adegen.build`): the parser, and argv -> Options.
+
+Parsing never writes anything; every problem is an `InputError` naming the argument."""
+from __future__ import annotations
+
+import argparse
+
+from adegen import backends
+from adegen.core.commandline import ArgParser, parse_duration
+from adegen.core.errors import InputError
+from adegen.pipeline.options import Options, parse_pick, project_options
+
+DESCRIPTION = (
+    "Turn a dbt project into ADE-bench bug-fix tasks: discover the project, survey existing tasks, "
+    "propose 3-5 realistic single-bug tasks, then generate and validate the selected ones."
+)
+
+
+EPILOG = """exit codes: 0 tasks written or proposals shown, 1 no task could be produced or proven,
+2 bad input (the message names the file and field or the argument)."""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = ArgParser(prog="adegen", description=DESCRIPTION, epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_project_args(p)
+    p.add_argument("--no-copy", action="store_true",
+                   help="reference the original project in place instead of copying it (output not self-contained)")
+    p.add_argument("--count", metavar="N", type=str, default="5", help="number of proposals, 3-5 (default 5)")
+    p.add_argument("--pick", metavar="all|1,3,...", help="select proposals without asking")
+    p.add_argument("--yes", action="store_true", help="answer yes to every question")
+    p.add_argument("--no-validate", action="store_true",
+                   help="skip execution validation (patch round-trip validation still runs)")
+    p.add_argument("--run-harness", action="store_true",
+                   help="after generating, run the spec's Phase 5 `ade run ... --agent sage` commands and triage "
+                        "the results (needs a working `ade` and a running Docker daemon; otherwise says why not)")
+    p.add_argument("--verify-slow", action="store_true",
+                   help="after writing, re-prove each task the plain way (ade-bench's procedure in script mode: "
+                        "bash, one dbt process per call, no in-process shortcuts) and report any disagreement "
+                        "with its proof (about 10x a proof's time per task)")
+    p.add_argument("--prompt-command", metavar="CMD",
+                   help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
+                        "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
+                        "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
+    p.add_argument("--time-budget", metavar="SECONDS",
+                   help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "
+                        "task proof starts once it is spent; what was proven is written, the summary lists "
+                        "what was skipped (time waiting for your answers does not count)")
+    return p
+
+
+def add_project_args(p: argparse.ArgumentParser) -> None:
+    """The project, database and output options the build and bulk mode share (`project_options`
+    checks them)."""
+    p.add_argument("project_dir", metavar="PROJECT_DIR", help="the dbt project (directory holding dbt_project.yml)")
+    p.add_argument("--output-dir", metavar="DIR",
+                   help="where tasks are written (default: ade-bench-tasks next to the project directory)")
+    p.add_argument("--db-type", choices=list(backends.NAMES), help="database type (default: from profiles.yml)")
+    p.add_argument("--db-name", metavar="NAME", help="database name (default: from profiles.yml)")
+    p.add_argument("--db-path", metavar="DIR",
+                   help="DuckDB only: directory holding <db_name>.duckdb, written as db_dir in task.yaml")
+    p.add_argument("--ade-bench-dir", metavar="DIR",
+                   help="ade-bench checkout (default: detected via `ade --help`, then ~/.ade-bench)")
+    p.add_argument("--patterns-dir", metavar="DIR", action="append", default=[],
+                   help="extra directory of pattern YAML files (repeatable)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (proposals, tasks, validation) instead of text")
+    p.add_argument("--emulate-snowflake", action="store_true",
+                   help="Snowflake projects: prove the tasks on the local fakesnow emulator (needs the "
+                        "snowflake-emulator extra); results are labelled 'proven on emulator'")
+    p.add_argument("--no-report", action="store_true",
+                   help="do not write the review page <output-dir>/report.html (rebuild it any time with "
+                        "`python -m adegen.report OUTPUT_DIR`)")
+    p.add_argument("--profiles-dir", metavar="DIR", help="directory holding profiles.yml (default: dbt's lookup)")
+    p.add_argument("--target", metavar="NAME", help="profile target (default: the profile's target)")
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    ns = make_parser().parse_args(argv)
+    opts = project_options(ns)
+    try:
+        count = int(ns.count)
+    except ValueError:
+        raise InputError(f"expected a number from 3 to 5, got {ns.count!r}", field="--count") from None
+    if not 3 <= count <= 5:
+        raise InputError(f"expected a number from 3 to 5, got {count}", field="--count")
+    if ns.pick is not None:
+        parse_pick(ns.pick, count, at_most=True)  # syntax and --count now; the exact range once proposals exist
+    opts.no_copy, opts.count, opts.pick, opts.yes = ns.no_copy, count, ns.pick, ns.yes
+    if ns.prompt_command is not None and not ns.prompt_command.strip():
+        raise InputError("must not be empty", field="--prompt-command")
+    opts.validate, opts.run_harness, opts.prompt_command = not ns.no_validate, ns.run_harness, ns.prompt_command
+    if ns.verify_slow and ns.no_validate:
+        raise InputError("needs validation: the proofs it checks are not run with --no-validate",
+                         field="--verify-slow")
+    opts.verify_slow = ns.verify_slow
+    if ns.time_budget is not None:
+        opts.time_budget = parse_duration(ns.time_budget, "--time-budget")
+    return opts

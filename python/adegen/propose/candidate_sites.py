@@ -1,0 +1,86 @@
+"""Rewrite sites of the models a proposal run enumerates: the model's context for the rewrite
+engine (with a reader of the other models' SQL, each file read once), its sites per pattern,
+computed lazily per model, and applying one."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+# Sites a candidate (model x pattern) keeps: the selection tries them in text order.
+MAX_SITES_PER_PAIR = 3
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def model_context(model: dict, discovery: dict, model_sql: Callable[[str], str | None] | None = None):
+    from adegen.rewrite import ModelContext  # type: ignore
+
+    return ModelContext.from_discovery(model, discovery, model_sql)
+
+
+def model_sql_reader(project_dir: Path, discovery: dict, cache: dict) -> Callable[[str], str | None]:
+    """Model name -> its raw SQL, each file read once into `cache` (None: no such model, unreadable)."""
+    paths = {m["name"]: m.get("path", "") for m in discovery.get("models", [])}
+
+    def read(name: str) -> str | None:
+        if name not in cache:
+            path = paths.get(name)
+            try:
+                cache[name] = decode((project_dir / path).read_bytes()) if path else None
+            except OSError:
+                cache[name] = None
+        return cache[name]
+    return read
+
+
+def sites_for(raw: str, model: dict, patterns: list, scope: Any) -> dict[str, list]:
+    """pattern id -> [Site] for one model (`adegen.rewrite.sites_for_model`); `scope` (a
+    proposals.Scope) gives the discovery, the database type and the other models' SQL."""
+    from types import SimpleNamespace
+
+    from adegen.rewrite import sites_for_model  # type: ignore
+
+    read = model_sql_reader(scope.project_dir, scope.discovery, scope.sql_cache)
+    ctx = model_context(model, scope.discovery, read)
+    res = sites_for_model(raw, SimpleNamespace(patterns=list(patterns)), ctx, scope.db_type)
+    return {str(getattr(k, "id", k)): list(v) for k, v in res.items()}
+
+
+def apply_site(raw: str, site) -> str:
+    from adegen.rewrite import apply_site as _apply  # type: ignore
+
+    return _apply(raw, site)
+
+
+class LazySites:
+    """Rewrite sites of one model for its matched patterns, computed on first use.
+
+    Performance: `ModelContext.from_discovery` + `sites_for_model` cost O(models) each (sibling
+    ranking over every model), so computing them for every model of a 5,000-model project is
+    quadratic. Ranking needs no sites, and only the candidates a selection actually reaches are
+    realised, so sites are computed for those models only. By the rewrite contract (find_sites is
+    non-empty only when the macro matched the pattern) no site is missed; a pair without one is skipped."""
+
+    __slots__ = ("raw", "model", "patterns", "scope", "warn", "_sites")
+
+    def __init__(self, raw: str, model: dict, patterns: list, scope: Any, warn: Callable[[str], None]):
+        self.raw, self.model, self.patterns, self.scope, self.warn = raw, model, patterns, scope, warn
+        self._sites: dict[str, list] | None = None
+
+    def get(self, pattern_id: str) -> list:
+        if self._sites is None:
+            try:
+                self._sites = sites_for(self.raw, self.model, self.patterns, self.scope)
+            except Exception as exc:  # noqa: BLE001 - one model's rewrite problem must not end the run
+                self.warn(f"{self.model['name']}: could not compute rewrite sites "
+                          f"({exc.__class__.__name__}: {exc})")
+                self._sites = {}
+        return self.all(pattern_id)[:MAX_SITES_PER_PAIR]
+
+    def all(self, pattern_id: str) -> list:
+        """Every site of the pattern in this model (`get` keeps the first MAX_SITES_PER_PAIR)."""
+        if self._sites is None:
+            self.get(pattern_id)
+        return list(self._sites.get(pattern_id) or [])

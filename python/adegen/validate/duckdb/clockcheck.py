@@ -1,0 +1,63 @@
+"""The shifted-clock check (issue 30): the determinism build of the intact project runs 40 days ahead.
+
+A task's solved state is the intact project, so "the solved state fails when ade-bench grades the
+task next month" is "the intact table changes when the clock moves". The validator already builds
+the intact project a second time (the shadow build of validate.intact, compared table by table by
+validate.determinism); where Debian's `faketime` is on PATH, that build runs in a child process
+under libfaketime 40 days ahead, which moves Python's datetime (dbt's `run_started_at`) and
+DuckDB's `current_date` / `now()` alike. A table that then differs from the baseline and that
+adegen.dbt.clock's lineage did not name (a hook-made database macro, a source view, a clock word dbt
+renders away) is excluded from grading as found by execution, unless it still differs when built
+again with today's clock: then it is nondeterministic (validator). No build costs more where
+nothing differs.
+
+Without `faketime`, or with ADEGEN_SHIFTED_CLOCK=0, the shadow build runs with today's clock, and
+the run summary says the check was skipped and why.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from adegen.dbt import harness_env
+from adegen.core.settings import get_settings
+
+SHIFT_DAYS = 40
+FOUND = f"changes when the clock moves {SHIFT_DAYS} days (found by execution)"
+_PYTHONPATH = str(Path(__file__).resolve().parents[2])  # the directory holding the adegen package
+
+
+def faketime_path() -> str | None:
+    """Debian's faketime; None where it is missing or ADEGEN_SHIFTED_CLOCK=0 turned the check off."""
+    return shutil.which("faketime") if get_settings().shifted_clock else None
+
+
+def shift_argv(faketime: str, code: str, *args: str, days: int = SHIFT_DAYS) -> list[str]:
+    """This interpreter running `code` (with `args`) under libfaketime `days` ahead."""
+    return [faketime, "-f", f"+{days}d", sys.executable, "-c", code, *args]
+
+
+def shift_env() -> dict:
+    """The worker's environment for the child (adegen.core.settings via harness_env), this adegen first."""
+    env = harness_env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PYTHONPATH, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def line(faketime: str | None, changed: dict[str, str] | None = None, days: int = SHIFT_DAYS) -> str:
+    """The summary's line: {table: why} of the clock-dependent tables the shifted build changed
+    (None: it did not run)."""
+    if faketime is None:
+        why = ("ADEGEN_SHIFTED_CLOCK=0 turned it off" if not get_settings().shifted_clock
+               else "faketime is not installed (Debian/Ubuntu: apt-get install faketime)")
+        return (f"skipped: {why}, so the determinism build ran with today's clock and only lineage finds the "
+                "tables that read the clock")
+    if changed is None:
+        return f"not run: the determinism build {days} days ahead (faketime) failed"
+    head = f"the determinism build ran {days} days ahead (faketime): "
+    if not changed:
+        return head + "no table changed"
+    return head + f"{len(changed)} table(s) changed: " + ", ".join(
+        f"{t} ({'found by execution' if why == FOUND else 'lineage names it'})" for t, why in sorted(changed.items()))

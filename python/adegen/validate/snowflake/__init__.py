@@ -1,0 +1,1 @@
+"""Validation of Snowflake projects on the local fakesnow emulator (`--emulate-snowflake`)."""
