@@ -11,7 +11,7 @@ at the new one, then `diff`:
     python bench/same_tasks.py diff /tmp/same-old /tmp/same-new
 
 What is compared: every file of every task folder (task.yaml, prompts, patches, setup and solution
-scripts, tests, solution seeds). What is not: the run records, the review page and the project copy's
+scripts, tests, solution seeds), task.yaml's measured max_test_timeout_sec excepted. What is not: the run records, the review page and the project copy's
 database, which carry timings, paths or DuckDB's page layout.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,8 +39,11 @@ PROJECTS: dict[str, tuple[str | None, str | None]] = {
     "intercom": ("adebench_intercom", "intercom"),
 }
 
-# Task-folder files that hold run-dependent bytes (none today; kept as the one place to say so).
+# Task-folder files that hold run-dependent bytes.
 SKIPPED_SUFFIXES = (".duckdb", ".wal")
+# task.yaml's max_test_timeout_sec is measured from the proof's own test run (a multiple of its wall time,
+# so it moves with the machine's load): compared as a placeholder.
+MEASURED = re.compile(rb"^(max_test_timeout_sec:) *\d+$", re.M)
 
 
 def _build_one(name: str, src: Path, db_name: str | None, scratch: Path, out: Path) -> int:
@@ -68,7 +72,10 @@ def _digest(tasks_dir: Path) -> dict[str, str]:
     files: dict[str, str] = {}
     for path in sorted(tasks_dir.rglob("*")):
         if path.is_file() and not path.name.endswith(SKIPPED_SUFFIXES):
-            files[str(path.relative_to(tasks_dir))] = hashlib.sha256(path.read_bytes()).hexdigest()
+            data = path.read_bytes()
+            if path.name == "task.yaml":
+                data = MEASURED.sub(rb"\1 <measured>", data)
+            files[str(path.relative_to(tasks_dir))] = hashlib.sha256(data).hexdigest()
     return files
 
 
