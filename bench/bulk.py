@@ -18,7 +18,7 @@ For each project (the corpus one is copied to a scratch dir first, never used in
          count. Its row gives proven tasks per hour and the overhead per task against the local
          pool's row ((s/task cluster - s/task local) / s/task local; issue 32's target: within 15%),
          and whether it wrote the same tasks (setup patches and prompts).
-Prints markdown tables (README's Performance section) and writes the JSON to --out."""
+Prints markdown tables (bench/RESULTS.md) and writes the JSON to --out."""
 from __future__ import annotations
 
 import argparse

@@ -12,7 +12,7 @@
    folder appears (tasks are renamed into place whole, so that is when it was written) and samples
    the 1-minute load average every 5 s.
 
-Prints the README row: the first proven task's second, proven tasks within 15 minutes, the
+Prints the bench/RESULTS.md row: the first proven task's second, proven tasks within 15 minutes, the
 build's own phase timings (`timings_sec`), wall/cpu seconds and the load, and writes every number
 to --out.
 """

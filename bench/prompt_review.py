@@ -19,7 +19,7 @@ fixed list of wording cues (semicolons, "I'd expect", a story lead, quoted value
 the share of adegen's prompts labelled program with and without the cue, and their usefulness:
 one review is noisy (the same texts get 54% and 62%), a few hundred labels are not.
 
-Two designs, and what each measures (issue 12's reviews, README "Prompts"): a *mixed* sheet asks
+Two designs, and what each measures (issue 12's reviews, docs/prompts.md): a *mixed* sheet asks
 a reviewer to split two sources, so it measures how far adegen's set differs from the hand-written
 set as a set (domain, kinds of task, slips and vagueness included); a *single-source* sheet
 (adegen's prompts only, the reviewer not told that) measures whether the prompts read as machine

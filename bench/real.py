@@ -16,7 +16,7 @@ For every project folder of the corpus (a dbt project with its `<db>.duckdb`; de
    --project OUT/projects/NAME --db DB --mode script` (real setup.sh / solution.sh, dbt
    subprocesses; `--packages-from` the project when it lists packages).
 
-Prints one table row per project (markdown, for README's Performance section) and writes every
+Prints one table row per project (markdown, for bench/RESULTS.md) and writes every
 measurement to `--out`. The corpus is never modified: everything runs on copies under the work dir.
 """
 from __future__ import annotations

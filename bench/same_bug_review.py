@@ -6,7 +6,7 @@ beside the hand-written prompts, with no bug on both sides of one sheet.
 
 Why: a mixed sheet of adegen's prompts on the practice projects beside ade-bench's hand-written
 reports on Formula 1, Airbnb and inventory projects is split by project as much as by author
-(README "Prompts"). The databases of those projects are not here, so this script writes the
+(docs/prompts.md). The databases of those projects are not here, so this script writes the
 screening's findings for each task's bug by hand (what the task's patch breaks: a points column
 doubled, a staging table losing most rows, a row per day and sentiment gone, duplicates per
 inventory_id, an account missing) and lets adegen's prompt writer (`prompts.write_prompts`, the

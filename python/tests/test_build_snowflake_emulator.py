@@ -3,7 +3,7 @@ generated Snowflake task is proven on the fakesnow emulator (broken fails, solve
 "proven on emulator" (never "proven on Snowflake"). Runs only when the snowflake-emulator extra
 (fakesnow[server]) is importable. Three proposals, the first of them generated and proven, keep the CI
 run short (a proof on the emulator costs about 40 CPU seconds; test_validate_snowflake proves other
-mutants there); the wall time is printed, not asserted (timings belong to the benchmark and the README)."""
+mutants there); the wall time is printed, not asserted (timings belong to the benchmark and bench/RESULTS.md)."""
 from __future__ import annotations
 
 import time

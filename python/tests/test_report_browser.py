@@ -5,7 +5,7 @@ reason, where playwright is missing or Chromium cannot start.
 Checked: the example project's page loads from the file system with no console error and no
 request but the file itself, every task opens and draws its DAG, the filters work, a screenshot is
 left in test-artifacts/report/; a synthetic 500-task bulk page loads (numbers in
-test-artifacts/report/report-500.json and README's Performance section)."""
+test-artifacts/report/report-500.json and bench/RESULTS.md)."""
 from __future__ import annotations
 
 import json
@@ -22,7 +22,7 @@ import report_page  # noqa: E402  (bench/report_page.py: browser launch, synthet
 
 from adegen.report import write_report  # noqa: E402
 
-# Issue 14 asks for < 2 s (measured: README, Performance). This bound only catches a regression of
+# Issue 14 asks for < 2 s (measured: bench/RESULTS.md). This bound only catches a regression of
 # an order of magnitude on a shared CI machine whose load moves wall time 2-3x between runs.
 LOAD_LIMIT_S = 10.0
 

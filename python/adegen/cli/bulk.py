@@ -89,7 +89,7 @@ def parse_plan_args(argv: list[str] | None = None) -> PlanOptions:
     p = ArgParser(prog="python -m adegen.bulk --plan", description="Bulk mode over a plan: many projects into one "
                   "dataset (one output directory, tasks.jsonl, DATASET.md, an experiment set per project and one "
                   "for the whole dataset). Rerun the same command to resume.", epilog=EPILOG)
-    p.add_argument("--plan", metavar="PLAN.yaml", required=True, help="the plan (README: Bulk mode, many projects)")
+    p.add_argument("--plan", metavar="PLAN.yaml", required=True, help="the plan (docs/bulk.md: many projects in one dataset)")
     p.add_argument("--output-dir", metavar="DIR", default=None, help="the dataset's directory (default: the plan's "
                                                                       "output_dir)")
     p.add_argument("--ade-bench-dir", metavar="DIR", help="ade-bench checkout (default: detected)")

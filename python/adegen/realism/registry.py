@@ -52,7 +52,7 @@ CHECKS: dict[str, dict] = {}
 
 
 def first_sentence(doc: str) -> str:
-    """A docstring's first sentence on one line (what the catalog table and the README show)."""
+    """A docstring's first sentence on one line (what the catalog table of docs/patterns.md shows)."""
     text = " ".join(doc.split())
     end = re.search(r"(?<=\.)\s(?=[A-Z`])", text)
     return text[:end.start()] if end else text

@@ -18,7 +18,7 @@ Token sequences are contiguous: `count ( distinct` matches `COUNT(DISTINCT x)` a
 before the next clause keyword (join, where, group, order, select, from, union, on, having,
 qualify, limit, window, `)` is not a stop: nested parentheses are allowed).
 
-Complexity score (an integer, documented in the macro file and the README):
+Complexity score (an integer, documented in the macro file and docs/architecture.md):
 
     complexity = line_count // 10 + 2*joins + 2*ctes + 3*windows + cases + aggregates + refs
 

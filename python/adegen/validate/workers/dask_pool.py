@@ -15,7 +15,7 @@ in-process dbt cannot be interrupted, as with the local pool, where the worker i
 A worker process runs one job at a time (`--nthreads 1`, checked on connect): the jobs keep
 per-process state (the worker's screening app, its dbt runner), exactly as a local worker does.
 Each worker reads the project and the run's databases from the run's work directory, a path every
-worker must see (the same machine, or a shared file system: README "Bulk on a Dask cluster"), and
+worker must see (the same machine, or a shared file system: docs/bulk.md "Bulk on a Dask cluster"), and
 caches its copy of the project there (`intact.worker_app`) for all its jobs."""
 from __future__ import annotations
 
