@@ -350,6 +350,28 @@ def test_end_to_end_with_validation(acme_tasks_built, example_project, project_b
     assert tree_hash(example_project) == project_before
 
 
+def test_tasks_are_commits_not_token_edits(acme_tasks_built):
+    """Every task of the validated build, as its setup patch shows it: at least half change 3 or more
+    lines or 2 or more files as one change (the slip inside a story, or one mistake in two sibling
+    models), one changes two or more models, and none uses a retired form (adegen.catalog.retired)."""
+    from unidiff import PatchSet
+
+    from adegen.catalog.patterns import load_catalog
+    from adegen.catalog.retired import RETIRED_OPERATORS
+
+    out, doc = acme_tasks_built
+    operator = {p.id: str(p.rewrite.get("operator")) for p in load_catalog().patterns}
+    shapes = []
+    for t in load_record(doc)["tasks"]:
+        patch = PatchSet((out / "tasks" / t["task_id"] / "setup" / "changes.patch").read_text())
+        lines = sum(max(h.added, h.removed) for f in patch for h in f)
+        shapes.append((t["task_id"], len(patch), lines))
+        assert operator.get(t["pattern_id"]) not in RETIRED_OPERATORS, t["pattern_id"]
+    commits = [s for s in shapes if s[1] >= 2 or s[2] >= 3]
+    assert len(commits) * 2 >= len(shapes), shapes
+    assert any(files >= 2 for _, files, _ in shapes), shapes
+
+
 RECORD_SCHEMA = REPO / "python" / "adegen" / "schemas" / "run_record.schema.json"
 
 

@@ -108,7 +108,7 @@ class BulkLoop:
             if 0 in c.preconditions and c.preconditions[0].drop_reason():
                 continue  # select() records the failed precondition as the drop reason
             try:
-                text = pp.apply_site(c.raw, c.sites[0])
+                text, _story = pp.storied_mutant(c, 0)  # what select() proposes: the slip inside its story
             except Exception:  # noqa: BLE001 - select() records the rewrite failure as the drop reason
                 continue
             items.append((c.model["unique_id"], c.model["path"], text, c.pattern, result, changed_files(c.sites[0])))

@@ -13,6 +13,7 @@ from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.propose.facts import models_between
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.catalog.retired import check_task as check_retired
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.record import task_details
 
@@ -107,6 +108,8 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     None when the round trip fails (nothing left behind). Safe to call from several threads at
     once for different task ids: it touches only its own temp dir and the validator."""
     p, plan = job.proposal, ctx.output
+    pattern = getattr(p.candidate, "pattern", None)
+    check_retired(p.pattern_id, str((getattr(pattern, "rewrite", None) or {}).get("operator", "")))
     files = p.file_changes()
     setup_patch = b"".join(unified_diff(old, new, path) for path, old, new in files)
     solution_patch = b"".join(unified_diff(new, old, path) for path, old, new in files)

@@ -54,6 +54,20 @@ def apply_site(raw: str, site) -> str:
     return _apply(raw, site)
 
 
+def storied_mutant(c, si: int) -> tuple[str, Any]:
+    """Site `si` of candidate `c` applied inside the story that fits it (adegen.rewrite.stories), and
+    the story; the plain mutant and None where no story fits or the story's text did not compile
+    (the compile check compiles both: `c.story_results`)."""
+    from adegen.rewrite.stories import tell
+
+    site = c.sites[si]
+    plain = apply_site(c.raw, site)
+    text, story = tell(c.raw, site, c.model["name"])
+    if story is None or getattr(c.story_results.get(si), "ok", None) is False:
+        return plain, None
+    return text, story
+
+
 class LazySites:
     """Rewrite sites of one model for its matched patterns, computed on first use.
 

@@ -66,6 +66,7 @@ class Proposal:
     prompt_set: Any = None  # the prompts.PromptSet the levels came from (sources, rejected; not serialised)
     precondition: list | None = None  # the pattern's data preconditions as measured (realism.Measured.to_json)
     siblings: tuple = ()  # SiblingChange per other model the same mistake changes (a multi-file task)
+    story: Any = None  # the rewrite.stories.Story the slip was made in (None: the slip alone)
 
     @property
     def upstream(self) -> bool:
@@ -118,6 +119,7 @@ class Proposal:
             "closest_task": self.closest_task,
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
             "siblings": [{"model": s.model, "path": s.path, "table": s.table, "line": s.line} for s in self.siblings],
+            "story": {"kind": self.story.kind, "subject": self.story.subject} if self.story is not None else None,
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
             "upstream_of_prompt": self.upstream,
             "tags": self.tags,

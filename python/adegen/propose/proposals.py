@@ -20,9 +20,11 @@ from typing import Any, Callable
 from adegen import prompts, realism
 from adegen.propose import ranking
 from adegen.propose import siblings
-from adegen.propose.candidate_sites import (LazySites, MAX_SITES_PER_PAIR, apply_site, decode,  # noqa: F401 - part of this module's API
+from adegen.propose.candidate_sites import (LazySites, MAX_SITES_PER_PAIR, apply_site, decode, storied_mutant,  # noqa: F401 - part of this module's API
                               model_context, model_sql_reader, sites_for)
 from adegen.core.drops import Drop, DropCode
+from adegen.rewrite.stories import tell
+from adegen.catalog.retired import retired_reason
 from adegen.propose.model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from adegen.propose.facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
                              difficulty_for, item_alias, models_between, novelty_text, pick_column, tags_for,
@@ -78,6 +80,7 @@ class Candidate:
         self.score = 0.0
         self.covered_by = covered_by  # an existing task touching the same model (other family)
         self.compile_results: dict = {}  # site index -> CompileResult
+        self.story_results: dict = {}  # site index -> CompileResult of the site inside its story
         self.compiled_intact = None  # the CompileResult of the model itself (compiled beside the mutants)
         self.preconditions: dict = {}  # site index -> realism.Measured (the pattern's data preconditions)
 
@@ -139,7 +142,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
     excluded: list[tuple[str, str, str]] = []
     for m in own_models(scope.discovery, scope.project_name):
         pats = [by_id[pid] for pid in m.get("matched_patterns", []) if pid in by_id]
-        pats = [p for p in pats if pattern_ok_for_db(p, scope.db_type)]
+        pats = [p for p in pats if pattern_ok_for_db(p, scope.db_type) and retired_reason(p) is None]
         if not pats:
             continue
         path = scope.project_dir / m["path"]
@@ -224,14 +227,22 @@ def compile_check(project, cands: list[Candidate], *, workdir: Path | None = Non
                 c.compile_results[si] = _Result(False, f"rewrite failed: {exc}")
                 continue
             mutants.append((f"{ci}:{si}", c.model["path"], text))
+            told, story = tell(c.raw, site, c.model["name"])
+            if story is not None:  # the story's text compiles beside it (falls back to the plain slip)
+                mutants.append((f"story:{ci}:{si}", c.model["path"], told))
         if c.compiled_intact is None and c.model["path"] not in intact and c.sites:
             intact[c.model["path"]] = f"intact:{ci}"
             mutants.append((f"intact:{ci}", c.model["path"], c.raw))
-    progress(f"Compiling {len(mutants) - len(intact)} candidate mutants in one dbt run...")
+    told_count = sum(1 for k, _, _ in mutants if k.startswith("story:"))
+    progress(f"Compiling {len(mutants) - len(intact) - told_count} candidate mutants in one dbt run...")
     res = compile_mutants(project, mutants, workdir=workdir)
     bad = 0
     for key, r in res.items():
         if key.startswith("intact:"):
+            continue
+        if key.startswith("story:"):
+            ci, si = (int(x) for x in key.split(":")[1:])
+            cands[ci].story_results[si] = r
             continue
         ci, si = (int(x) for x in key.split(":"))
         cands[ci].compile_results[si] = r

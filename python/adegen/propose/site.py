@@ -16,7 +16,7 @@ from adegen.core.drops import Drop, DropCode
 from adegen.propose.facts import (assertion_context, compared_table_for, difficulty_for, models_between,
                              novelty_text, pick_column, tags_for, why_model)
 from adegen.propose.model import Proposal, SiblingChange, levels_of
-from adegen.rewrite import apply_site
+from adegen.propose.candidate_sites import storied_mutant
 from adegen.core.settings import get_settings
 
 ScreenFn = Callable[[Any, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
@@ -130,7 +130,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             dropped.append(checked)
             continue
         try:
-            mutant_text = apply_site(c.raw, site)
+            mutant_text, story = storied_mutant(c, si)
         except Exception as exc:  # noqa: BLE001
             dropped.append(Drop(c.name, c.pattern.id, f"rewrite failed: {exc}", DropCode.REWRITE_FAILED))
             continue
@@ -222,6 +222,6 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
             candidate=c, precondition=c.preconditions[si].to_json() if si in c.preconditions else None,
-            siblings=pair[1] if pair else (),
+            siblings=pair[1] if pair else (), story=story,
         )
     return None

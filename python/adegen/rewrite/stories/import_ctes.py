@@ -1,0 +1,76 @@
+"""Story "import CTEs": the refs and sources a model reads straight in FROM / JOIN move into import
+CTEs at the top (`orders as (select * from {{ ref('orders') }})`), as dbt's style guide asks; the
+FROM / JOIN then name the CTE. Neutral: a CTE that selects * from a relation is that relation."""
+from __future__ import annotations
+
+import re
+
+from adegen.rewrite.stories.base import IDENT, Draft, Edit, Model, Slip, Story, indent_unit, keyword_upper, overlaps
+
+KIND = "import_ctes"
+_CALL = re.compile(r"\{\{\s*(ref|source)\s*\(([^()]*)\)\s*\}\}\Z", re.S)
+_ARG = re.compile(r"""['"]([^'"]+)['"]""")
+
+
+def _relation_name(jinja: str) -> str | None:
+    """ref('x') / ref('pkg', 'x') / source('s', 't') -> x / x / t (what the CTE is named)."""
+    m = _CALL.match(jinja)
+    if not m:
+        return None
+    args = _ARG.findall(m.group(2))
+    if not args or (m.group(1) == "source" and len(args) != 2) or "=" in m.group(2):
+        return None  # version=, a variable for a name: not a plain relation
+    name = args[-1].lower()
+    return name if IDENT.match(name) else None
+
+
+def _already_imported(model: Model, k: int) -> bool:
+    """Token k is the whole body of a CTE: `name as ( select * from {{ ... }} )`."""
+    texts = [t.text for t in model.toks]
+    return texts[k - 4:k] == ["(", "select", "*", "from"] and texts[k + 1:k + 2] == [")"]
+
+
+def _reads(model: Model) -> dict[str, list]:
+    """name -> the FROM / JOIN tokens reading it inline, for names free to become a CTE."""
+    found: dict[str, list] = {}
+    spelled: dict[str, str] = {}
+    words = model.words()
+    for k, t in enumerate(model.toks):
+        if t.kind != "jinja" or k == 0 or model.toks[k - 1].text not in ("from", "join"):
+            continue
+        jinja = model.raw[t.start:t.end]
+        name = _relation_name(jinja)
+        if name is None or _already_imported(model, k):
+            continue
+        if name in words or spelled.setdefault(name, " ".join(jinja.split())) != " ".join(jinja.split()):
+            spelled[name] = ""  # a name the SQL already uses, or two relations of one name: leave it
+            continue
+        found.setdefault(name, []).append(t)
+    return {n: ts for n, ts in found.items() if spelled.get(n)}
+
+
+def draft(model: Model, slip: Slip) -> Draft | None:
+    sql = model.sql()
+    if not sql or sql[0].text not in ("with", "select"):
+        return None
+    if sql[0].text == "with" and len(sql) > 1 and sql[1].text == "recursive":
+        return None
+    reads = _reads(model)
+    edits = [Edit(t.start, t.end, name) for name, ts in reads.items() for t in ts]
+    if not edits or any(overlaps(e, slip) for e in edits):
+        return None
+    upper, ind = keyword_upper(model), indent_unit(model.raw)
+    kw = (lambda s: s.upper()) if upper else (lambda s: s)
+    ctes = [f"{name} {kw('as')} (\n{ind}{kw('select * from')} {model.raw[ts[0].start:ts[0].end]}\n)"
+            for name, ts in reads.items()]
+    first = sql[0]
+    if first.text == "with":
+        nxt = sql[1]
+        block = Edit(first.end, nxt.start, "\n\n" + ",\n\n".join(ctes) + ",\n\n")
+    else:
+        block = Edit(first.start, first.start, kw("with") + " " + ",\n\n".join(ctes) + "\n\n")
+    if overlaps(block, slip):
+        return None
+    names = ", ".join(reads)
+    return Draft(Story(KIND, f"Refactor {model.name} to read {names} through import CTEs"), [block, *edits],
+                 slip.after)

@@ -1,0 +1,203 @@
+"""Stories (adegen.rewrite.stories): the slip made inside a change an engineer set out to make.
+
+Two kinds of proof: on text, what each story writes and where it declines; on real dbt and DuckDB,
+that a story's own edits change no table (every model of a project storied at once, the kinds spread
+over the models, built and compared row for row with the intact build)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from adegen.rewrite.stories import KINDS, drafts, tell
+from adegen.rewrite.stories.base import Slip, compose
+
+REPO = Path(__file__).resolve().parents[2]
+JAFFLE = REPO.parent / "shared" / "corpus" / "jaffle_shop_duckdb"
+
+INLINE_REFS = """select
+    o.order_id,
+    c.name,
+    o.amount
+from {{ ref('stg_orders') }} as o
+left join {{ source('raw', 'customers') }} c
+    on o.customer_id = c.customer_id
+where o.amount > 0
+"""
+
+IMPORTED = """with
+
+orders as (
+    select * from {{ ref('stg_orders') }}
+),
+
+customers as (
+    select * from {{ ref('stg_customers') }}
+),
+
+joined as (
+    select orders.order_id, customers.name
+    from orders
+    left join customers on orders.customer_id = customers.customer_id
+)
+
+select * from joined
+"""
+
+
+def _end(raw: str) -> Slip:
+    """A slip that changes nothing: the story alone."""
+    return Slip(len(raw), len(raw), "")
+
+
+def _kinds(raw: str, slip: Slip | None = None) -> dict[str, str]:
+    slip = slip or _end(raw)
+    return {d.story.kind: compose(raw, slip, d) for d in drafts(raw, "m", slip)}
+
+
+def test_import_ctes_moves_inline_refs_into_ctes():
+    out = _kinds(INLINE_REFS)["import_ctes"]
+    assert out.startswith("with stg_orders as (\n    select * from {{ ref('stg_orders') }}\n),\n\n"
+                          "customers as (\n    select * from {{ source('raw', 'customers') }}\n)\n\nselect")
+    assert "from stg_orders as o" in out and "left join customers c" in out
+
+
+def test_import_ctes_declines_a_name_the_model_already_uses():
+    raw = INLINE_REFS.replace("c.name", "customers.name")  # `customers` is already an identifier here
+    out = _kinds(raw)["import_ctes"]
+    assert "customers as (" not in out and "stg_orders as (" in out
+
+
+def test_inline_ctes_reads_pass_through_relations_directly():
+    raw = IMPORTED.replace("orders.order_id", "order_id").replace("orders.customer_id", "customer_id")
+    out = _kinds(raw)["inline_ctes"]
+    assert "orders as (" not in out and "from {{ ref('stg_orders') }} as orders" in out
+    assert "customers as (" in out  # its columns are qualified with the CTE's name elsewhere: kept
+
+
+def test_final_cte_wraps_the_closing_select_and_restyles_nothing_else():
+    raw = IMPORTED.replace("select * from joined\n", "select order_id, name from joined where name is not null\n")
+    out = _kinds(raw)["final_cte"]
+    assert out.endswith("final as (\n\n    select order_id, name from joined where name is not null\n\n)\n\nselect * from final\n")
+    assert "final_cte" not in _kinds(IMPORTED)  # already `select * from <cte>`
+
+
+def test_a_slip_inside_the_final_select_goes_into_the_final_cte():
+    raw = IMPORTED.replace("select * from joined\n", "select order_id, name from joined where name is not null\n")
+    at = raw.index(" where name is not null")
+    slip = Slip(at, at + len(" where name is not null"), "")
+    out = _kinds(raw, slip)["final_cte"]
+    assert "    select order_id, name from joined\n\n)\n\nselect * from final" in out
+
+
+def test_keyword_case_restyles_the_slips_own_line_too():
+    raw = "SELECT\n    ID,\n    AMOUNT\nFROM ORDERS\nLEFT JOIN X ON ORDERS.ID = X.ID\nWHERE AMOUNT > 0\n"
+    at = raw.index("LEFT JOIN")
+    slip = Slip(at, at + len("LEFT JOIN"), "INNER JOIN")
+    out = _kinds(raw, slip)["keyword_case"]
+    assert out == "select\n    ID,\n    AMOUNT\nfrom ORDERS\ninner join X on ORDERS.ID = X.ID\nwhere AMOUNT > 0\n"
+
+
+def test_leading_commas_moves_every_comma_or_none():
+    raw = "select\n    a,\n    b,\n    c,\n    d\nfrom t\n"
+    assert _kinds(raw)["leading_commas"] == "select\n    a\n    , b\n    , c\n    , d\nfrom t\n"
+    jinja = "select\n    a,\n    {% for x in xs %}\n    {{ x }},\n    {% endfor %}\n    b,\n    c\nfrom t\n"
+    assert "leading_commas" not in _kinds(jinja)
+
+
+def test_no_story_edits_the_slip_span():
+    at = INLINE_REFS.index("{{ ref('stg_orders') }}")
+    slip = Slip(at, at + len("{{ ref('stg_orders') }}"), "{{ ref('raw_orders') }}")
+    assert "import_ctes" not in _kinds(INLINE_REFS, slip)
+
+
+def test_tell_is_stable_and_keeps_pair_tasks_plain():
+    class Site:
+        pattern_id, index, start, end, after, companions = "p", 0, 0, 0, "", ()
+
+    site = Site()
+    site.start = site.end = len(INLINE_REFS)
+    first = tell(INLINE_REFS, site, "m")
+    assert first == tell(INLINE_REFS, site, "m") and first[1] is not None
+    site.companions = ("a sibling",)
+    assert tell(INLINE_REFS, site, "m") == (INLINE_REFS, None)
+
+
+# ------------------------------------------------------------------------------------------------
+# neutrality on real dbt and DuckDB
+
+
+def _dbt(project: Path, *args: str) -> None:
+    dbt = Path(sys.executable).with_name("dbt")
+    r = subprocess.run([str(dbt), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
+                       cwd=project, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+def _storied_copy(src: Path, dst: Path) -> Counter:
+    """`dst`: the project with every model that has a story rewritten by one (the kind least used so
+    far, so every kind that fits somewhere is built); how many models each kind rewrote."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "*.duckdb*"))
+    used: Counter = Counter({k.KIND: 0 for k in KINDS})
+    for path in sorted((dst / "models").rglob("*.sql")):
+        raw = path.read_text()
+        fits = drafts(raw, path.stem, _end(raw))
+        if not fits:
+            continue
+        pick = min(fits, key=lambda d: (used[d.story.kind], [k.KIND for k in KINDS].index(d.story.kind)))
+        path.write_text(compose(raw, _end(raw), pick))
+        used[pick.story.kind] += 1
+    return used
+
+
+def _tables(db: Path) -> dict[str, list]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = [r[0] for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
+        return {n: sorted(map(repr, con.execute(f'select * from main."{n}"').fetchall())) for n in names}
+    finally:
+        con.close()
+
+
+def _jaffle(tmp: Path) -> Path:
+    if not (JAFFLE / "dbt_project.yml").is_file():
+        pytest.skip("the practice corpus (shared/corpus) is not next to the repository")
+    dst = tmp / "intact"
+    shutil.copytree(JAFFLE, dst, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "*.duckdb*"))
+    return dst
+
+
+def test_stories_change_no_table_of_a_real_project(tmp_path):
+    """jaffle_shop (the practice corpus): intact vs every model storied, built by dbt on DuckDB."""
+    intact = _jaffle(tmp_path)
+    used = _storied_copy(intact, tmp_path / "storied")
+    assert sum(used.values()) >= 3, used
+    for project in (intact, tmp_path / "storied"):
+        _dbt(project, "seed")
+        _dbt(project, "run")
+    a, b = _tables(intact / "jaffle_shop.duckdb"), _tables(tmp_path / "storied" / "jaffle_shop.duckdb")
+    assert a.keys() == b.keys() and len(a) >= 5
+    assert [n for n in a if a[n] != b[n]] == []
+
+
+def test_stories_change_no_table_of_the_example_project(tmp_path, repo_root):
+    """The example project (33 models): every kind that fits one of its models, built on DuckDB."""
+    src = tmp_path / "intact"
+    shutil.copytree(repo_root / "integration_tests", src,
+                    ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "*.duckdb*"))
+    (src / "packages.yml").write_text(f"packages:\n  - local: {repo_root}\n")
+    used = _storied_copy(src, tmp_path / "storied")
+    assert {k for k, n in used.items() if n} >= {"import_ctes", "final_cte", "leading_commas"}, used
+    for project in (src, tmp_path / "storied"):
+        _dbt(project, "deps")
+        _dbt(project, "seed")
+        _dbt(project, "run")
+    a, b = _tables(src / "acme.duckdb"), _tables(tmp_path / "storied" / "acme.duckdb")
+    assert a.keys() == b.keys() and len(a) >= 20
+    assert [n for n in a if a[n] != b[n]] == []
