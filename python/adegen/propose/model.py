@@ -67,6 +67,7 @@ class Proposal:
     precondition: list | None = None  # the pattern's data preconditions as measured (realism.Measured.to_json)
     siblings: tuple = ()  # SiblingChange per other model the same mistake changes (a multi-file task)
     story: Any = None  # the rewrite.stories.Story the slip was made in (None: the slip alone)
+    shallow_because: str | None = None  # why the symptom is reported on the changed model (None: downstream)
 
     @property
     def upstream(self) -> bool:
@@ -122,6 +123,7 @@ class Proposal:
             "story": {"kind": self.story.kind, "subject": self.story.subject} if self.story is not None else None,
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
             "upstream_of_prompt": self.upstream,
+            "shallow_because": self.shallow_because,
             "tags": self.tags,
             "precondition": self.precondition,
             "screening": None if obs is None else {

@@ -73,6 +73,23 @@ def deep_table(model: dict, obs, discovery: dict) -> str | None:
     return str(pick["table"])
 
 
+def why_not_deeper(model: dict, obs, discovery: dict) -> str:
+    """Why a task's symptom is reported on the changed model itself, not on a table downstream of
+    it (the run record says it, so a shallow task is a measured fact, not an accident)."""
+    if model.get("layer") == "marts":
+        return "the changed model is a mart: people read it directly"
+    if obs is None:
+        return "not screened: no downstream table was measured"
+    if getattr(obs, "build_error", False):
+        return "the change breaks the build at the changed model"
+    details = getattr(obs, "details", None) or {}
+    if details.get("relation_kind"):
+        return "the change is to how the model is materialized"
+    if not model.get("downstream_models"):
+        return "no model reads the changed model"
+    return "no table downstream shows the change on this data (the screening measured each)"
+
+
 def retarget(obs, table: str):
     """The observation as seen from another changed table it measured (compared there)."""
     facts = next(f for f in obs.details["tables"] if str(f.get("table")) == table)
@@ -157,6 +174,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
             obs = retarget(obs, deep)
+        shallow = None if deep is not None or pair else why_not_deeper(c.model, obs, discovery)
         compared = compared_table_for(c.model, discovery, obs)
         if compared is None:
             dropped.append(Drop(c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)",
@@ -222,6 +240,6 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
             candidate=c, precondition=c.preconditions[si].to_json() if si in c.preconditions else None,
-            siblings=pair[1] if pair else (), story=story,
+            siblings=pair[1] if pair else (), story=story, shallow_because=shallow,
         )
     return None
