@@ -141,3 +141,7 @@ def test_a_bad_bug_command_diff_is_dropped_with_its_reason(built):
     assert not [t for t in doc["tasks"] if t["pattern_id"] in {f"bug_command@{m}" for m in codes if m != "constructor_points"}]
     reason = _entry(doc, "bug_command@stg_drivers")["reason"]
     assert reason.startswith("--bug-command for stg_drivers: does not apply: ") and "FAILED" in reason
+    import jsonschema
+
+    jsonschema.validate(doc, json.loads((Path(__file__).resolve().parents[1] / "adegen" / "schemas" /
+                                         "build.schema.json").read_text()))

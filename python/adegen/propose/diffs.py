@@ -66,7 +66,8 @@ class DiffBug:
     @property
     def label(self) -> str:
         if self.source == "history":
-            return f'commit {self.ref[:7]} "{self.story[:60]}"'
+            story = self.story if len(self.story) <= 60 else self.story[:57].rstrip() + "..."
+            return f'commit {self.ref[:7]} "{story}"'
         return f"--bug-command for {self.ref}"
 
     def to_json(self) -> dict:
