@@ -42,6 +42,13 @@ def make_parser() -> argparse.ArgumentParser:
                    help="shell command that writes each task's prompts: reads a JSON document (measured diff, "
                         "forbidden words, hint levels) on stdin, prints a JSON object {base, medium, hard} or the "
                         "base prompt; texts failing adegen's checks, a failure or a 60 s timeout keep adegen's own")
+    p.add_argument("--bug-command", metavar="CMD",
+                   help="shell command that offers bugs: reads a JSON document about one model (its SQL, path, "
+                        "lineage, columns) on stdin, prints {diff, story, kind: values|build_error}; each diff is "
+                        "checked, screened and proven like adegen's own candidates, a bad one dropped with its reason")
+    p.add_argument("--history", choices=("auto", "on", "off"), default="auto",
+                   help="offer the fixes of the project's git history, undone on today's code: auto (default) "
+                        "when the project directory is a git repository of its own, on also inside a larger one")
     p.add_argument("--time-budget", metavar="SECONDS",
                    help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "
                         "task proof starts once it is spent; what was proven is written, the summary lists "
@@ -90,6 +97,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if ns.prompt_command is not None and not ns.prompt_command.strip():
         raise InputError("must not be empty", field="--prompt-command")
     opts.validate, opts.run_harness, opts.prompt_command = not ns.no_validate, ns.run_harness, ns.prompt_command
+    if ns.bug_command is not None and not ns.bug_command.strip():
+        raise InputError("must not be empty", field="--bug-command")
+    opts.bug_command, opts.history = ns.bug_command, ns.history
     if ns.verify_slow and ns.no_validate:
         raise InputError("needs validation: the proofs it checks are not run with --no-validate",
                          field="--verify-slow")

@@ -55,6 +55,12 @@ class DropCode(Coded):
     NOT_PROPOSED = "not_proposed", "not observable"
     ROUND_TRIP_FAILED = "round_trip_failed", "patch round trip failed"
     UNPROVEN = "unproven", "unproven"
+    # candidates that come as a diff (adegen.propose.diffs): a fix undone, a --bug-command diff
+    DIFF_NOT_APPLYING = "diff_not_applying", "diff does not apply"
+    DIFF_NO_CHANGE = "diff_no_change", "diff changes nothing"
+    DIFF_OUTSIDE_MODELS = "diff_outside_models", "diff touches files outside the models"
+    DIFF_TOO_BIG = "diff_too_big", "diff too big"
+    BUG_COMMAND_FAILED = "bug_command_failed", "bug command failed"
 
 
 class Drop(NamedTuple):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from adegen.pipeline.options import parse_pick
 from adegen.core.errors import InputError
-from adegen.pipeline import validation
+from adegen.pipeline import diffs, validation
 from adegen.pipeline.context import RunContext
 
 ROUNDS = 3  # pools screened before giving up on reaching --count (a pool nothing of which passes
@@ -112,12 +112,15 @@ def propose(ctx: RunContext):
     opts, ui = ctx.opts, ctx.ui
     t1 = time.monotonic()
     cands, excluded = enumerate_candidates(ctx)
+    offered = diffs.offer(ctx)  # candidates that come as a diff: ranked with the patterns' from here on
+    if offered.candidates:
+        cands = pp.rank(cands + offered.candidates, ctx.survey)
     run_scope = ctx.scope()
     # the pool a round screens still holds last-resort candidates; only the picks stop at the floor
     pick_scope = dataclasses.replace(run_scope, fill_to=min(pp.MIN_PROPOSALS, opts.count))
     remaining = list(cands)
     chosen: list = []
-    dropped: list = []
+    dropped: list = list(offered.drops)
     kept: list = []
     rounds = pools = 0
     while remaining and len(chosen) < opts.count and rounds < ROUNDS and pools < MAX_POOLS:
@@ -151,6 +154,7 @@ def propose(ctx: RunContext):
     for i, p in enumerate(chosen, 1):
         p.number = i
     pset = pp.ProposalSet(chosen, excluded, dropped, len(cands))
+    diffs.account(ctx, offered, pset)
     ctx.timing("proposals", t1)
     ctx.doc.proposals = [p.to_json() for p in pset.proposals]
     ctx.doc.excluded = {"count": len(pset.excluded),

@@ -21,11 +21,9 @@ per-key `sources` record which was used ("command", or "adegen (command: <why>)"
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from dataclasses import dataclass, replace
 
+from adegen.core.shell import run_shell
 from adegen.facts.measured import read_table
 from adegen.prompts import checks
 from adegen.prompts.levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
@@ -73,24 +71,7 @@ def document(req: PromptRequest, pset: PromptSet, avoid) -> dict:
 
 def _run(cmd: PromptCommand, stdin: str) -> tuple[str | None, str]:
     """(stdout, "") or (None, why it failed)."""
-    try:
-        proc = subprocess.Popen(cmd.command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        return None, f"cannot start: {exc}"
-    try:
-        out, err = proc.communicate(stdin.encode("utf-8"), timeout=cmd.timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the command and whatever it started
-        except OSError:
-            proc.kill()
-        proc.communicate()
-        return None, f"timed out after {cmd.timeout:g} s"
-    if proc.returncode != 0:
-        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        return None, f"exit {proc.returncode}" + (f": {tail[0][:160]}" if tail[0] else "")
-    return out.decode("utf-8", "replace"), ""
+    return run_shell(cmd.command, stdin, cmd.timeout)
 
 
 def parse_output(text: str) -> dict[str, str]:

@@ -205,6 +205,7 @@ def side_tables(obs, discovery: dict, a: dict, b: dict) -> tuple[str, str] | Non
 
 def is_pair(c) -> bool:
     """A candidate whose one mistake spans sibling models. Never computes a lazy candidate's
-    sites: pairs are built with theirs."""
+    sites: pairs are built with theirs. A multi-file diff (propose.diffs) is none: its files
+    need not be twins."""
     sites = getattr(c, "_sites", None) if getattr(c, "lazy", None) is None else None
-    return bool(sites) and bool(companions_of(sites[0]))
+    return bool(sites) and bool(companions_of(sites[0])) and getattr(c, "origin", None) is None

@@ -162,7 +162,12 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
                 dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {obs.reason}", obs.code))
                 continue
         pair = None
-        if siblings.companions_of(site):
+        if siblings.companions_of(site) and hasattr(c, "companion_changes"):
+            # a multi-file diff (propose.diffs): its other files graded where they show
+            deep = deep_table(c.model, obs, discovery) or c.mart_shown(obs, discovery)
+            table = deep or compared_table_for(c.model, discovery, obs) or c.name
+            pair = (deep, c.companion_changes(obs, table, discovery))
+        elif siblings.companions_of(site):
             pair = sibling_changes(c, site, obs, discovery)
             if isinstance(pair, Drop):
                 dropped.append(pair)
@@ -186,7 +191,8 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
                 seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
                 pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
                 column=column, avoid=frozenset(st.used_prompts), order=st.order, start=deep,
-                sibling=pair[1][0].table if pair else None, **prompts.model_facts(c.model, discovery)))
+                sibling=pair[1][0].table if pair and siblings.is_pair(c) else None,
+                **prompts.model_facts(c.model, discovery)))
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run
             if get_settings().debug:
                 raise
