@@ -44,7 +44,7 @@ SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_repor
 # xdist hands out groups by number of tests, which would start a two-test, two-minute module last and
 # leave one worker idle while the other finishes it; these start first instead, longest first (the
 # longest-processing-time rule), and the many short modules fill in after.
-LONG_GROUPS = ("acme-build", "test_userbase.py", "test_stories.py", "test_build_snowflake_emulator.py", "test_dbt_versions.py",
+LONG_GROUPS = ("acme-build", "test_userbase.py", "test_stories.py", "test_diff_candidates.py", "test_build_snowflake_emulator.py", "test_dbt_versions.py",
                "test_bulk_plan.py", "test_bulk.py", "test_real_projects.py", "test_validate_snowflake.py",
                "test_reliability_faults.py", "test_reliability_inputs.py", "test_validate_e2e.py", "test_emulator.py",
                "test_discover.py", "test_calibrate_bulk.py")
