@@ -152,7 +152,7 @@ def test_singular_and_plural():
     f = findings.Finding("values_blank", "dim_accounts", column="csat", count=1, total=5, key=["account_id"])
     from adegen.prompts import render
     v = render.fields(f, render.Voice("s"))
-    assert v["n_are"] == "1 account is" and v["n_of"] == "1 of the 5 accounts"
+    assert v["count_are"] == "1 account is" and v["count_of"] == "1 of the 5 accounts"
 
 
 def test_domain_words_from_names():

@@ -12,10 +12,9 @@ ADEGEN = Path(__file__).resolve().parents[1] / "adegen"
 MAX_LINES = 500
 MAX_PARAMS = 5
 
-# Data, not logic: exempt from the module size limit.
-LONG_DATA_MODULES = {
-    "prompts/phrases.py",  # the phrase bank the prompt writer draws from
-}
+# Data, not logic: exempt from the module size limit. None at present: data lives in data files (the
+# prompt writer's phrase banks are python/adegen/prompts/banks/*.yaml).
+LONG_DATA_MODULES: set[str] = set()
 
 # Modules in which every function must keep to MAX_PARAMS (the rest of the tree: see below).
 NO_LONG_SIGNATURES = ["cli/build.py", "propose/proposals.py", "pipeline/propose.py", "rewrite"]

@@ -1,23 +1,9 @@
-"""The fields a sentence of `phrases` is filled with, for one finding in one task's voice: the
+"""The fields a sentence of the banks is filled with, for one finding in one task's voice: the
 table and column as this person writes them, the entity by its business name, its value now and
 what it should be, and how many others are affected in rough words. A field that cannot be
-filled truthfully is absent, which rules out every sentence that needs it. Pure functions.
-
-Fields: t (table), topic (what the table is about), c / m / col / Col (the column as this voice
-writes it, mid-sentence or at a sentence's start), vals ("numbers", "dates", "values"), k (the
-key column), e / es (the entity, singular /
-plural), Who / who (one affected entity, by name when the row has one, never by a long id),
-Whos / whos (its possessive), obs / exp (its value now / what it should be, only when a person
-would type them: no long ids, no seconds), share ("most of the accounts"), share_are /
-share_have (with the verb; capitalised Share_*), others / others_are / others_have (the affected
-ones besides the example), n / n_are / n_have / N_are / n_of (the same as share, counted for a
-voice that counts), before / after (row counts with the noun), before_n / after_n, rw (a factor
-people name: "twice", "ten times"; never a power of ten past ten), dir / direction ("too high"), drift ("earlier" /
-"later", every changed date moved that way), now_w ("empty strings" / "values" where nulls
-belong), pa / pb (the value most changed rows should have / show), gi / gb (grain before /
-after), gi_start, more_fewer, dur, later, copies / copies_w ("twice"), msg, sa / sb (two swapped
-values), t2 (a second table), layer (the model's layer words), kind_i / kind_b (warehouse object
-before / after), ti / tb (types in words).
+filled truthfully is absent, which rules out every sentence that needs it. What each field holds
+is written down beside the banks (banks/placeholders.yaml); a sentence naming any other field fails
+python/tests/test_phrase_banks.py. Pure functions.
 """
 from __future__ import annotations
 
@@ -26,6 +12,12 @@ import re
 from adegen.facts.measured import Sample
 from adegen.prompts import words
 from adegen.prompts.findings import Finding, sample_ratio
+
+
+# what `fields` sets beside the fields a sentence names (banks/placeholders.yaml): markers the code
+# reads (render.fill, fits.fits, flag_noun), never named in a sentence
+MARKERS = frozenset({"entity_is_period", "measure_is_plural", "measure_no_values_word", "example_named", "far_off",
+                     "flag_column"})
 
 
 def entity(f: Finding) -> str:
@@ -84,7 +76,7 @@ def flag_noun(text: str, vals: dict[str, str]) -> str:
     """"the is_active_user flag" where a sentence puts an article before a flag column's name:
     "stg_users is missing the is_active_user for some users" reads as if a column were missing
     (a bare name, "is_active_user in stg_users ...", stays as it is)."""
-    name = vals.get("flag")
+    name = vals.get("flag_column")
     if not name:
         return text
     return re.sub(rf"\b(the|an?|their|its) {re.escape(name)}(?! (flag|column))(?![\w`])", rf"\1 {name} flag", text,
@@ -92,33 +84,35 @@ def flag_noun(text: str, vals: dict[str, str]) -> str:
 
 
 def fields(f: Finding, voice) -> dict[str, str]:
-    """Every field a template of `f.kind` may use (see `phrases` for the list)."""
+    """Every field a template of `f.kind` may use (banks/placeholders.yaml says what each holds), and
+    the markers the code reads beside them (`measure_is_plural`, `flag_column`, ...: never in a sentence)."""
     e = entity(f)
     es = words.plural(e)
-    v: dict[str, str] = {"t": voice.table(f.table), "topic": words.table_topic(f.table), "e": e, "es": es}
+    v: dict[str, str] = {"table": voice.table(f.table), "topic": words.table_topic(f.table), "entity": e,
+                         "entities": es}
     if f.table.lower() in (e.lower(), es.lower()) and voice.table_style in (0, 1) and f.kind != "relation_kind":
         # "customers is missing customers" reads wrong: say which one is the table
-        v["t"] = f"the {voice.table(f.table)} table"
+        v["table"] = f"the {voice.table(f.table)} table"
     if voice.layer:
         v["layer"] = voice.layer
     if len(f.key) == 1:
-        v["k"] = voice.column(f.key[0])
+        v["key_column"] = voice.column(f.key[0])
         if words.date_grain(f.key[0]):
-            v["e_period"] = "yes"  # a row per day: fits.fits keeps "all our days" out
+            v["entity_is_period"] = "yes"  # a row per day: fits.fits keeps "all our days" out
     if f.column:
-        # the column as the person writes it (`first_admin_close_at`); m, col and Col are the
-        # names the sentences use for it mid-sentence and at a sentence's start
-        v["c"] = v["m"] = v["col"] = v["Col"] = voice.column(f.column)
+        # the column as the person writes it (`first_admin_close_at`): `column` where a sentence
+        # names the column, `measure` / `Measure` where it is what the sentence is about
+        v["column"] = v["measure"] = v["Measure"] = voice.column(f.column)
         if words.is_plural_word(f.column):
-            v["m_plural"] = "yes"  # render.fill makes its verbs agree ("the points are")
-        v["a_m"] = v["a_c"] = words.with_article(v["c"])
-        v["vals"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
-        if v.get("m_plural"):
-            v["m_bare"] = "yes"  # "the points are", never "the points numbers are"
-        elif words.singular(v["vals"]) == f.column.lower().rsplit("_", 1)[-1]:
-            v["vals"] = "values"  # "the review_date values", never "the review_date dates"
+            v["measure_is_plural"] = "yes"  # render.fill makes its verbs agree ("the points are")
+        v["a_measure"] = v["a_column"] = words.with_article(v["column"])
+        v["values_word"] = {"number": "numbers", "date": "dates", "timestamp": "dates"}.get(f.col_type, "values")
+        if v.get("measure_is_plural"):
+            v["measure_no_values_word"] = "yes"  # "the points are", never "the points numbers are"
+        elif words.singular(v["values_word"]) == f.column.lower().rsplit("_", 1)[-1]:
+            v["values_word"] = "values"  # "the review_date values", never "the review_date dates"
         if f.col_type == "bool" or re.match(r"(is|has|was|can|should)_", f.column):
-            v["flag"] = v["c"]  # "the has_past_due_invoice flag", see flag_noun
+            v["flag_column"] = v["column"]  # "the has_past_due_invoice flag", see flag_noun
     v.update(_counts(f, voice, e))
     v.update(_sample(f, voice))
     v.update(_details(f, voice))
@@ -139,20 +133,20 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
             amt = words.Amount(n, f.count != 1)
             if f.total and f.count == f.total and f.count > 1:
                 amt = words.Amount(f"all {n}", True)
-        v["share"] = v["n"] = amt.text
-        v["share_are"] = v["n_are"] = amt.verb("is", "are")
-        v["share_have"] = v["n_have"] = amt.verb("has", "have")
+        v["share"] = v["count"] = amt.text
+        v["share_are"] = v["count_are"] = amt.verb("is", "are")
+        v["share_have"] = v["count_have"] = amt.verb("has", "have")
         v["Share_are"], v["Share_have"] = cap(v["share_are"]), cap(v["share_have"])
-        v["N_are"], v["N_have"] = v["Share_are"], v["Share_have"]
-        v["n_rows"] = words.count_of(f.count, "row")
+        v["Count_are"], v["Count_have"] = v["Share_are"], v["Share_have"]
+        v["count_rows"] = words.count_of(f.count, "row")
         if f.total and f.count < f.total and voice.exact_counts:
-            v["n_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
-            v["n_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
+            v["count_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, noun)}"
+            v["count_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
         elif f.total and not voice.exact_counts:
-            v["n_of"] = amt.text
-            v["n_rows_of"] = (words.amount(f.count, f.total, "row", variant) or amt).text
+            v["count_of"] = amt.text
+            v["count_rows_of"] = (words.amount(f.count, f.total, "row", variant) or amt).text
         elif f.total:
-            v["n_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
+            v["count_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
         if f.count > 1:
             if voice.exact_counts:
                 k = f.count - 1
@@ -165,9 +159,9 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
             v["others_have"] = others.verb("has", "have")
     if f.total or f.after:
         wide = max(f.total or 0, f.after or 0) >= 10000
-        v["before"] = words.count_of(f.total, noun, wide)
-        v["after"] = words.count_of(f.after, noun, wide)
-        v["before_n"], v["after_n"] = words.number(f.total, wide), words.number(f.after, wide)
+        v["count_before"] = words.count_of(f.total, noun, wide)
+        v["count_after"] = words.count_of(f.after, noun, wide)
+        v["number_before"], v["number_after"] = words.number(f.total, wide), words.number(f.after, wide)
     return v
 
 
@@ -180,26 +174,26 @@ def _sample(f: Finding, voice) -> dict[str, str]:
     s = samples[voice.pick(f"sample:{f.table}:{f.column}:{f.distance}", min(len(samples), 2))]
     w = who(s, f, voice.pick("who", 3))
     if w:
-        v["who"] = w
+        v["example"] = w
         label = str(s.label or "").strip()
         if label:
-            v["who_named"] = "yes"  # by its business name, not by a kind and an id
-        v["Who"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
+            v["example_named"] = "yes"  # by its business name, not by a kind and an id
+        v["Example"] = w if label and w.startswith(label) else cap(w)  # a name stays as written
         pos = owner(s, f, w)
         # "the positive row for 2019-04-14's" is no possessive, nor is "Helio Systems (invoice month
         # 2025-02-01)'s" (a blind reviewer's sheet held that one)
         if " row for " not in w and not re.search(r"\)'s?$", pos):
-            v["whos"] = pos
-            v["Whos"] = v["whos"] if label and len(f.key) == 1 else cap(v["whos"])
+            v["example_possessive"] = pos
+            v["Example_possessive"] = pos if label and len(f.key) == 1 else cap(pos)
     if s.compared and not f.detail.values_off_factor:
         pair = words.typed_pair(s.observed, s.expected, f.col_type, f.column or "")
         if pair:  # else the values stay out: a person would not type them
-            v["obs"] = "an empty string" if s.observed == "" else pair[0]
-            v["exp"] = "an empty string" if s.expected == "" else pair[1]
+            v["value_observed"] = "an empty string" if s.observed == "" else pair[0]
+            v["value_expected"] = "an empty string" if s.expected == "" else pair[1]
     copies = s.copies or (f.detail.max_copies if f.kind == "duplicated" else None)
     if copies:
         v["copies"] = str(copies)
-        v["copies_w"] = words.times(copies)
+        v["copies_words"] = words.times(copies)
     return v
 
 
@@ -215,76 +209,78 @@ def _details(f: Finding, voice) -> dict[str, str]:
     warehouse object kinds, the types and dbt's message."""
     v: dict[str, str] = {}
     if f.kind == "duplicated":
-        v["n_keys"] = words.count_of(f.count, entity(f))
+        v["duplicate_keys"] = words.count_of(f.count, entity(f))
         v.setdefault("copies", str(2 if f.detail.max_copies is None else f.detail.max_copies))
     if f.kind == "rows_replaced" and f.detail.extra:
         noun = entity(f)
-        v["n_extra"] = words.count_of(int(f.detail.extra), "other" if noun != "row" else "row")
+        v["extra_count"] = words.count_of(int(f.detail.extra), "other" if noun != "row" else "row")
     if f.kind in _DIRECTION:
-        v["dir"] = _DIRECTION[f.kind]
+        v["direction"] = _DIRECTION[f.kind]
     if f.detail.drift:
         v["drift"] = f.detail.drift  # every changed date moved the same way
     if f.kind == "values_filled":
         now = {str(s.observed) for s in f.samples}
-        v["now_w"] = "empty strings" if now == {""} else "values"
+        v["filled_with"] = "empty strings" if now == {""} else "values"
     pairs = [p for p in f.detail.pairs if p[0] is not None and p[1] is not None]
     if f.kind == "values_changed" and pairs and f.col_type in ("text", "bool") and int(pairs[0][2]) * 2 >= f.count:
         # the change most rows share: "should be sandbox, shows prod"
-        v["pa"], v["pb"] = words.value(pairs[0][0], f.col_type), words.value(pairs[0][1], f.col_type)
+        v["common_expected"] = words.value(pairs[0][0], f.col_type)
+        v["common_observed"] = words.value(pairs[0][1], f.col_type)
     if f.kind in ("values_high", "values_low", "values_scaled") and _far_off(f):
-        v["far"] = "yes"  # strong words ("way too high", "can't be that high") only for a big gap
+        v["far_off"] = "yes"  # strong words ("way too high", "can't be that high") only for a big gap
     rm = f.detail.ratio_median
     spread = 9 if f.detail.ratio_spread is None else f.detail.ratio_spread
     if f.kind in ("values_high", "values_low") and rm and spread <= 1.5:
         rough = words.rough_ratio_words(rm)  # only when most rows are off by about that much
         if rough and (rm > 1) == (f.kind == "values_high"):
-            v["rough"] = rough
+            v["rough_factor"] = rough
     r = f.detail.ratio
     if r:
         rw = words.ratio_words(r)
         if rw:
-            v["rw"] = rw
-        v["direction"] = v["dir"] = "too high" if r > 1 else "too low"
+            v["factor"] = rw
+        v["scaled_direction"] = v["direction"] = "too high" if r > 1 else "too low"
     grain = f.detail.grain
     gi, gb = (grain.intact, grain.broken) if grain else (None, None)
     if gi in _GRAIN_NAMES and gb in _GRAIN_NAMES:
-        v["gi"], v["gb"] = _GRAIN_NAMES[gi], _GRAIN_NAMES[gb]
-        v["more_fewer"] = "more" if _GRAIN_ORDER.index(gb) < _GRAIN_ORDER.index(gi) else "fewer"
+        v["grain_expected"], v["grain_observed"] = _GRAIN_NAMES[gi], _GRAIN_NAMES[gb]
+        v["more_or_fewer"] = "more" if _GRAIN_ORDER.index(gb) < _GRAIN_ORDER.index(gi) else "fewer"
         if gi in _GRAIN_START:
-            v["gi_start"] = _GRAIN_START[gi]
+            v["grain_expected_start"] = _GRAIN_START[gi]
     if f.detail.shift_seconds:
         sec = float(f.detail.shift_seconds)
-        v["dur"], v["later"] = words.duration_words(sec), ("later" if sec > 0 else "earlier")
+        v["shift"], v["shift_direction"] = words.duration_words(sec), ("later" if sec > 0 else "earlier")
     if f.detail.swap:
         a, b = f.detail.swap
-        v["sa"], v["sb"] = words.value(a, f.col_type), words.value(b, f.col_type)
+        v["swapped_a"], v["swapped_b"] = words.value(a, f.col_type), words.value(b, f.col_type)
     total = f.detail.total
     if total and total.intact is not None and total.broken is not None:
-        v["tot_i"], v["tot_b"] = words.two_values(total.broken, total.intact, "number", f.column or "")[::-1]
+        v["total_observed"], v["total_expected"] = words.two_values(total.broken, total.intact, "number",
+                                                                    f.column or "")
     oi, ob = f.detail.only_intact, f.detail.only_broken
     if oi:
-        v["oi"] = words.value(oi[0], f.col_type, f.column or "")
+        v["value_gone"] = words.value(oi[0], f.col_type, f.column or "")
     if ob:
-        v["ob"] = words.value(ob[0], f.col_type, f.column or "")
+        v["value_new"] = words.value(ob[0], f.col_type, f.column or "")
     if f.kind == "labels_new" and ob:
         # the labels that do not belong, two at most: "values like "Settled" and "Void""
-        v["new"] = " and ".join(words.value(x, "text", f.column or "") for x in ob[:2])
+        v["new_labels"] = " and ".join(words.value(x, "text", f.column or "") for x in ob[:2])
         held = [words.value(x, "text", f.column or "") for x in f.detail.labels]
         if len(held) >= 2:
-            v["known"] = ", ".join(held[:-1]) + " or " + held[-1]       # "should only be a, b or c"
-            v["known_and"] = ", ".join(held[:-1]) + " and " + held[-1]  # "besides a, b and c"
+            v["known_labels"] = ", ".join(held[:-1]) + " or " + held[-1]       # "should only be a, b or c"
+            v["known_labels_and"] = ", ".join(held[:-1]) + " and " + held[-1]  # "besides a, b and c"
     if f.kind == "relation_kind":
         kinds = f.detail.relation
-        v["kind_i"], v["kind_b"] = (str(kinds.intact), str(kinds.broken)) if kinds else ("None", "None")
+        v["kind_expected"], v["kind_observed"] = (str(kinds.intact), str(kinds.broken)) if kinds else ("None",) * 2
         if voice.table_style == 2:  # "the X table ... stays a view" contradicts itself
-            v["t"] = f.table
+            v["table"] = f.table
     types = f.detail.sql_type
     if types and types.intact and types.broken:
         ti, tb = type_words(types.intact), type_words(types.broken)
         if ti != tb:
-            v["ti"], v["tb"] = ti, tb
+            v["type_expected"], v["type_observed"] = ti, tb
     if f.detail.message:
-        v["msg"] = f.detail.message
+        v["dbt_message"] = f.detail.message
     return v
 
 

@@ -18,9 +18,9 @@ _ZERO = re.compile(r"^-?0(\.0+)?$")
 # words that say (nearly) every row is affected: only when the measurement says so. A column that
 # "is empty now" or "went blank" with no share named reads as blank on every row (a quarter of the
 # sessions were "customer_tier in fct_sessions is empty now.")
-_ALL = re.compile(r"whole column|every row|across the board|\b[Aa]ll the \{|[Ee]verything|\b[Ee]very \{(c|col|m|e)\}|"
-                  r"the rest look|the other \{es\}|are all \{|consistently|"
-                  r"is empty now|went blank|go blank|empty in \{t\}\?|and it's empty\.")
+_ALL = re.compile(r"whole column|every row|across the board|\b[Aa]ll the \{|[Ee]verything|"
+                  r"\b[Ee]very \{(column|measure|entity)\}|the rest look|the other \{entities\}|are all \{|"
+                  r"consistently|is empty now|went blank|go blank|empty in \{table\}\?|and it's empty\.")
 
 
 def fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
@@ -34,19 +34,19 @@ def fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False  # one account of 24 gone is not "some of them are gone", nor "for example"
     if "all" in claims and not (f.total and f.count >= ALL_SHARE * f.total):
         return False  # 79 of 90 accounts blank is not "is empty now": the other 11 still have values
-    if "only_obs" in claims and _ZERO.match(str(vals.get("obs", "")).replace(",", "")):
+    if "only_obs" in claims and _ZERO.match(str(vals.get("value_observed", "")).replace(",", "")):
         return False
-    if "same_factor" in claims and "rw" not in vals:
+    if "same_factor" in claims and "factor" not in vals:
         return False
-    if (vals.get("e") == "row" or vals.get("e_period")) and "our_es" in claims:
+    if (vals.get("entity") == "row" or vals.get("entity_is_period")) and "our_es" in claims:
         return False  # nobody says "should list all our rows", "some of their rows went", "our day counts"
-    if vals.get("now_w") == "empty strings" and "value" not in claims:
+    if vals.get("filled_with") == "empty strings" and "value" not in claims:
         return False  # an empty string where a null belongs is not "a cancel reason"
     if "sum" in claims and not _summable(f.column or ""):
         return False  # "adding up days_since_last_login" is not something anyone does
     if "marked" in claims and f.col_type not in ("text", "bool"):
         return False  # "marked" fits a category, not a date or an amount
-    if f.kind in ("values_high", "values_low", "values_scaled") and "far" not in vals and "strong" in claims:
+    if f.kind in ("values_high", "values_low", "values_scaled") and "far_off" not in vals and "strong" in claims:
         return False
     return True
 
@@ -54,15 +54,16 @@ def fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
 @lru_cache(maxsize=None)
 def says(tpl: str) -> frozenset:
     """What a template's own words claim, for `fits` (the banks are large; worked out once)."""
-    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\b(some|part) (of (the|their) )?\{es\}|a number of \{es\}",
-                                tpl),
+    checks = {"some": re.search(r"(^|\. )(Some|Part of) |\b(some|part) (of (the|their) )?\{entities\}|"
+                                r"a number of \{entities\}", tpl),
               "all": _ALL.search(tpl),
-              "only_obs": "only {obs}" in tpl, "same_factor": "same factor" in tpl or "off the same way" in tpl,
+              "only_obs": "only {value_observed}" in tpl,
+              "same_factor": "same factor" in tpl or "off the same way" in tpl,
               # the entities as things the business owns, counts or looks for
-              "our_es": re.search(r"\bour (list of )?\{es?\}|\{e\} counts|\btheir \{es\}|\bEach \{e\} is supposed"
-                                  r" to be in|looking for some \{es\}", tpl),
+              "our_es": re.search(r"\bour (list of )?\{entit(y|ies)\}|\{entity\} counts|\btheir \{entities\}|"
+                                  r"\bEach \{entity\} is supposed to be in|looking for some \{entities\}", tpl),
               "one_of": re.search(r"\b(for example|for one|for instance|one of them|a good example|alone)\b", tpl),
-              "value": re.search(r"\{(now_w|obs)\}", tpl),
+              "value": re.search(r"\{(filled_with|value_observed)\}", tpl),
               "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}
     return frozenset(k for k, v in checks.items() if v)
 
@@ -85,5 +86,6 @@ def _summable(column: str) -> bool:
 
 
 # words for a big gap, kept for values off by half again or more
-_STRONG = re.compile(r"\bso (high|low)\b|can't be that|\bway (too|off|out|more|\{dir|\{direction)|inflated|far \{dir|"
-                     r"blew up|out of line|so much|a lot (higher|lower)|never used to be this|no way the .* is this")
+_STRONG = re.compile(r"\bso (high|low)\b|can't be that|\bway (too|off|out|more|\{direction|\{scaled_direction)|"
+                     r"inflated|far \{(direction|scaled_direction)|blew up|out of line|so much|a lot (higher|lower)|"
+                     r"never used to be this|no way the .* is this")

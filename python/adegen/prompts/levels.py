@@ -17,7 +17,7 @@ from typing import Any
 
 from adegen.facts import measured
 from adegen.facts.measured import Sides, TableFacts, read_table
-from adegen.prompts import checks, pairs, render, words
+from adegen.prompts import checks, pairs, phrases, render, words
 from adegen.prompts.findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -350,7 +350,9 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), sk
             yield "pattern", guess, text, guess
     for level, (body, lower_ok, tpl) in _ordered(p, voice, place, templates):
         if p.also is not None:  # "... The same goes for driver_points."
-            body = f"{body} {pairs.also(p.also, voice, f'{p.key}:{tpl}', p.also.kind == p.finding.kind)}"
+            # salted with the template's old spelling, so the sibling sentence stays what it was
+            salt = f"{p.key}:{phrases.old_spelling(tpl)}"
+            body = f"{body} {pairs.also(p.also, voice, salt, p.also.kind == p.finding.kind)}"
         for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
             if body in skip:
                 break

@@ -139,6 +139,11 @@ class Voice:
         return f"`{name}`" if self.table_style == 1 else name
 
 
+# the fields that name the example entity, and the ones that say the labels a column held
+_EXAMPLE = ("example", "Example", "example_possessive", "Example_possessive")
+_KNOWN = re.compile(r"\{known_labels(_and)?\}")
+
+
 @dataclass(frozen=True)
 class Place:
     """Where a body goes: the prompt key, a second table it names (hard level), and the texts
@@ -159,14 +164,15 @@ def fill(template: str, values: dict[str, str]) -> str | None:
     if any(n not in values for n in _names(template)):
         return None
     text = template.format(**values)
-    if values.get("m_bare"):
-        text = re.sub(rf"(?<![\w`]){re.escape(values['m'])} (numbers|dates|values)\b", values["m"], text)
-    if values.get("m_plural"):
-        text = plural_verbs(text, values["m"])
-    if re.fullmatch(r"[a-z]+", values.get("m", "")):  # "The price in X ...", never "price in X ..."
+    measure = values.get("measure", "")
+    if values.get("measure_no_values_word"):
+        text = re.sub(rf"(?<![\w`]){re.escape(measure)} (numbers|dates|values)\b", measure, text)
+    if values.get("measure_is_plural"):
+        text = plural_verbs(text, measure)
+    if re.fullmatch(r"[a-z]+", measure):  # "The price in X ...", never "price in X ..."
         # (at the start "the ": bodies capitalises it unless a lead-in runs into it)
-        text = re.sub(rf"^{values['m']}(?= )", f"the {values['m']}", text)
-        text = re.sub(rf"([.?!] ){values['m']}(?= )", rf"\1The {values['m']}", text)
+        text = re.sub(rf"^{measure}(?= )", f"the {measure}", text)
+        text = re.sub(rf"([.?!] ){measure}(?= )", rf"\1The {measure}", text)
     return flag_noun(text, values)
 
 
@@ -178,17 +184,18 @@ def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place())
     phase."""
     bank = phrases.BODIES.get(f.kind, {})
     vals = fields(f, voice)
-    if voice.detail_for(place.key) != "exact" and "who_named" not in vals:
+    if voice.detail_for(place.key) != "exact" and "example_named" not in vals:
         # an entity by kind and id ("Invoice I7001, for example") only next to its values: on
         # its own it is the row a program picked, not one a person ran into
-        for name in ("who", "Who", "whos", "Whos"):
+        for name in _EXAMPLE:
             vals.pop(name, None)
     if place.second is not None:
         # both tables written alike ("Both driver_points and constructor_points", never "Both
         # the driver_points table and constructor_points")
-        vals["t"], vals["t2"] = voice.table(f.table, first=False), voice.table(place.second.table, first=False)
+        vals["table"] = voice.table(f.table, first=False)
+        vals["second_table"] = voice.table(place.second.table, first=False)
         marts = re.compile(r"^(rpt|mart|marts|fct|fact|dim|agg|obt|report)_", re.I)
-        vals["group"] = "reports" if marts.match(f.table) and marts.match(place.second.table) else "tables"
+        vals["table_group"] = "reports" if marts.match(f.table) and marts.match(place.second.table) else "tables"
         tpls = rotated(phrases.SEVERAL, voice.seed, f"several:{level}:{place.key}")
     else:
         tpls = shuffled(bank.get(level, []), voice.seed, f"body:{f.kind}:{level}:{place.key}")
@@ -203,13 +210,13 @@ def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place())
         # without one (body_of drops a template whose field is missing)
         # a category most changed rows share ("marked unassigned when they should be admin") says
         # what is wrong; "wrong for every conversation" alone was rated useful 2-3
-        pair = "pa" in vals and place.key == "base" and voice.detail_for(place.key) != "exact"
+        pair = "common_expected" in vals and place.key == "base" and voice.detail_for(place.key) != "exact"
         base = place.key == "base"
         # labels that don't belong said beside the ones that do ("should only ever be paid,
         # past_due or open"): the agent learns what to map back to, not how
-        known = "known" in vals
+        known = "known_labels" in vals
         tpls.sort(key=lambda t: (order.index(detail_of(t)), worn(t), base and _vague(t, f.kind),
-                                 pair and "{pa}" not in t, known and "{known" not in t, _no_factor(t),
+                                 pair and "{common_expected}" not in t, known and not _KNOWN.search(t), _no_factor(t),
                                  has_scope(t) != voice.scope))
     return tpls, vals
 
@@ -225,8 +232,8 @@ def body_of(tpl: str, f: Finding, vals: dict) -> tuple[str, bool, str] | None:
     # a sentence that starts with a word of the template (not a name) may run on from
     # a lead-in; so may a generated "account A1001"
     lower_ok = not tpl.startswith("{") or (
-        tpl.startswith("{Who") and vals.get("Who", "") != vals.get("who", ""))
-    # "the X table" written for {t}, or an ordinary word, starts a sentence
+        tpl.startswith(("{Example}", "{Example_possessive}")) and vals.get("Example", "") != vals.get("example", ""))
+    # "the X table" written for {table}, or an ordinary word, starts a sentence
     styled = text.startswith("the ") or tpl.startswith(_WORD_FIELDS)
     return (_cap(text) if styled or not tpl.startswith("{") else text, lower_ok or styled, tpl)
 
@@ -237,7 +244,10 @@ def _no_factor(tpl: str) -> bool:
 
 
 # what a sentence about changed values says beyond "wrong": how many, which way, from what to what
-_SAYS_WHAT = re.compile(r"\{(share|Share\w*|drift|pa|pb|n_\w*|N_\w*|who|Who|whos|Whos|obs|exp|rough|rw)\}")
+_SAYS_WHAT = re.compile(r"\{(share|Share_are|Share_have|drift|common_expected|common_observed|count_of|count_are|"
+                        r"count_have|count_rows|count_rows_of|duplicate_keys|extra_count|Count_are|Count_have|example|"
+                        r"Example|example_possessive|Example_possessive|value_observed|value_expected|rough_factor|"
+                        r"factor)\}")
 _VAGUE_KINDS = {"values_changed", "values_high", "values_low"}
 
 
@@ -250,13 +260,18 @@ def _vague(tpl: str, kind: str) -> bool:
     return kind in _VAGUE_KINDS and not _SAYS_WHAT.search(tpl)
 
 
+# the fields that name one entity or one count a person would see
+_HANDLE = re.compile(r"\{(example|Example|example_possessive|Example_possessive|copies|copies_words|count_before|"
+                     r"count_after|number_before|number_after|total_observed|total_expected|value_new|value_gone)\}")
+
+
 @lru_cache(maxsize=None)
 def detail_of(tpl: str) -> str:
     """How concrete a sentence is: `exact` quotes a value now and what it should be, `handle`
     names one entity or one count a person would see, `none` neither."""
-    if "{obs}" in tpl or "{exp}" in tpl:
+    if "{value_observed}" in tpl or "{value_expected}" in tpl:
         return "exact"
-    if re.search(r"\{(who|Who|whos|Whos|copies|copies_w|before|after|before_n|after_n|tot_b|tot_i|ob|oi)\}", tpl):
+    if _HANDLE.search(tpl):
         return "handle"
     return "none"
 
@@ -297,9 +312,10 @@ def _sentences(tpl: str) -> tuple[str, ...]:
     return tuple(re.split(r"(?<=[.?!])\s+", tpl))
 
 
-_FACTOR = re.compile(r"\{(rough|rw)\}")
+_FACTOR = re.compile(r"\{(rough_factor|factor)\}")
 # fields that hold ordinary words (not a name): a sentence that starts with one gets a capital
-_WORD_FIELDS = ("{e}", "{es}", "{share", "{Share", "{N_", "{others", "{topic}")
+_WORD_FIELDS = ("{entity}", "{entities}", "{share}", "{share_are}", "{share_have}", "{Share_are}", "{Share_have}",
+                "{Count_are}", "{Count_have}", "{others}", "{others_are}", "{others_have}", "{topic}")
 
 
 _ENGLISH_START = re.compile(r"^(the|some|a|an|our|there|we|every|all|in|i|i'm|small|someone|something|"
@@ -345,7 +361,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
         generic = phrases.ASKS["any"] + data if not own else []  # own x6: about one report in twenty asks
         pool = [""] * phrases.ASKS_NONE + generic + own * 6
     if place.key != "base":  # medium and hard say less: a request naming the column would say it again
-        pool = [a for a in pool if not re.search(r"\{(m|c|col)\}", a)]
+        pool = [a for a in pool if not re.search(r"\{(measure|column)\}", a)]
     vals = fields(f, voice)
     out = [(a, a if not a else (fill(a, vals) if _fits(a, f, vals) else None)) for a in pool]
     if place.second is not None:  # the body names two tables: no request about "the table" or "it"
@@ -437,7 +453,7 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
     if ask:
         sep = "\n\n" if "\n" in main else " "
         out = f"{out.rstrip()}{sep}{ask}"
-    # "the X table" as a field ({t}) can start a template's second sentence (not in a quoted dbt
+    # "the X table" as a field ({table}) can start a template's second sentence (not in a quoted dbt
     # message, which comes after a blank line)
     head, sep_, tail = out.strip().partition("\n")
     out = re.sub(r"([.?!] )the ", r"\1The ", head) + sep_ + tail

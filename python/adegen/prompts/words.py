@@ -1,12 +1,14 @@
 """Words a person would use for the things in a diff: table and column names turned into domain
 words, entity nouns with correct plurals, and values and counts written the way people write them.
-Pure functions."""
+The word lists are data (banks/words.yaml). Pure functions."""
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from adegen.prompts import bank
 
 
 def _import_inflect():
@@ -40,29 +42,23 @@ def _import_inflect():
 
 _INFLECT = _import_inflect().engine()
 
-# words people write in capitals
-ACRONYMS = {"csat", "nps", "mrr", "arr", "ltv", "cac", "gmv", "aov", "sla", "kpi", "roi", "ctr", "cpc",
-            "cpm", "sku", "usd", "eur", "gbp", "utc", "api", "id", "ip", "url", "vat", "ytd", "mtd", "qtd",
-            "dau", "mau", "wau", "arpu", "crm", "f1", "ar", "ap", "cogs", "ebitda", "pnl", "nrr", "grr",
-            "fte", "eta", "sms", "ui", "os", "uk", "us", "eu", "gb", "mb", "kb", "tb", "kwh", "km"}
-# short forms in column names and what people say
-ABBREVIATIONS = {"avg": "average", "amt": "amount", "qty": "quantity", "pct": "percentage",
-                 "perc": "percentage", "cnt": "count", "num": "number of", "nb": "number of", "dt": "date",
-                 "ts": "timestamp", "yr": "year", "mo": "month", "desc": "description", "cust": "customer",
-                 "acct": "account", "addr": "address", "prev": "previous", "cum": "cumulative",
-                 "tot": "total", "rev": "revenue", "txn": "transaction", "txns": "transactions",
-                 "org": "organisation", "dept": "department", "emp": "employee", "mgr": "manager",
-                 "min": "minimum", "max": "maximum", "lat": "latitude", "lng": "longitude",
-                 "lon": "longitude", "nbr": "number"}
-# currency suffixes people drop when they talk ("amount_usd" is "the amount"); time units stay,
-# "response SLA minutes" is not "response SLA"
-UNITS = {"usd", "eur", "gbp", "dollars"}
-# mass nouns: no plural, no singular
-UNCOUNTABLE = {"data", "revenue", "health", "info", "information", "news", "feedback", "inventory", "spend",
-               "usage", "equipment", "staff", "churn", "retention", "attribution", "performance", "series",
-               "history", "billing", "finance", "pricing", "engagement", "traffic", "activity", "support"}
-LAYER_PREFIXES = ("stg", "int", "fct", "fact", "dim", "mart", "marts", "rpt", "agg", "obt", "base", "src",
-                  "raw", "tmp", "report", "bi", "wh")
+# the word lists, from banks/words.yaml (its comments say what each holds)
+_W = bank.load("words")
+ACRONYMS = frozenset(_W["acronyms"])
+ABBREVIATIONS: dict[str, str] = _W["abbreviations"]
+UNITS = frozenset(_W["units"])
+UNCOUNTABLE = frozenset(_W["uncountable"])
+LAYER_PREFIXES = tuple(_W["layer_prefixes"])
+BUILD_WORDS = frozenset(_W["build_words"])
+NOT_ENTITIES = frozenset(_W["not_entities"])
+_KEY_SUFFIXES = tuple(_W["key_suffixes"])
+_NAME_PARTS = frozenset(_W["name_parts"])
+_GRAINS = tuple(_W["grains"])
+_SINGULAR_VERBS: dict[str, str] = _W["singular_verbs"]
+_THEY: dict[str, str] = _W["they"]
+_UP: dict[int, str] = _W["factors_up"]
+_DOWN: dict[int, str] = _W["factors_down"]
+_ROUGH = tuple(tuple(row) for row in _W["rough_factors"])
 
 
 @lru_cache(maxsize=4096)  # inflect's rules are slow, and a run asks about the same few nouns
@@ -90,10 +86,6 @@ def is_plural_word(name: str) -> bool:
     return bool(re.fullmatch(r"[a-z]+", name)) and not name.endswith("as") and singular(name) != name
 
 
-_SINGULAR_VERBS = {"is": "are", "has": "have", "looks": "look", "seems": "seem", "comes": "come", "needs": "need",
-                   "doesn't": "don't", "isn't": "aren't", "was": "were"}
-
-
 @lru_cache(maxsize=64)
 def _column_verb(name: str) -> re.Pattern:
     """The column `name` (optionally "in/from the X table") followed by a singular verb: built once
@@ -114,10 +106,6 @@ def plural_verbs(text: str, name: str) -> str:
         out = out.replace(" what it should be", " what they should be").replace(" than it should be",
                                                                                 " than they should be")
     return out
-
-
-_THEY = {"it's": "they're", "it is": "they are", "it was": "they were", "it came": "they came",
-         "it looks": "they look", "it seems": "they seem", "it went": "they went", "it has": "they have"}
 
 
 @lru_cache(maxsize=64)
@@ -257,15 +245,6 @@ def table_topic(table: str) -> str:
     return " ".join(_words("_".join(parts))) or str(table)
 
 
-# trailing words of a table name that say how it was built, not what it is about
-BUILD_WORDS = {"enhanced", "enriched", "prep", "prepared", "joined", "final", "base", "cleaned", "clean",
-               "deduped", "unioned", "combined", "wide", "v2", "tmp"}
-
-
-# the last word of a key that names an entity by its identifier (account_id, order_number)
-_KEY_SUFFIXES = ("id", "key", "pk", "code", "number", "nbr", "num")
-
-
 def entity_of_key(key_column: str, table: str) -> str | None:
     """account_id -> 'account'; id -> the table's entity ('customers' -> 'customer'); a mass noun
     counts as records (inventory_id -> 'inventory record': "90 inventory records", never "90
@@ -284,14 +263,6 @@ def entity_of_key(key_column: str, table: str) -> str | None:
     return date_grain(key_column)
 
 
-# words before `_name` that make a part of a person's name, not an entity
-_NAME_PARTS = frozenset({"first", "last", "full", "display", "given", "family", "middle", "short", "long", "nick"})
-
-
-# the periods a date key may name ("date_month", "week_start_date"); any other date key is a day
-_GRAINS = ("hour", "week", "month", "quarter", "year")
-
-
 def date_grain(key_column: str) -> str | None:
     """The period a date key stands for: date_day, review_date, day -> 'day'; date_month,
     week_start_date -> the named period; None for a key that is no date."""
@@ -302,14 +273,6 @@ def date_grain(key_column: str) -> str | None:
     if named:
         return named[0]
     return "day" if any(w in ("day", "date", "dt") for w in parts) else None
-
-
-# words of a table name that say how it is built or sliced, not what a row is
-NOT_ENTITIES = {"prep", "prepared", "snapshot", "snapshots", "history", "metrics", "daily", "weekly", "monthly",
-                "yearly", "quarterly", "hourly", "summary", "overview", "enriched", "joined", "base", "final",
-                "rollup", "rollups", "stats", "report", "reports", "latest", "current", "clean", "cleaned",
-                "deduped", "unioned", "combined", "agg", "aggregated", "by", "per", "all", "roster", "wide",
-                "obt", "view", "table", "details", "detail", "facts", "fact", "dim", "model", "staging", "v2"}
 
 
 def table_entity(table: str) -> str:
@@ -400,13 +363,6 @@ def typed_pair(observed, expected, kind: str, column: str) -> tuple[str, str] | 
     return (a, b) if typeable(a) and typeable(b) else None
 
 
-# the factors people notice and name; any other ratio is just "way too high"
-# A power of ten past ten (a hundred, a thousand) is not named: it says which unit conversion went
-# missing (blind reviewers: "a hundredth gives the fix away"); a user says the values look far off
-_UP = {2: "twice", 10: "ten times"}
-_DOWN = {2: "half", 10: "a tenth of"}
-
-
 def ratio_words(r: float) -> str | None:
     """2.0 -> 'twice', 10 -> 'ten times', 0.5 -> 'half'; None for a factor nobody would name
     (7, 48, a seventh) or one that names a unit conversion (a hundred, a thousandth)."""
@@ -416,12 +372,6 @@ def ratio_words(r: float) -> str | None:
     if abs((r if r >= 1 else 1 / r) - k) > 0.03 * k:
         return None
     return (_UP if r >= 1 else _DOWN).get(k)
-
-
-# rough factors people say of values that are off by about the same amount ("roughly double what
-# it should be"), with the words that follow them
-_ROUGH = ((1.8, 2.25, "double"), (2.7, 3.3, "three times"), (3.6, 4.4, "four times"),
-          (0.45, 0.56, "half"), (0.3, 0.37, "a third of"), (0.22, 0.28, "a quarter of"))
 
 
 def rough_ratio_words(r: float) -> str | None:
