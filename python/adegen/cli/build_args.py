@@ -46,6 +46,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="shell command that offers bugs: reads a JSON document about one model (its SQL, path, "
                         "lineage, columns) on stdin, prints {diff, story, kind: values|build_error}; each diff is "
                         "checked, screened and proven like adegen's own candidates, a bad one dropped with its reason")
+    p.add_argument("--compound", choices=("auto", "off"), default="auto",
+                   help="auto (default): add at most one task of two independent slips on one lineage, built "
+                        "from two screened proposals, when fixing one alone fails the grade; off: never")
     p.add_argument("--history", choices=("auto", "on", "off"), default="auto",
                    help="offer the fixes of the project's git history, undone on today's code: auto (default) "
                         "when the project directory is a git repository of its own, on also inside a larger one")
@@ -100,6 +103,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if ns.bug_command is not None and not ns.bug_command.strip():
         raise InputError("must not be empty", field="--bug-command")
     opts.bug_command, opts.history = ns.bug_command, ns.history
+    opts.compound = ns.compound
     if ns.verify_slow and ns.no_validate:
         raise InputError("needs validation: the proofs it checks are not run with --no-validate",
                          field="--verify-slow")

@@ -60,6 +60,8 @@ class DropCode(Coded):
     DIFF_NO_CHANGE = "diff_no_change", "diff changes nothing"
     DIFF_OUTSIDE_MODELS = "diff_outside_models", "diff touches files outside the models"
     DIFF_TOO_BIG = "diff_too_big", "diff too big"
+    COMPOUND_UNFAIR = "compound_unfair", "compound: a slip does not show or one fix passes"
+    COMPOUND_PLACE = "compound_place", "gave its place to the compound task"
     BUG_COMMAND_FAILED = "bug_command_failed", "bug command failed"
 
 

@@ -49,6 +49,7 @@ class RunDoc:
     excluded: dict | None = None
     dropped_candidates: list[dict] | None = None
     diff_candidates: list[dict] | None = None  # each diff offered and its fate (pipeline/diffs.py)
+    compound: list[dict] | None = None  # each compound tried and its fate (pipeline/compound.py)
     tasks: list[dict] | None = None  # the tasks written (pipeline/write.py, bulk's commits)
     selected: list[int] | None = None
     database: dict | None = None  # db_file, note (pipeline/workspace.py)

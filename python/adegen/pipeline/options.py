@@ -35,6 +35,7 @@ class Options:
     verify_slow: bool = False  # re-prove each written task the plain way (pipeline/verify_slow.py)
     prompt_command: str | None = None  # shell command that writes the prompts (adegen.prompts.command)
     bug_command: str | None = None  # shell command that offers bugs as diffs (adegen.propose.bug_command)
+    compound: str = "auto"  # one task of two independent slips on one lineage: auto | off (propose.compound)
     history: str = "auto"  # fixes of the git history undone as candidates: auto | on | off (propose.history)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: ADEGEN_BUILD_JOBS, 2; bulk mode: --jobs)

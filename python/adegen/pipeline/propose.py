@@ -9,7 +9,7 @@ from pathlib import Path
 
 from adegen.pipeline.options import parse_pick
 from adegen.core.errors import InputError
-from adegen.pipeline import diffs, validation
+from adegen.pipeline import compound, diffs, validation
 from adegen.pipeline.context import RunContext
 
 ROUNDS = 3  # pools screened before giving up on reaching --count (a pool nothing of which passes
@@ -149,6 +149,7 @@ def propose(ctx: RunContext):
         dropped += part.dropped
         kept += part.kept_back
     pp.fill_from_kept(chosen, kept, dropped, opts.count)
+    compound.add(ctx, chosen, kept, dropped)  # at most one more: two slips on one lineage
     if ctx.budget is not None and ctx.budget.stopped_at == "proposals":
         ctx.budget.proposals_short = max(0, opts.count - len(chosen))
     for i, p in enumerate(chosen, 1):

@@ -32,6 +32,7 @@ def task_details(p, proof=None) -> dict:
         "layer": p.layer,
         "prompts": [{"key": lv.key, "prompt": lv.text, "tables": list(lv.tables)} for lv in p.prompt_levels()],
         "graded_tables": p.graded_tables(),
+        **({"compound": True, "slips": list(p.compound)} if getattr(p, "compound", None) else {}),
         "observation": None if obs is None else {
             "reason": str(obs.reason), "compared_table": obs.compared_table,
             "rows_differing": int(obs.rows_differing or 0), "rows_total": int(obs.rows_total or 0),

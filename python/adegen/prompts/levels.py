@@ -51,6 +51,8 @@ class PromptRequest:
                                                # the change), None: the nearest table that shows it
     sibling: str | None = None                 # the table a sibling model's same mistake shows on
                                                # (adegen.propose.siblings): every report names it too
+    distinct: bool = False                     # the sibling table shows another slip (a compound task,
+                                               # adegen.propose.compound): never "the same problem"
 
 
 def _voice(req: PromptRequest) -> render.Voice:
@@ -352,7 +354,7 @@ def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), sk
         if p.also is not None:  # "... The same goes for driver_points."
             # salted with the template's old spelling, so the sibling sentence stays what it was
             salt = f"{p.key}:{phrases.old_spelling(tpl)}"
-            body = f"{body} {pairs.also(p.also, voice, salt, p.also.kind == p.finding.kind)}"
+            body = f"{body} {pairs.also(p.also, voice, salt, p.also.kind == p.finding.kind and not req.distinct)}"
         for text in render.compositions(render.Body(body, lower_ok, data), voice, p.key, asks):
             if body in skip:
                 break

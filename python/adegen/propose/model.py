@@ -68,6 +68,7 @@ class Proposal:
     siblings: tuple = ()  # SiblingChange per other model the same mistake changes (a multi-file task)
     story: Any = None  # the rewrite.stories.Story the slip was made in (None: the slip alone)
     shallow_because: str | None = None  # why the symptom is reported on the changed model (None: downstream)
+    compound: list | None = None  # two independent slips (propose.compound): each slip's Slip.to_json()
 
     @property
     def upstream(self) -> bool:
@@ -124,6 +125,7 @@ class Proposal:
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
             "upstream_of_prompt": self.upstream,
             "shallow_because": self.shallow_because,
+            "compound": bool(self.compound), "slips": list(self.compound or []),
             "tags": self.tags,
             "precondition": self.precondition,
             "screening": None if obs is None else {

@@ -1,0 +1,91 @@
+"""Compound tasks (adegen.propose.compound): which proposals pair, and the verdict on the three
+screenings (combined, each slip alone)."""
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+from adegen.propose import compound
+
+DISCOVERY = {"models": [
+    {"unique_id": "model.p.stg_orders", "name": "stg_orders", "layer": "staging", "depth": 1, "depends_on": []},
+    {"unique_id": "model.p.stg_customers", "name": "stg_customers", "layer": "staging", "depth": 1, "depends_on": []},
+    {"unique_id": "model.p.stg_other", "name": "stg_other", "layer": "staging", "depth": 1, "depends_on": []},
+    {"unique_id": "model.p.fct_orders", "name": "fct_orders", "layer": "marts", "depth": 2,
+     "depends_on": ["model.p.stg_orders", "model.p.stg_customers"]},
+]}
+
+
+def obs(**tables):
+    """An observation whose changed tables differ as given: table -> rows_differing (0: unchanged)."""
+    return NS(observable=True, build_error=False, reason="ok", changed_tables={t: 0 for t, n in tables.items() if n},
+              details={"tables": [
+        {"table": t, "rows_intact": 10, "rows_broken": 10, "rows_differing": n} for t, n in tables.items()]})
+
+
+def prop(model, family, table, **kw):
+    site = NS(line=3, before="a", after="b")
+    base = dict(model=model, model_unique_id=f"model.p.{model}", model_path=f"models/{model}.sql",
+                pattern_id=f"{family}_x", family=family, compared_table=table, observation=obs(**{table: 2}),
+                build_error=False, siblings=(), candidate=None, site=site)
+    base.update(kw)
+    return NS(**base)
+
+
+def test_pairs_need_one_lineage_and_two_families():
+    a = prop("stg_orders", "filter", "fct_orders")
+    b = prop("fct_orders", "aggregation", "fct_orders")
+    same_family = prop("stg_customers", "filter", "fct_orders")
+    unrelated = prop("stg_other", "join", "stg_other")
+    out = compound.pairs([a, b, same_family, unrelated], DISCOVERY)
+    assert (a, b) in out and (same_family, b) in out  # upstream first
+    assert all(unrelated not in pair for pair in out)
+    assert (a, same_family) not in out and (same_family, a) not in out  # one family
+
+
+def test_pairs_both_upstream_of_one_mart_and_two_tables_first():
+    a = prop("stg_orders", "filter", "fct_orders")
+    c = prop("stg_customers", "join", "stg_customers")
+    b = prop("fct_orders", "aggregation", "fct_orders")
+    out = compound.pairs([a, b, c], DISCOVERY)
+    assert out[0] in ((a, c), (c, a))  # two tables to grade come before one
+    assert len(out) == 3
+
+
+def test_unusable_slips_are_left_out():
+    a = prop("stg_orders", "filter", "fct_orders")
+    for bad in (prop("fct_orders", "aggregation", "fct_orders", build_error=True),
+                prop("fct_orders", "aggregation", "fct_orders", siblings=("x",)),
+                prop("fct_orders", "dag-ref", "fct_orders"),
+                prop("fct_orders", "aggregation", "fct_orders", observation=None),
+                prop("fct_orders", "aggregation", "fct_orders", candidate=NS(origin="history"))):
+        assert compound.pairs([a, bad], DISCOVERY) == []
+
+
+def test_verdict_fair():
+    both, up, other = obs(stg_orders=3, fct_orders=5), obs(stg_orders=3, fct_orders=2), obs(fct_orders=4)
+    assert compound.verdict(both, up, other, ["fct_orders", "stg_orders"]) is None
+
+
+def test_verdict_one_fix_would_pass():
+    both, up, other = obs(fct_orders=5), obs(fct_orders=5), obs(stg_other=4)
+    assert "fixed alone" in compound.verdict(both, up, other, ["fct_orders"])
+
+
+def test_verdict_a_slip_masked():
+    # the combined state's difference on every graded table is the upstream slip's alone: the
+    # downstream slip cannot be seen, yet the grade needs it fixed
+    both, up, other = obs(fct_orders=5), obs(fct_orders=5), obs(fct_orders=1)
+    assert "downstream slip does not show" in compound.verdict(both, up, other, ["fct_orders"])
+
+
+def test_verdict_combined_intact_or_unscreened():
+    assert "shows nothing" in compound.verdict(None, obs(), obs(), ["t"])
+    assert "equals intact" in compound.verdict(obs(other=1), obs(t=1), obs(t=2), ["t"])
+
+
+def test_verdict_unmeasured_difference_is_not_shown():
+    # both states differ on the one graded table, but the combined screening did not inspect it:
+    # nothing says the upstream slip shows there
+    both = obs(fct_orders=5)
+    both.details["tables"] = []
+    assert "does not show" in compound.verdict(both, obs(fct_orders=5), obs(fct_orders=1), ["fct_orders"])
