@@ -17,6 +17,7 @@ import duckdb
 import pytest
 import yaml
 
+from adegen.core.graph import ModelNode, ProjectGraph
 from adegen.validate.duckdb import proving
 from adegen.validate.rules.contract import ProofOutcome
 from adegen.validate.duckdb.fastprove import PreparedProof, fingerprint
@@ -96,8 +97,9 @@ class RecordedWorkers:
 
 def duckdb_run(tmp: Path, workers: RecordedWorkers, solved_db: Path) -> DuckDBRun:
     model = {"name": "customer_revenue", "alias": "customer_revenue", "schema": "main", "materialized": "table",
-             "path": "models/marts/customer_revenue.sql", "package": "shopfix", "depends_on": []}
-    base = Baseline(ok=True, models={UID: model}, children={UID: []}, baseline_db=str(solved_db))
+             "path": "models/marts/customer_revenue.sql", "package": "shopfix"}
+    graph = ProjectGraph([ModelNode(UID, "customer_revenue", "shopfix", model["path"])])
+    base = Baseline(ok=True, models={UID: model}, graph=graph, baseline_db=str(solved_db))
     cfg = WorkerConfig(str(tmp / "root"), str(PROJECT), "shopfix", "shopfix", "dev", {}, "main", None, False)
     project = SimpleNamespace(name="shopfix", db_name="shopfix", project_dir=str(PROJECT), model_paths=["models"],
                               macro_paths=["macros"], seed_paths=["seeds"], test_paths=["tests"])

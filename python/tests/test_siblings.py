@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from adegen.core.graph import ProjectGraph
 from adegen.propose import siblings
 from adegen.rewrite.engine import Site
 
@@ -49,10 +50,18 @@ def _discovery(*models: dict) -> dict:
     return {"models": list(models)}
 
 
+def _graph(*models: dict) -> ProjectGraph:
+    return ProjectGraph.from_discovery(_discovery(*models))
+
+
+def _parallel(a: dict, b: dict) -> bool:
+    return siblings.parallel(a, b, _graph(a, b))
+
+
 def test_the_same_edit_on_the_same_line_of_two_marts_pairs():
     a, b = _model("constructor_points"), _model("driver_points")
     pairs = siblings.pair_sites(PATTERN, [(a, POINTS_A, [_max_site(POINTS_A)]), (b, POINTS_B, [_max_site(POINTS_B)])],
-                                _discovery(a, b))
+                                _graph(a, b))
     assert len(pairs) == 1
     model, raw, site = pairs[0]
     assert model["name"] == "constructor_points" and raw == POINTS_A
@@ -66,10 +75,10 @@ def test_the_same_edit_on_the_same_line_of_two_marts_pairs():
 def test_another_line_or_a_model_downstream_never_pairs():
     a, b = _model("constructor_points"), _model("driver_laps")
     assert siblings.pair_sites(PATTERN, [(a, POINTS_A, [_max_site(POINTS_A)]), (b, OTHER, [_max_site(OTHER)])],
-                               _discovery(a, b)) == []
+                               _graph(a, b)) == []
     down = _model("driver_points", deps=("constructor_points",))
     assert siblings.pair_sites(PATTERN, [(a, POINTS_A, [_max_site(POINTS_A)]),
-                                         (down, POINTS_B, [_max_site(POINTS_B)])], _discovery(a, down)) == []
+                                         (down, POINTS_B, [_max_site(POINTS_B)])], _graph(a, down)) == []
 
 
 def test_only_twins_pair():
@@ -78,22 +87,22 @@ def test_only_twins_pair():
     a, other, twin = _model("constructor_points"), _model("driver_points_stg", "staging"), _model("driver_points")
     entries = [(m, POINTS_B if m is not a else POINTS_A, [_max_site(POINTS_B if m is not a else POINTS_A)])
                for m in (a, other, twin)]
-    pairs = siblings.pair_sites(PATTERN, entries, _discovery(a, other, twin))
+    pairs = siblings.pair_sites(PATTERN, entries, _graph(a, other, twin))
     assert [(m["name"], s.companions[0].model) for m, _r, s in pairs] == [("constructor_points", "driver_points")]
-    assert siblings.pair_sites(PATTERN, entries[:2], _discovery(a, other)) == []
+    assert siblings.pair_sites(PATTERN, entries[:2], _graph(a, other)) == []
     # a customer dimension and a marketing report share no word and read nothing in common
     dim, rpt = _model("dim_customers", deps=("stg_customers",)), _model("rpt_marketing_performance", deps=("stg_ad_spend",))
-    assert not siblings.parallel(dim, rpt)
-    assert siblings.parallel(_model("fct_orders_eu"), _model("fct_orders_us"))
-    assert siblings.parallel(_model("rpt_churn", deps=("int_accounts",)), _model("rpt_revenue", deps=("int_accounts",)))
-    assert not siblings.parallel(_model("stg_orders", "staging"), _model("fct_orders"))
+    assert not _parallel(dim, rpt)
+    assert _parallel(_model("fct_orders_eu"), _model("fct_orders_us"))
+    assert _parallel(_model("rpt_churn", deps=("int_accounts",)), _model("rpt_revenue", deps=("int_accounts",)))
+    assert not _parallel(_model("stg_orders", "staging"), _model("fct_orders"))
 
 
 def test_a_ref_or_config_change_is_never_repeated_in_a_sibling():
     a, b = _model("constructor_points"), _model("driver_points")
     ref = SimpleNamespace(id="wrong_ref", family="dag-ref", rank_penalty=0)
     assert siblings.pair_sites(ref, [(a, POINTS_A, [_max_site(POINTS_A)]), (b, POINTS_B, [_max_site(POINTS_B)])],
-                               _discovery(a, b)) == []
+                               _graph(a, b)) == []
 
 
 def test_a_line_of_keywords_only_pairs_with_nothing():

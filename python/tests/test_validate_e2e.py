@@ -73,7 +73,7 @@ def test_baseline_and_usable(validator):
     assert validator.seed_based()
     info = validator.baseline_info()
     assert "main.customer_revenue" in info["snapshot_tables"]
-    assert info["children"]["model.shopfix.stg_orders"]
+    assert info["graph"].children("model.shopfix.stg_orders")
 
 
 def test_observable_mutant_has_fix_free_example(screened):

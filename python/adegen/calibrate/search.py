@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections import deque
 
 from adegen.core.errors import InputError
+from adegen.core.graph import ProjectGraph
 from adegen.discover.layers import assign_layers, nodes_from_manifest
 from adegen.catalog.patterns import load_catalog
 from adegen.rewrite.context import ModelContext
@@ -49,8 +49,9 @@ def model_contexts(manifest: dict, model_sql) -> dict[str, ModelContext]:
     nodes = manifest.get("nodes") or {}
     layers = assign_layers(nodes_from_manifest(manifest))
     accepted = accepted_values(manifest)
+    graph = ProjectGraph.from_manifest(manifest)
     models = [{"unique_id": uid, "name": n["name"], "package_name": n.get("package_name", ""),
-               "path": n.get("original_file_path", ""), "depends_on": (n.get("depends_on") or {}).get("nodes") or [],
+               "path": n.get("original_file_path", ""), "depends_on": list(graph.parents(uid)),
                "refs": [r["name"] if isinstance(r, dict) else r[-1] for r in n.get("refs") or []],
                "sources": [list(s) for s in n.get("sources") or []],
                "materialized": (n.get("config") or {}).get("materialized", "view"),
@@ -67,21 +68,10 @@ def lineage(manifest: dict, tables: tuple[str, ...]) -> list[tuple[str, str]]:
     """(model name, file path) of the graded tables and every model upstream of them, nearest
     first (breadth first; ties by name). Only the project's own models (not packages')."""
     project = manifest.get("metadata", {}).get("project_name")
-    models = {uid: n for uid, n in (manifest.get("nodes") or {}).items()
-              if n.get("resource_type") == "model" and (project is None or n.get("package_name") == project)}
-    by_name = {n["name"]: uid for uid, n in models.items()}
-    start = sorted(by_name[t] for t in tables if t in by_name)
-    seen, order, queue = set(start), [], deque(start)
-    while queue:
-        level = sorted(queue, key=lambda u: models[u]["name"])
-        queue.clear()
-        for uid in level:
-            order.append(uid)
-            for dep in sorted((models[uid].get("depends_on") or {}).get("nodes") or []):
-                if dep in models and dep not in seen:
-                    seen.add(dep)
-                    queue.append(dep)
-    return [(models[u]["name"], models[u]["original_file_path"]) for u in order]
+    graph = ProjectGraph.from_manifest(manifest, package=project)
+    by_name = {n.name: uid for uid, n in graph.nodes.items()}
+    order = graph.lineage(by_name[t] for t in tables if t in by_name)
+    return [(graph.nodes[u].name, graph.nodes[u].path) for u in order]
 
 
 def inverse_tries(intact: str, broken: str, ctx: ModelContext, catalog) -> tuple[int, bool]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from adegen.core.graph import Inherited, ProjectGraph, macros_called
 from adegen.sql.lexer import code_words
 
 # Names that read the clock wherever they stand (SQL keywords and functions of the common
@@ -68,36 +69,27 @@ class ClockUse:
 
 
 class _Macros:
-    """The clock word each macro reads, itself or through the macros it calls (memoised)."""
+    """The clock word each macro reads, itself or through the macros it calls (memoised; a macro
+    that calls itself reads nothing through that call)."""
 
     def __init__(self, macros: dict, root: str):
         self.macros, self.root = macros, root
-        self.memo: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+        self.search: Inherited[tuple[str, tuple[str, ...]]] = Inherited(
+            lambda uid: macros_called(self.macros[uid]), self._own,
+            lambda uid, _dep, hit: (hit[0], (self.name(uid), *hit[1])), self.macros.__contains__)
 
     def name(self, uid: str) -> str:
         m = self.macros.get(uid) or {}
         pkg, name = m.get("package_name"), m.get("name") or uid.rsplit(".", 1)[-1]
         return name if pkg == self.root else f"{pkg}.{name}"
 
-    def reads(self, uid: str, active: frozenset = frozenset()) -> tuple[str, tuple[str, ...]] | None:
+    def _own(self, uid: str) -> tuple[str, tuple[str, ...]] | None:
+        word = clock_word(code_words(self.macros[uid].get("macro_sql") or ""))
+        return (word, (self.name(uid),)) if word else None
+
+    def reads(self, uid: str) -> tuple[str, tuple[str, ...]] | None:
         """(clock word, macro chain from `uid` down to the one naming it), or None."""
-        if uid in self.memo:
-            return self.memo[uid]
-        m = self.macros.get(uid)
-        if m is None or uid in active:  # unknown (an adapter builtin) or a recursive call
-            return None
-        found = None
-        word = clock_word(code_words(m.get("macro_sql") or ""))
-        if word:
-            found = (word, (self.name(uid),))
-        else:
-            for dep in sorted(set((m.get("depends_on") or {}).get("macros") or [])):
-                hit = self.reads(dep, active | {uid})
-                if hit:
-                    found = (hit[0], (self.name(uid), *hit[1]))
-                    break
-        self.memo[uid] = found
-        return found
+        return self.search.of(uid)
 
 
 def _own_use(node: dict, macros: _Macros) -> ClockUse | None:
@@ -105,7 +97,7 @@ def _own_use(node: dict, macros: _Macros) -> ClockUse | None:
     word = clock_word(code_words(node.get("raw_code") or ""))
     if word:
         return ClockUse(word)
-    for dep in sorted(set((node.get("depends_on") or {}).get("macros") or [])):
+    for dep in macros_called(node):
         hit = macros.reads(dep)
         if hit:
             return ClockUse(hit[0], hit[1])
@@ -113,35 +105,24 @@ def _own_use(node: dict, macros: _Macros) -> ClockUse | None:
     return ClockUse(word, compiled=True) if word else None
 
 
+def _inherit(name: str, up: ClockUse) -> ClockUse:
+    """What a model reading the clock-dependent model `name` (whose use is `up`) is told."""
+    origin, why = (up.origin, up.origin_why) if up.upstream else (name, up.reason())
+    return ClockUse(up.word, upstream=name, origin=origin, origin_why=why)
+
+
 def clock_models(manifest: dict) -> dict[str, ClockUse]:
     """{model unique_id: ClockUse} for every model of the manifest that reads the clock, itself or
-    through the models it reads."""
+    through the models it reads (the first of its parents in unique_id order that does)."""
     nodes = {u: n for u, n in (manifest.get("nodes") or {}).items() if n.get("resource_type") == "model"}
     macros = _Macros(manifest.get("macros") or {}, (manifest.get("metadata") or {}).get("project_name"))
     own = {u: use for u, n in nodes.items() if (use := _own_use(n, macros)) is not None}
-    out: dict[str, ClockUse] = {}
-    clean: set[str] = set()  # visited, reads no clock
-
-    def visit(uid: str, active: frozenset) -> ClockUse | None:
-        if uid in out or uid in clean or uid in active or uid not in nodes:
-            return out.get(uid)
-        use = own.get(uid)
-        if use is None:
-            for dep in sorted((nodes[uid].get("depends_on") or {}).get("nodes") or []):
-                up = visit(dep, active | {uid})
-                if up is not None:
-                    origin, why = ((up.origin, up.origin_why) if up.upstream else (nodes[dep]["name"], up.reason()))
-                    use = ClockUse(up.word, upstream=nodes[dep]["name"], origin=origin, origin_why=why)
-                    break
-        if use is None:
-            clean.add(uid)
-        else:
-            out[uid] = use
-        return use
-
+    graph = ProjectGraph.from_manifest(manifest)
+    search: Inherited[ClockUse] = Inherited(lambda uid: sorted(graph.parents(uid)), own.get,
+                                            lambda _uid, dep, up: _inherit(nodes[dep]["name"], up), nodes.__contains__)
     for uid in sorted(nodes):
-        visit(uid, frozenset())
-    return out
+        search.of(uid)
+    return search.found()
 
 
 def clock_reasons(manifest: dict) -> dict[str, str]:

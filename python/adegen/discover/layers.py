@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from graphlib import TopologicalSorter
 from typing import Iterable
+
+from adegen.core.graph import ModelNode, ProjectGraph, node_parents
 
 LAYERS = ("staging", "intermediate", "marts", "other")
 
@@ -151,14 +152,8 @@ WORD_SPLIT_RE = r"[^a-z]+"
 INPUT_PREFIXES = ("source.", "seed.", "snapshot.")
 
 
-@dataclass(frozen=True)
-class ModelNode:
-    """What the rules need to know about one model (of any package)."""
-    unique_id: str
-    name: str
-    package_name: str
-    path: str                     # relative to the package's model path (dbt's node.path)
-    parents: tuple[str, ...] = ()  # dbt's depends_on.nodes
+# What the rules need to know about one model (of any package): the graph's ModelNode, whose
+# `path` here is relative to the package's model path (dbt's node.path, as the macro reads it).
 
 
 @dataclass(frozen=True)
@@ -262,20 +257,19 @@ def assign_layers(models: Iterable[ModelNode]) -> dict[str, LayerLabel]:
     packages: a model's DAG rules look at the models it reads and the models that read it,
     wherever they live. Parents that are neither given models nor sources/seeds/snapshots are
     ignored (the macro ignores parents outside the DAG the same way)."""
-    by_id = {m.unique_id: m for m in models}
-    inputs = {u: tuple(dict.fromkeys(p for p in m.parents if p in by_id or p.startswith(INPUT_PREFIXES)))
-              for u, m in by_id.items()}
-    has_children = {p for ps in inputs.values() for p in ps if p in by_id}
+    graph = ProjectGraph(models)
+    by_id = graph.nodes
+    inputs = {u: tuple(dict.fromkeys(p for p in graph.parents(u) if p in by_id or p.startswith(INPUT_PREFIXES)))
+              for u in by_id}
     folders = {u: folder_hits(m.path) for u, m in by_id.items()}
     layered = {by_id[u].package_name for u, (strong, weak) in folders.items() if strong or weak}
     done: dict[str, LayerLabel] = {}
     # Parents first: `dag_after_marts` reads the labels of the model's parents.
-    order = TopologicalSorter({u: [p for p in ps if p in by_id] for u, ps in inputs.items()})
-    for uid in order.static_order():
+    for uid in graph.topological():
         m = by_id[uid]
         facts = _Facts(model=m, inputs=inputs[uid],
                        model_parents=tuple(p for p in inputs[uid] if p in by_id),
-                       has_model_children=uid in has_children, strong=folders[uid][0],
+                       has_model_children=bool(graph.children(uid)), strong=folders[uid][0],
                        weak=folders[uid][1], in_layered_package=m.package_name in layered)
         done[uid] = next((lab for rule, _ in ORDER if (lab := _rule_label(rule, facts, done))),
                          LayerLabel("other", "none"))
@@ -286,6 +280,6 @@ def nodes_from_manifest(manifest: dict) -> list[ModelNode]:
     """The ModelNodes of every model in a dbt manifest.json (for the reference implementation)."""
     return [
         ModelNode(unique_id=uid, name=n["name"], package_name=n["package_name"], path=n["path"],
-                  parents=tuple((n.get("depends_on") or {}).get("nodes") or ()))
+                  parents=node_parents(n))
         for uid, n in manifest["nodes"].items() if n["resource_type"] == "model"
     ]

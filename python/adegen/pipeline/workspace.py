@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adegen.tasks import output as out
+from adegen.core.graph import ProjectGraph
 from adegen.core.paths import package_root
 from adegen.pipeline import record
 from adegen.pipeline.context import OutputPlan, RunContext
@@ -47,7 +48,7 @@ def _project_copy(ctx: RunContext) -> tuple[Path, str]:
 def looks_seed_based(project, discovery) -> bool:
     """Without a validator: raw data comes from `dbt seed` when a model depends on a seed or a
     source's identifier is the name of a seed CSV of the project."""
-    if any(str(d).startswith("seed.") for m in discovery.get("models", []) for d in m.get("depends_on", [])):
+    if any(str(d).startswith("seed.") for d in ProjectGraph.from_discovery(discovery).inputs()):
         return True
     stems = {p.stem.lower() for p in project.seed_files()}
     return any(str(s.get("identifier") or s.get("table") or "").lower() in stems

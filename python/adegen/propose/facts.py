@@ -3,6 +3,7 @@ the column the symptom names, tags, why the model, novelty against existing task
 Pure functions over discovery entries, catalog patterns and screening observations."""
 from __future__ import annotations
 
+from adegen.core.graph import ProjectGraph
 from adegen.propose.ranking import transitive_downstream as _downstream
 from adegen.discover.survey import Survey
 
@@ -42,24 +43,7 @@ def models_between(discovery: dict, start_uid: str, end_name: str) -> list[str]:
     end = next((m for m in models.values() if m["name"] == end_name), None)
     if end is None or end["unique_id"] == start_uid:
         return [start["name"]]
-    children: dict[str, list[str]] = {}
-    for m in models.values():
-        for dep in m.get("depends_on", []):
-            children.setdefault(dep, []).append(m["unique_id"])
-    # descendants of start
-    desc, stack = {start_uid}, [start_uid]
-    while stack:
-        for ch in children.get(stack.pop(), []):
-            if ch not in desc:
-                desc.add(ch)
-                stack.append(ch)
-    # ancestors of end within desc
-    anc, stack = {end["unique_id"]}, [end["unique_id"]]
-    while stack:
-        for dep in models.get(stack.pop(), {}).get("depends_on", []):
-            if dep in desc and dep not in anc:
-                anc.add(dep)
-                stack.append(dep)
+    anc = ProjectGraph.from_models(models.values()).between(start_uid, end["unique_id"])
     keep = [models[u] for u in anc if u in models]
     keep.sort(key=lambda m: (int(m.get("depth", 0) or 0), m["name"]))
     return [m["name"] for m in keep]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from adegen.core.graph import ProjectGraph
 from adegen.propose import siblings
 from adegen.propose.proposals import Candidate, Scope, is_config_only, is_last_resort, own_models, pattern_ok_for_db
 
@@ -18,7 +19,7 @@ def sibling_candidates(scope: Scope, catalog, cands: list[Candidate]) -> list[Ca
         return []
     covered = scope.survey.covered_pairs
     matched = Counter(pid for m in models for pid in m.get("matched_patterns", []))
-    down = siblings.descendants(scope.discovery)
+    graph = ProjectGraph.from_discovery(scope.discovery)
     out: list[Candidate] = []
     for p in catalog.patterns:
         if (not siblings.eligible(p) or is_last_resort(p) or is_config_only(p)
@@ -29,7 +30,7 @@ def sibling_candidates(scope: Scope, catalog, cands: list[Candidate]) -> list[Ca
                    if p.id in m.get("matched_patterns", []) and (m["name"], fam) not in covered]
         if len(entries) < 2:
             continue
-        for m, _raw, site in siblings.pair_sites(p, entries, scope.discovery, down):
+        for m, _raw, site in siblings.pair_sites(p, entries, graph):
             out.append(Candidate(m, p, lazies[m["name"]][1], [site],
                                  covered_by=scope.survey.covered_models.get(m["name"])))
             if len(out) >= siblings.MAX_PAIRS:

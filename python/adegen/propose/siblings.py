@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from adegen.core.graph import ProjectGraph
 from adegen.discover.layers import prefix_hit
 from adegen.rewrite.engine import Site, apply_site
 
@@ -83,26 +84,9 @@ def edit_key(raw: str, site: Site) -> tuple[str, str] | None:
     return nb, na
 
 
-def descendants(discovery: dict) -> dict[str, set[str]]:
-    """unique_id -> every model downstream of it."""
-    children: dict[str, list[str]] = {}
-    for m in discovery.get("models", []):
-        for dep in m.get("depends_on", []) or []:
-            children.setdefault(dep, []).append(m["unique_id"])
-    out: dict[str, set[str]] = {}
-    for m in discovery.get("models", []):
-        seen, todo = set(), [m["unique_id"]]
-        while todo:
-            for c in children.get(todo.pop(), []):
-                if c not in seen:
-                    seen.add(c)
-                    todo.append(c)
-        out[m["unique_id"]] = seen
-    return out
-
-
-def related(a: dict, b: dict, down: dict[str, set[str]]) -> bool:
-    return b["unique_id"] in down.get(a["unique_id"], set()) or a["unique_id"] in down.get(b["unique_id"], set())
+def related(a: dict, b: dict, graph: ProjectGraph) -> bool:
+    """One model is upstream of the other."""
+    return b["unique_id"] in graph.descendants(a["unique_id"]) or a["unique_id"] in graph.descendants(b["unique_id"])
 
 
 def _name_words(name: str) -> set[str]:
@@ -113,7 +97,7 @@ def _name_words(name: str) -> set[str]:
             for w in re.split(r"[^a-z0-9]+", rest) if len(w) > 2}
 
 
-def parallel(a: dict, b: dict) -> bool:
+def parallel(a: dict, b: dict, graph: ProjectGraph) -> bool:
     """Two models a person edits as twins: one layer, and a word of their names in common past the
     prefix (`constructor_points` / `driver_points`, `stg_orders_eu` / `stg_orders_us`) or a model
     both read. Blind reviewers took the same edit in two unrelated models (a customer dimension and
@@ -122,19 +106,18 @@ def parallel(a: dict, b: dict) -> bool:
         return False
     if _name_words(a["name"]) & _name_words(b["name"]):
         return True
-    parents = lambda m: {d for d in m.get("depends_on", []) or [] if d.startswith("model.")}  # noqa: E731
-    return bool(parents(a) & parents(b))
+    shared = set(graph.parents(a["unique_id"])) & set(graph.parents(b["unique_id"]))
+    return any(d.startswith("model.") for d in shared)
 
 
-def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discovery: dict,
-               down: dict[str, set[str]] | None = None) -> list[tuple[dict, str, Site]]:
+def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]],
+               graph: ProjectGraph) -> list[tuple[dict, str, Site]]:
     """(model, raw, pair-site) for the pattern: the first model's site carrying the sibling's as its
     companion. `models`: (discovery model, raw SQL, the pattern's sites there), in ranking order.
     Every pair of twins among the first GROUP_MODELS models that take one edit (which pair shows on
     the data is only known once screened), at most PAIRS_PER_PATTERN."""
     if not eligible(pattern):
         return []
-    down = descendants(discovery) if down is None else down
     by_key: dict[tuple[str, str], list[tuple[dict, str, Site]]] = {}
     for model, raw, sites in models:
         for site in sites:
@@ -149,7 +132,7 @@ def pair_sites(pattern, models: Iterable[tuple[dict, str, list[Site]]], discover
         group = group[:GROUP_MODELS]
         for i, (ma, raw_a, sa) in enumerate(group):
             for j, (mb, raw_b, sb) in enumerate(group[i + 1:], i + 1):
-                if not related(ma, mb, down) and parallel(ma, mb):
+                if not related(ma, mb, graph) and parallel(ma, mb, graph):
                     pairs.append(((g, i, j), ma, raw_a, sa, mb, raw_b, sb))
     out: list[tuple[dict, str, Site]] = []
     for _order, ma, raw_a, sa, mb, raw_b, sb in sorted(pairs, key=lambda x: x[0])[:PAIRS_PER_PATTERN]:
@@ -187,12 +170,12 @@ def side_tables(obs, discovery: dict, a: dict, b: dict) -> tuple[str, str] | Non
     if details.get("relation_kind"):
         return None
     changed = {str(f["table"]): f for f in details.get("tables") or [] if _usable(f)}
-    down = descendants(discovery)
+    graph = ProjectGraph.from_discovery(discovery)
     by_uid = {m["unique_id"]: m for m in discovery.get("models", [])}
 
     def side(x: dict, y: dict) -> str | None:
-        mine = {x["unique_id"]} | down.get(x["unique_id"], set())
-        theirs = {y["unique_id"]} | down.get(y["unique_id"], set())
+        mine = {x["unique_id"]} | graph.descendants(x["unique_id"])
+        theirs = {y["unique_id"]} | graph.descendants(y["unique_id"])
         only = [by_uid[u] for u in mine - theirs if u in by_uid and by_uid[u]["name"] in changed]
         marts = [m for m in only if m.get("layer") == "marts" and m["unique_id"] != x["unique_id"]]
         if x.get("layer") != "marts" and marts:

@@ -7,6 +7,7 @@ import re
 
 from sqlglot import exp
 
+from adegen.core.graph import ProjectGraph
 from adegen.rewrite.names import comment_words, is_identifier, parts, related_names, units_in, words
 from adegen.rewrite.operators.select_lists import item_note, item_text
 from adegen.rewrite.text import Struct
@@ -87,18 +88,11 @@ def _respelled(scope) -> list[tuple[str, str]]:
 def _raw_ancestors(model: dict, discovery: dict) -> list[tuple[str, str]]:
     """(kind, name) of the sources and seeds upstream of the model, nearest first: where the
     values come from before a staging model normalises them."""
-    deps = {m["unique_id"]: m.get("depends_on", []) or [] for m in discovery.get("models", []) or []}
     identifier = {s["unique_id"]: s["identifier"] for s in discovery.get("sources", []) or []}
-    out, seen, todo = [], set(), list(model.get("depends_on", []) or [])
-    while todo and len(out) < MAX_RELATIONS:
-        uid = todo.pop(0)
-        if uid in seen:
-            continue
-        seen.add(uid)
-        if uid.startswith(("source.", "seed.")):
-            out.append((uid.split(".")[0], identifier.get(uid, uid.split(".")[-1])))
-        todo.extend(deps.get(uid, []))
-    return out
+    graph = ProjectGraph.from_models([*(discovery.get("models", []) or []), model])  # the entry's own parents
+    raw = [uid for uid in graph.upstream(model["unique_id"])
+           if uid.startswith(("source.", "seed."))]
+    return [(uid.split(".")[0], identifier.get(uid, uid.split(".")[-1])) for uid in raw[:MAX_RELATIONS]]
 
 
 def _raw_relations(inp: CheckInput, skip: set) -> list[tuple[str, str]]:

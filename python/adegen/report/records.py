@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adegen.core.graph import ProjectGraph
+
 RECORDS_DIR = Path(".adegen") / "runs"
 
 # Per-task fields taken over from the task's proposal when the task entry itself lacks them
@@ -200,14 +202,13 @@ def graph_from_discovery(payload: dict) -> dict:
               "unique_id": m["unique_id"]} for m in models]
     seen = {n["name"] for n in nodes}
     edges = []
-    for m in models:
-        for dep in m.get("depends_on") or []:
-            kind = dep.split(".", 1)[0]
-            if kind not in ("model", "source", "seed", "snapshot"):
-                continue
-            parent = names.get(dep) or dep.rsplit(".", 1)[-1]
-            if parent not in seen:
-                seen.add(parent)
-                nodes.append({"name": parent, "layer": kind, "unique_id": dep})
-            edges.append([parent, names[m["unique_id"]]])
+    for dep, child in ProjectGraph.from_models(models).edges():
+        kind = dep.split(".", 1)[0]
+        if kind not in ("model", "source", "seed", "snapshot"):
+            continue
+        parent = names.get(dep) or dep.rsplit(".", 1)[-1]
+        if parent not in seen:
+            seen.add(parent)
+            nodes.append({"name": parent, "layer": kind, "unique_id": dep})
+        edges.append([parent, names[child]])
     return {"models": nodes, "edges": edges}

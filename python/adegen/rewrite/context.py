@@ -5,6 +5,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from adegen.core.graph import ProjectGraph
+
 
 @dataclass(frozen=True)
 class ModelContext:
@@ -34,16 +36,8 @@ class ModelContext:
                        model_sql: Optional[Callable[[str], Optional[str]]] = None) -> "ModelContext":
         models = [m for m in discovery.get("models", []) if m.get("enabled", True)]
         by_id = {m["unique_id"]: m for m in models}
-        children: dict[str, list[str]] = {}
-        for m in models:
-            for dep in m.get("depends_on", []) or []:
-                children.setdefault(dep, []).append(m["unique_id"])
-        downstream, todo = set(), [model["unique_id"]]
-        while todo:
-            for c in children.get(todo.pop(), []):
-                if c not in downstream:
-                    downstream.add(c)
-                    todo.append(c)
+        graph = ProjectGraph.from_models([*models, model])  # the entry's own parents, even when left out
+        downstream = graph.descendants(model["unique_id"])
         layer = model.get("layer", "other")
         others = [
             m for m in models
@@ -65,22 +59,22 @@ class ModelContext:
             project_name=project.get("name", model.get("package_name", "")),
             source_tables=tuple((s["source"], s["table"]) for s in discovery.get("sources", []) or []),
             layer=layer,
-            upstream_models=tuple(by_id[d]["name"] for d in model.get("depends_on", []) or [] if d in by_id),
+            upstream_models=tuple(by_id[d]["name"] for d in graph.parents(model["unique_id"]) if d in by_id),
             downstream_models=tuple(sorted(by_id[d]["name"] for d in downstream if d in by_id)),
             accepted_values=tuple((col, tuple(vals)) for col, vals in
                                   sorted((model.get("accepted_values") or {}).items())),
-            staged_inputs=_staged_inputs(model, models),
+            staged_inputs=_staged_inputs(model, models, graph),
             model_sql=model_sql,
         )
 
 
-def _staged_inputs(model: dict, models: list[dict]) -> tuple:
+def _staged_inputs(model: dict, models: list[dict], graph: ProjectGraph) -> tuple:
     """For each model `model` refs that reads exactly one relation, a seed or a source: what it reads."""
     by_name = {m["name"]: m for m in models if m.get("package_name") == model.get("package_name")}
     out = []
     for name in dict.fromkeys(model.get("refs", []) or []):
         staged = by_name.get(name)
-        deps = (staged or {}).get("depends_on", []) or []
+        deps = graph.parents(staged["unique_id"]) if staged is not None else ()
         if staged is None or len(deps) != 1:  # (dbt refuses a model that refs itself: a cycle)
             continue
         if deps[0].startswith("seed.") and len(staged.get("refs") or []) == 1:

@@ -115,14 +115,8 @@ class DuckDBRun:
         hits = []
         for t in tables:
             uid = base.uid_of(t)
-            seen, stack = set(), [uid] if uid else []
-            while stack:
-                u = stack.pop()
-                if u in seen or u not in base.models:
-                    continue
-                seen.add(u)
+            for u in base.graph.upstream_depth_first(uid) if uid else []:
                 m = base.models[u]
-                stack.extend(m["depends_on"])
                 compiled = app / "target" / "compiled" / (m.get("package") or self.project.name) / (m.get("path") or "")
                 hit = _VOLATILE.search(compiled.read_text()) if compiled.is_file() else None
                 if hit:

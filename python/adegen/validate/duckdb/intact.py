@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from adegen.core.graph import ProjectGraph
 from adegen.dbt.clock import clock_reasons
 from adegen.dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
 from adegen.dbt.profiles import write_profiles as write_profiles_dir
@@ -103,36 +104,17 @@ def manifest_facts(manifest: dict) -> dict:
             models[uid] = {"name": n["name"], "path": n.get("original_file_path"),
                            "package": n.get("package_name"), "schema": n.get("schema"),
                            "alias": n.get("alias") or n["name"], "database": n.get("database"),
-                           "materialized": (n.get("config") or {}).get("materialized", "view"),
-                           "depends_on": (n.get("depends_on") or {}).get("nodes", [])}
+                           "materialized": (n.get("config") or {}).get("materialized", "view")}
         elif n.get("resource_type") == "seed":
             seeds[uid] = ((n.get("schema") or "").lower(), (n.get("alias") or n["name"]).lower())
     seed_rel = set(seeds.values())
     sources = manifest.get("sources", {})
     seed_sources = [uid for uid, s in sources.items()
                     if ((s.get("schema") or "").lower(), (s.get("identifier") or s["name"]).lower()) in seed_rel]
-    seed_based = bool(seed_sources) or any(d in seeds for m in models.values() for d in m["depends_on"])
-    children: dict[str, list[str]] = {uid: [] for uid in models}
-    for uid, m in models.items():
-        for d in m["depends_on"]:
-            if d in children:
-                children[d].append(uid)
-    return {"models": models, "children": children, "seed_based": seed_based,
+    graph = ProjectGraph.from_manifest(manifest)
+    seed_based = bool(seed_sources) or any(d in seeds for d in graph.inputs())
+    return {"models": models, "graph": graph, "seed_based": seed_based,
             "seed_sources": seed_sources, "seeds": sorted(seeds)}
-
-
-def descendants(children: dict, uid: str) -> dict[str, int]:
-    dist = {uid: 0}
-    frontier = [uid]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            for c in children.get(u, []):
-                if c not in dist:
-                    dist[c] = dist[u] + 1
-                    nxt.append(c)
-        frontier = nxt
-    return dist
 
 
 def model_relations(models: dict) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from adegen.core.graph import ProjectGraph
 from adegen.validate.workers.budget import Budget
 from adegen.validate.rules.contract import StorageChoice
 
@@ -33,8 +34,8 @@ class Baseline:
     ok: bool = False
     reason: str = ""
     seconds: dict = field(default_factory=dict)
-    models: dict = field(default_factory=dict)       # uid -> {name, path, package, schema, alias, database, materialized, depends_on}
-    children: dict = field(default_factory=dict)     # uid -> [child model uids]
+    models: dict = field(default_factory=dict)       # uid -> {name, path, package, schema, alias, database, materialized}
+    graph: ProjectGraph = field(default_factory=ProjectGraph)  # the models' DAG (a plain object: asdict copies it whole)
     seed_based: bool = False
     seed_sources: list = field(default_factory=list)
     seeds: list = field(default_factory=list)

@@ -22,7 +22,7 @@ from adegen.dbt import NO_ARTIFACTS, sync_tree
 from adegen.dbt import packages as pk
 from adegen.adebench.procedure import dbfiles
 from adegen.validate.duckdb import userbase
-from adegen.validate.duckdb.intact import dbt_in, descendants, user_copy_path, worker_tag
+from adegen.validate.duckdb.intact import dbt_in, user_copy_path, worker_tag
 from adegen.validate.duckdb.jobs import Baseline, GradeJob, StateJob, TrialJob, WorkerConfig
 from adegen.validate.duckdb.screening import drop_relations
 from adegen.validate.rules.proof import TrialSummary
@@ -131,13 +131,7 @@ def _solved_again(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
         if u is None:
             return {"ok": False, "reason": f"no model builds table {t}"}
         sel.append("+" + models[u]["name"])
-        stack = [u]
-        while stack:
-            x = stack.pop()
-            if x in uids or x not in models:
-                continue
-            uids.add(x)
-            stack.extend(models[x]["depends_on"])
+        uids.update(base.graph.upstream_depth_first(u))
     args = ["run", "--select", *sel]
     if any(models[u]["materialized"] == "incremental" for u in uids):
         args.append("--full-refresh")
@@ -160,7 +154,7 @@ def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
         roots = [by_path[p] for p in mutant]
         down: set[str] = set()
         for r in roots:
-            down |= set(descendants(base.children, r))
+            down |= set(base.graph.downstream(r))
         start = Path(job.workdir) / "broken-start.duckdb"
         if base.from_user:  # setup.sh's `dbt run` on the user's tables (validate.userbase)
             plan = userbase.broken_plan(base.baseline_db, str(user_copy_path(cfg)), base.user_stale,

@@ -35,7 +35,7 @@ from adegen.validate.rules import oracle
 from adegen.validate.duckdb import userbase
 from adegen.validate.rules.contract import Observation
 from adegen.validate.rules.inspector import RelationInspector
-from adegen.validate.duckdb.intact import dbt_in, descendants, user_copy_path, worker_app
+from adegen.validate.duckdb.intact import dbt_in, user_copy_path, worker_app
 from adegen.validate.duckdb.jobs import Baseline, ScreenJob, WorkerConfig
 from adegen.validate.rules.verdict import ScreenFacts, judge
 
@@ -170,7 +170,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     roots = [job.uid] + [u for u, _, _ in job.extra]
     if any(u not in models for u in roots):
         return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model among {', '.join(roots)}")
-    dist = _distances(base.children, roots)
+    dist = base.graph.downstream_of(roots)
     sel = {u: models[u] for u in dist}
     facts = ScreenFacts(job.uid, models, dist, job.symptom, job.difficulty,
                         unstable={u for u in sel if models[u]["alias"] in base.nondeterministic},
@@ -238,15 +238,6 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         con.close()
     obs.details["seconds"] = time.monotonic() - t0
     return obs
-
-
-def _distances(children: dict, roots: list[str]) -> dict[str, int]:
-    """uid -> DAG distance from the nearest of the mutated models (each at 0)."""
-    out: dict[str, int] = {}
-    for r in roots:
-        for u, d in descendants(children, r).items():
-            out[u] = min(d, out.get(u, d))
-    return out
 
 
 def _relation_kind(con, db_name: str, m: dict) -> RelationKind | None:

@@ -233,10 +233,10 @@ class Validator:
         extra = tuple((u, str(p).replace("\\", "/"), t.decode("utf-8") if isinstance(t, bytes) else t)
                       for u, p, t in extra)
         base = self._base
-        sel = intact.descendants(base.children, uid) if uid in base.models else {uid: 0}
+        sel = base.graph.downstream(uid) if uid in base.models else {uid: 0}
         for u, _, _ in extra:
             if u in base.models:
-                sel = {**intact.descendants(base.children, u), **sel}
+                sel = {**base.graph.downstream(u), **sel}
         if base.from_user and base.user_stale:  # the screen is setup.sh's whole `dbt run` (userbase)
             sel = {**{u: 0 for u in base.models}, **sel}
         rows = {base.models[u]["alias"].lower(): base.rows.get(f"{base.models[u]['schema']}.{base.models[u]['alias']}", 0)

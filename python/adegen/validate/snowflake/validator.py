@@ -39,7 +39,7 @@ from adegen.core.errors import AdegenError, InputError
 from adegen.validate.rules import oracle
 from adegen.validate.rules.contract import Observation, Proof, ProofOutcome, RunFacts
 from adegen.validate.rules.inspector import RelationInspector
-from adegen.validate.duckdb.intact import descendants, manifest_facts
+from adegen.validate.duckdb.intact import manifest_facts
 from adegen.validate.rules.proof import ProveRequest, prove
 from adegen.validate.snowflake.io import EmulatorIO
 from adegen.validate.snowflake.prove import EmulatorProof, EmulatorRun
@@ -307,7 +307,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
             db = f"{self.database}__ADEGEN_S{self._n}"     # fakesnow has no DROP DATABASE: never reused
         self._clone_intact(srv, db)
         profiles = self._profiles(work / "profiles", port=srv.port, database=db)
-        dist = descendants(base["children"], uid)
+        dist = base["graph"].downstream(uid)
         sel = {u: models[u] for u in dist}
         args = ["run", "--select", f"{m['name']}+"]
         if any(x["materialized"] == "incremental" for x in sel.values()):
