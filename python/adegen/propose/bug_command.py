@@ -33,6 +33,7 @@ from adegen.propose import ranking
 from adegen.propose.diff_apply import apply_diff
 from adegen.propose.diffs import KINDS, DiffBug
 from adegen.propose.proposals import Scope, own_models
+from adegen.core.graph import ProjectGraph
 
 DEFAULT_TIMEOUT = 60.0
 MAX_CHARS = 200_000  # of a diff: far past MAX_CHANGED_LINES, so the line count decides
@@ -63,15 +64,16 @@ def document(model: dict, scope: Scope, sql: str) -> dict:
     discovery = scope.discovery
     by_uid = {m["unique_id"]: m for m in discovery.get("models", [])}
     sources = {s["unique_id"]: f"{s['source']}.{s['table']}" for s in discovery.get("sources", []) if "unique_id" in s}
+    graph = ProjectGraph.from_models([*discovery.get("models", []), model])
     upstream = []
-    for uid in model.get("depends_on", []) or []:
+    for uid in graph.parents(model["unique_id"]):
         m = by_uid.get(uid)
         entry = {"name": m["name"] if m else sources.get(uid, uid.rsplit(".", 1)[-1]), "kind": _node_kind(uid)}
         if m and m.get("package_name") == scope.project_name:
             entry["path"] = m.get("path")
         upstream.append(entry)
     downstream = [{"name": by_uid[u]["name"], "path": by_uid[u].get("path")}
-                  for u in model.get("downstream_models", []) or [] if u in by_uid]
+                  for u in graph.children(model["unique_id"]) if u in by_uid]
     return {
         "version": 1,
         "project": {"name": scope.project_name, "dir": str(scope.project_dir), "db_type": scope.db_type},
