@@ -118,6 +118,22 @@ def test_the_prompt_writers_own_facts_read_too():
     assert got == [{"table": "a", "columns": [{"name": "y"}]}]
 
 
+def test_the_producer_writes_facts_only_through_the_records():
+    """facts/evidence.py spells no fact key as a string (a dict literal or `f["key"] = ...`): every
+    key is a field name given to `measured.wire`, which refuses one no record has."""
+    src = (Path(measured.__file__).parent / "evidence.py").read_text(encoding="utf-8")
+    found = []
+    for node in ast.walk(ast.parse(src)):
+        keys = node.keys if isinstance(node, ast.Dict) else [node.slice] if isinstance(node, ast.Subscript) and \
+            isinstance(node.ctx, ast.Store) else []
+        found += [f"{node.lineno}: {ast.unparse(node)[:80]}" for k in keys
+                  if isinstance(k, ast.Constant) and k.value in FACT_KEYS]
+    assert not found, "write facts with measured.wire(Record, field=...):\n" + "\n".join(found)
+    with pytest.raises(ValueError, match="TableFacts has no field rows_lost"):
+        measured.wire(measured.TableFacts, table="t", rows_lost=3)
+    assert list(measured.wire(measured.Sides, broken=2, intact=1)) == ["broken", "intact"]  # the order given
+
+
 def test_a_key_no_record_has_is_refused():
     with pytest.raises(ValueError, match="TableFacts has no field rows_lost"):
         read_table({"table": "t", "rows_lost": 3})

@@ -116,12 +116,61 @@ def test_missing_field(tmp_path, field):
     ("rank_penalty", "-1", ["rank_penalty", "an integer from 0 to 10 (got -1)"]),
     ("rank_penalty", "11", ["rank_penalty", "an integer from 0 to 10 (got 11)"]),
     ("rank_penalty", "high", ["rank_penalty", "(got 'high')"]),
+    # a count is an integer as YAML writes it: 3.0 is a float
+    ("max_lines", "3.0", ["max_lines", "(got 3.0)"]),
+    ("requires", "{min_refs: 1.0}", ["requires.min_refs", "must be a non-negative integer"]),
+    ("requires", "{min_vibes: 2}", ["requires.min_vibes", "unknown requires key 'min_vibes' (known: materialized, "]),
+    # no value and a blank one are a missing field as much as an absent one
+    ("name", "", ["name", "missing required field"]),
+    ("symptom", '""', ["symptom", "missing required field"]),
+    ("family", '" "', ["family", "missing required field"]),
+    ("symptom", "[rows_missing]", ["symptom", "must be a symptom id"]),
+    ("db_types", "[duckdb, oracle]", ["db_types[1]", "unknown database type 'oracle'", "duckdb, snowflake"]),
+    ("applies_when", '["left join", 3]', ["applies_when[1]", "token-sequence string"]),
+    ("rewrite", "[replace_tokens]", ["rewrite", "a mapping with an `operator` key"]),
+    ("rewrite", '{match: "left join", replace: "x"}', ["rewrite.operator", "missing required field"]),
+    ("rewrite", "{operator: [replace_tokens]}", ["rewrite.operator", "the name of a rewrite operator"]),
+    ("rewrite", '{operator: replace_tokens, match: "left join", replace: ""}', ["rewrite.replace", "non-empty string"]),
 ])
 def test_bad_field(tmp_path, field, value, words):
     msg = err(tmp_path, render({**GOOD, field: value}))
     assert "custom.yaml" in msg and "my_pattern" in msg
     for w in words:
         assert w in msg, msg
+
+
+def test_the_schema_is_valid_and_the_vocabularies_are_read_from_it():
+    import jsonschema
+
+    from adegen.catalog import pattern_schema
+    from adegen.catalog import patterns as P
+
+    jsonschema.Draft202012Validator.check_schema(pattern_schema.schema())
+    assert P.REQUIRED + P.OPTIONAL == tuple(pattern_schema.pattern_schema()["properties"])
+    assert P.REQUIRES_KEYS == ("materialized", "min_refs", "min_sources", "min_columns")
+    assert P.DIFFICULTIES == ("easy", "medium", "hard") and "join" in P.FAMILIES
+
+
+def _err_in(tmp_path, sub: str, text: str) -> str:
+    (tmp_path / sub).mkdir()
+    return err(tmp_path / sub, text)
+
+
+def test_one_problem_the_first_one_a_reader_fixes(tmp_path):
+    assert "custom.yaml: patterns[0]: each pattern must be a mapping" in _err_in(tmp_path, "a", "patterns:\n  - loose\n")
+    assert "custom.yaml: extra: unknown top-level key 'extra'" in _err_in(tmp_path, "b", render(GOOD) + "extra: 1\n")
+    # the first pattern's problem before the second's, whichever check finds it
+    two = render({**GOOD, "symptom": "gloomy"}) + render({**GOOD, "id": "second", "colour": "red"}).split("\n", 1)[1]
+    assert "pattern 'my_pattern'.symptom: unknown symptom 'gloomy'" in _err_in(tmp_path, "c", two)
+    # in a pattern: the id, then missing fields, then unknown ones, then the others in the schema's order
+    bad = {**GOOD, "id": "x-y", "family": "joins", "colour": "red"}
+    assert "pattern 'x-y'.id: must be a snake_case string" in _err_in(tmp_path, "d", render(bad))
+    bad = {k: v for k, v in {**GOOD, "family": "joins", "colour": "red"}.items() if k != "guidance"}
+    assert "pattern 'my_pattern'.guidance: missing required field" in _err_in(tmp_path, "e", render(bad))
+    bad = {**GOOD, "difficulty": "brutal", "family": "joins", "colour": "red"}
+    assert "pattern 'my_pattern'.colour: unknown field (known: id, name, family," in _err_in(tmp_path, "f", render(bad))
+    bad = {**GOOD, "difficulty": "brutal", "family": "joins"}
+    assert "pattern 'my_pattern'.family: unknown family 'joins' (known: join, " in _err_in(tmp_path, "g", render(bad))
 
 
 def test_max_lines_defaults_to_two_and_is_read(tmp_path):

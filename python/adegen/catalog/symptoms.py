@@ -1,6 +1,6 @@
 """The one vocabulary of symptoms: what a user sees when a pattern's bug is in the project.
 
-A pattern's `symptom` field must be one of these ids (patterns.py validates it); prompts describe
+A pattern's `symptom` field must be one of these ids (pattern_rules.py checks it); prompts describe
 the symptom in a user's words and the oracle's observation can be checked against it. Adding a
 symptom = one entry here, plus the finding it stands for in prompts/levels.py (GUESS)."""
 from __future__ import annotations

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import sys
@@ -127,144 +128,34 @@ def schema() -> dict:
     return json.loads((paths.schemas_dir() / "discovery.schema.json").read_text(encoding="utf-8"))
 
 
-# Keywords the fast validator implements (exactly as JSON Schema 2020-12 / jsonschema define them
-# for the values discovery.schema.json uses); a schema using any other keyword is validated by
-# jsonschema alone.
-_FAST_KEYWORDS = {"$schema", "$id", "$defs", "$ref", "title", "description", "type", "enum", "required",
-                  "properties", "additionalProperties", "items", "minItems", "maxItems", "minLength",
-                  "minimum", "pattern", "uniqueItems"}
-_TYPES = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-}
-_fast_cache: dict[str, object] = {}
-
-
-class _Unsupported(Exception):
-    pass
-
-
-def _fast_validator(sch: dict):
-    """A checker for `sch` (bool: valid?) compiled from the keyword subset above, or None.
-
-    Performance: jsonschema takes ~0.5 ms per model entry (seconds at 5,000 models); this does
-    the same checks in a few microseconds. It only decides "valid"; on False (or a schema it does
-    not know) jsonschema runs and produces the error message, so messages are unchanged."""
-    import re
-
-    defs: dict[str, object] = {}
-
-    def resolve(ref: str) -> dict:
-        if not ref.startswith("#/"):
-            raise _Unsupported(ref)
-        node = sch
-        for part in ref[2:].split("/"):
-            node = node[part.replace("~1", "/").replace("~0", "~")]
-        return node
-
-    def build(node):
-        if node is True or node == {}:
-            return lambda v: True
-        if node is False:
-            return lambda v: False
-        if not isinstance(node, dict) or set(node) - _FAST_KEYWORDS:
-            raise _Unsupported(node)
-        checks = []
-        if "$ref" in node:
-            ref = node["$ref"]
-            if ref not in defs:
-                defs[ref] = None
-                defs[ref] = build(resolve(ref))
-            checks.append(lambda v, ref=ref: defs[ref](v))
-        if "type" in node:
-            ts = [node["type"]] if isinstance(node["type"], str) else list(node["type"])
-            fns = [_TYPES[t] for t in ts]
-            checks.append(lambda v, fns=fns: any(f(v) for f in fns))
-        if "enum" in node:
-            enum = node["enum"]
-            if not all(isinstance(e, str) or e is None for e in enum):
-                raise _Unsupported(enum)
-            checks.append(lambda v, enum=enum: (v is None or isinstance(v, str)) and v in enum)
-        if "minLength" in node:
-            n = node["minLength"]
-            checks.append(lambda v, n=n: not isinstance(v, str) or len(v) >= n)
-        if "pattern" in node:
-            rx = re.compile(node["pattern"])
-            checks.append(lambda v, rx=rx: not isinstance(v, str) or rx.search(v) is not None)
-        if "minimum" in node:
-            n = node["minimum"]
-            checks.append(lambda v, n=n: not _TYPES["number"](v) or v >= n)
-        if "required" in node:
-            req = list(node["required"])
-            checks.append(lambda v, req=req: not isinstance(v, dict) or all(k in v for k in req))
-        if "properties" in node or "additionalProperties" in node:
-            props = {k: build(sub) for k, sub in (node.get("properties") or {}).items()}
-            extra = node.get("additionalProperties", True)
-            extra_fn = None if extra is True else build(extra)
-
-            def obj(v, props=props, extra_fn=extra_fn):
-                if not isinstance(v, dict):
-                    return True
-                for k, x in v.items():
-                    f = props.get(k)
-                    if f is None:
-                        if extra_fn is not None and not extra_fn(x):
-                            return False
-                    elif not f(x):
-                        return False
-                return True
-            checks.append(obj)
-        if "items" in node:
-            item = build(node["items"])
-            checks.append(lambda v, item=item: not isinstance(v, list) or all(item(x) for x in v))
-        if "minItems" in node:
-            n = node["minItems"]
-            checks.append(lambda v, n=n: not isinstance(v, list) or len(v) >= n)
-        if "maxItems" in node:
-            n = node["maxItems"]
-            checks.append(lambda v, n=n: not isinstance(v, list) or len(v) <= n)
-        if node.get("uniqueItems"):
-            def uniq(v):
-                if not isinstance(v, list):
-                    return True
-                if all(isinstance(x, str) for x in v):
-                    return len(set(v)) == len(v)
-                raise _Unsupported("uniqueItems on non-strings")
-            checks.append(uniq)
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(c(v) for c in checks)
-
-    try:
-        return build(sch)
-    except (_Unsupported, KeyError, TypeError, re.error):
-        return None
-
-
-def validate_payload(payload: dict) -> None:
+@functools.cache
+def _checkers():
+    """discovery.schema.json compiled twice: fastjsonschema decides whether a payload is valid
+    (a 5,000-model payload in a fraction of a second, where jsonschema takes seconds: bench in
+    docs/architecture.md "Discovery"); jsonschema words the error when it is not, so the message
+    is jsonschema's, as it always was."""
+    import fastjsonschema
     import jsonschema
 
     sch = schema()
-    key = json.dumps(sch, sort_keys=True)
-    if key not in _fast_cache:
-        _fast_cache[key] = _fast_validator(sch)
-    fast = _fast_cache[key]
+    fast = fastjsonschema.compile(sch, use_default=False)
+    return fast, jsonschema.Draft202012Validator(sch)
+
+
+def validate_payload(payload: dict) -> None:
+    import fastjsonschema
+    import jsonschema
+
+    fast, full = _checkers()
     try:
-        if fast is not None and fast(payload):
-            return
-    except _Unsupported:
+        fast(payload)
+        return
+    except fastjsonschema.JsonSchemaValueException:
         pass
-    try:
-        jsonschema.validate(payload, sch)
-    except jsonschema.ValidationError as e:
-        where = "/".join(str(p) for p in e.absolute_path) or "(top)"
-        raise DbtError(f"discovery payload does not match discovery.schema.json at {where}: {e.message}") from None
+    error = jsonschema.exceptions.best_match(full.iter_errors(payload))  # what jsonschema.validate raises
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        raise DbtError(f"discovery payload does not match discovery.schema.json at {where}: {error.message}")
 
 
 def run_discovery(project_dir, *, patterns_dirs=(), top_n: int = 10, profiles_dir=None, target=None,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from adegen.facts.measured import ColumnFacts, Duplicates, Ratio, RowSet, Sample, Shift, Sides, TableFacts, wire
+from adegen.sql import types as sql_types
 from adegen.sql.quote import ident as q
 
 MAX_TABLES = 4      # tables measured per mutant
@@ -19,25 +21,15 @@ MAX_SCAN = 80       # columns checked one by one on tables without a key
 SAMPLES = 3
 LABELS_LISTED = 5   # a column's labels listed in full up to this many
 
-_NUMERIC = re.compile(r"(tinyint|smallint|integer|int\b|int\d|bigint|hugeint|utinyint|usmallint|uinteger|"
-                      r"ubigint|uhugeint|float|real|double|decimal|numeric|number)", re.I)
 _LABEL = re.compile(r"(^|_)(name|title|label)$|^company$", re.I)
 _KEY_SUFFIXES = ("_id", "_key", "_pk")
 
 
 def value_kind(sql_type: str) -> str:
-    t = str(sql_type).lower().strip()
-    if t.startswith("timestamp") or t == "datetime":
-        return "timestamp"
-    if t == "date":
-        return "date"
-    if t in ("boolean", "bool"):
-        return "bool"
-    if _NUMERIC.match(t):
-        return "number"
-    if t.startswith(("varchar", "text", "string", "char", "bpchar")):
-        return "text"
-    return "other"
+    """number|date|timestamp|text|bool|other: the type's family (adegen.sql.types), every kind of
+    number one kind here (the facts compare values, not storage)."""
+    fam = sql_types.family(sql_type)
+    return "number" if fam in sql_types.NUMBERS else fam
 
 
 def column_types(con, rel: str) -> dict[str, str]:
@@ -76,7 +68,7 @@ def candidate_keys(con, rel: str, types: dict[str, str]) -> list[list[str]]:
     cols = list(types)
     idlike = [c for c in cols if c.lower() == "id" or c.lower().endswith(_KEY_SUFFIXES)]
     usable = [c for c in cols if value_kind(types[c]) in ("text", "number", "date", "timestamp", "bool")
-              and not re.match(r"(float|double|real)", types[c], re.I)]
+              and not sql_types.approximate(types[c])]
     keys: list[list[str]] = []
     for c in dict.fromkeys(idlike + usable[:1]):
         n, nn = _one(con, f"select count(distinct {q(c)}), count({q(c)}) from {rel}")
@@ -156,21 +148,20 @@ def _num(v):
 
 def table_facts(con, diff, base_rel: str, mut_rel: str, *, distance: int = 0) -> dict:
     """The facts of one changed table (see the module docstring)."""
-    f: dict = {"table": diff.table, "distance": int(distance), "rows_intact": int(diff.rows_base),
-               "rows_broken": int(diff.rows_mut), "rows_differing": int(diff.rows_differing)}
+    f = wire(TableFacts, table=diff.table, distance=int(distance), rows_intact=int(diff.rows_base),
+             rows_broken=int(diff.rows_mut), rows_differing=int(diff.rows_differing))
     if diff.error:
-        f["error"] = diff.error
+        f |= wire(TableFacts, error=diff.error)
         return f
     if diff.column_set_differs:
-        f["columns_missing"] = list(diff.columns_missing)
-        f["columns_extra"] = list(diff.columns_extra)
+        f |= wire(TableFacts, columns_missing=list(diff.columns_missing), columns_extra=list(diff.columns_extra))
         return f
     btypes = column_types(con, base_rel)
     mtypes_l = {c.lower(): (c, t) for c, t in column_types(con, mut_rel).items()}
     mnames = {c: mtypes_l[c.lower()][0] for c in btypes}
     key = find_key_columns(con, base_rel, btypes, mut_rel)
     label = find_label(con, base_rel, btypes, key)
-    f["key"], f["label"] = key, label
+    f |= wire(TableFacts, key=key, label=label)
     ctx = _Tables(con, base_rel, mut_rel, btypes, {c: mtypes_l[c.lower()][1] for c in btypes}, mnames)
     if key:
         _keyed(ctx, f, key, label)
@@ -202,26 +193,26 @@ def _keyed(t: _Tables, f: dict, key: list[str], label: str | None) -> None:
     def rows(sql: str) -> tuple[int, list[dict]]:
         got = con.execute(sql).fetchall()
         return (int(got[0][-1]) if got else 0), [
-            {"key": list(r[:n]), "label": r[n]} for r in got]
+            wire(Sample, key=list(r[:n]), label=r[n]) for r in got]
 
     cnt, sample = rows(f"select {keys_b}, {_vx('b', label)}, count(*) over () from {b} b anti join {m} m "
                        f"on {kb} = {km} order by {kb} limit {SAMPLES}")
-    f["missing"] = {"count": cnt, "sample": sample}
+    f |= wire(TableFacts, missing=wire(RowSet, count=cnt, sample=sample))
     cnt, sample = rows(f"select {keys_m}, {_vx('m', mlabel)}, count(*) over () from {m} m anti join {b} b "
                        f"on {kb} = {km} order by {km} limit {SAMPLES}")
-    f["extra"] = {"count": cnt, "sample": sample}
+    f |= wire(TableFacts, extra=wire(RowSet, count=cnt, sample=sample))
     if f["rows_broken"] > f["rows_intact"] - f["missing"]["count"] + f["extra"]["count"]:
         got = con.execute(
             f"select {keys_m}, any_value({_vx('m', mlabel)}), count(*) as copies, count(*) over (), "
             f"max(count(*)) over () from {m} m group by {keys_m} having count(*) > 1 "
             f"order by copies desc, {keys_m} limit {SAMPLES}").fetchall()
         if got:
-            f["duplicates"] = {"keys": int(got[0][n + 2]), "max_copies": int(got[0][n + 3]),
-                               "sample": [{"key": list(r[:n]), "label": r[n], "copies": int(r[n + 1])}
-                                          for r in got]}
+            f |= wire(TableFacts, duplicates=wire(
+                Duplicates, keys=int(got[0][n + 2]), max_copies=int(got[0][n + 3]),
+                sample=[wire(Sample, key=list(r[:n]), label=r[n], copies=int(r[n + 1])) for r in got]))
     others = [c for c in t.btypes if c not in key]
     if not others:
-        f["columns"] = []
+        f |= wire(TableFacts, columns=[])
         return
     join = f"from {b} b join {m} m on {kb} = {km}"
     diffs = [_differs(t, c) for c in others]
@@ -243,9 +234,9 @@ def _keyed(t: _Tables, f: dict, key: list[str], label: str | None) -> None:
         where = f"{join} where {diffs[i]}"
         col = _keyed_column(t, c, k, where, (keys_b, kb, n), label)
         if t.btypes[c] != t.mtypes[c]:
-            col["sql_type"] = {"intact": t.btypes[c], "broken": t.mtypes[c]}
+            col |= wire(ColumnFacts, sql_type=wire(Sides, intact=t.btypes[c], broken=t.mtypes[c]))
         cols.append(col)
-    f["columns"] = cols
+    f |= wire(TableFacts, columns=cols)
 
 
 def common_type(con, b: str, bc: str, m: str, mc: str) -> str | None:
@@ -279,27 +270,26 @@ def _keyed_column(t: _Tables, c: str, changed: int, where: str, keys: tuple[str,
     bc, mcx = f"b.{q(c)}", f"m.{q(mc)}"
     now_null, was_null = _one(con, f"select count(*) filter (where {mcx} is null), "
                                    f"count(*) filter (where {bc} is null) {where}")
-    col = {"name": c, "type": bk if bk == mk else f"{bk}->{mk}", "changed": changed,
-           "now_null": int(now_null), "was_null": int(was_null)}
+    col = wire(ColumnFacts, name=c, type=bk if bk == mk else f"{bk}->{mk}", changed=changed,
+               now_null=int(now_null), was_null=int(was_null))
     prefer_null = "true" if now_null * 2 > changed else "false"
     got = con.execute(
         f"select {keys_b}, {_vx('b', label)}, cast({mcx} as varchar), cast({bc} as varchar) {where} "
         f"order by (({mcx} is null) <> {prefer_null}), ({bc} is null), {kb} limit {SAMPLES}").fetchall()
-    col["sample"] = [{"key": list(r[:n]), "label": r[n], "observed": r[n + 1], "expected": r[n + 2]}
-                     for r in got]
+    col |= wire(ColumnFacts, sample=[wire(Sample, key=list(r[:n]), label=r[n], observed=r[n + 1], expected=r[n + 2])
+                                     for r in got])
     if bk == "number" and mk == "number":
         _numbers(t, col, c, where)
     elif bk in ("date", "timestamp") and mk in ("date", "timestamp"):
         r = _one(con, f"select median(s), min(s), max(s) from (select epoch(cast({mcx} as timestamp)) - "
                       f"epoch(cast({bc} as timestamp)) as s {where} and {mcx} is not null and {bc} is not null)")
         if r[0] is not None:
-            col["shift_seconds"] = {"median": _num(r[0]), "min": _num(r[1]), "max": _num(r[2])}
-        col["grain"] = {"intact": _grain(con, t.b, c), "broken": _grain(con, t.m, mc)}
+            col |= wire(ColumnFacts, shift_seconds=wire(Shift, median=_num(r[0]), min=_num(r[1]), max=_num(r[2])))
+        col |= wire(ColumnFacts, grain=wire(Sides, intact=_grain(con, t.b, c), broken=_grain(con, t.m, mc)))
     if bk in ("text", "bool", "number", "other") and mk in ("text", "bool", "number", "other"):
         pairs = con.execute(f"select cast({bc} as varchar), cast({mcx} as varchar), count(*) {where} "
                             f"group by 1, 2 order by 3 desc, 1 nulls first, 2 nulls first limit 5").fetchall()
-        col["pairs"] = [[a, z, int(k)] for a, z, k in pairs]
-        col["distinct"] = _distinct(t, c)
+        col |= wire(ColumnFacts, pairs=[[a, z, int(k)] for a, z, k in pairs], distinct=_distinct(t, c))
     if bk == "text" and mk == "text":
         _new_labels(t, col, c, where)
     return col
@@ -317,14 +307,13 @@ def _new_labels(t: _Tables, col: dict, c: str, where: str) -> None:
     got = t.con.execute(f"select {mcx}, count(*), sum(count(*)) over () {new} "
                         f"group by 1 order by 2 desc, 1 limit {SAMPLES}").fetchall()
     if got:
-        col["only_broken"] = [v for v, _n, _all in got]
-        col["new_rows"] = int(got[0][2])
+        col |= wire(ColumnFacts, only_broken=[v for v, _n, _all in got], new_rows=int(got[0][2]))
         # the labels the column held, when they are few enough to list ("paid, past_due or open"):
         # what the person expects back, not how to map the new ones
         held = t.con.execute(f"select cast({q(c)} as varchar), count(*) from {t.b} where {q(c)} is not null "
                              f"group by 1 order by 2 desc, 1 limit {LABELS_LISTED + 1}").fetchall()
         if len(held) <= LABELS_LISTED:
-            col["labels_intact"] = [v for v, _n in held]
+            col |= wire(ColumnFacts, labels_intact=[v for v, _n in held])
 
 
 def _numbers(t: _Tables, col: dict, c: str, where: str) -> None:
@@ -337,21 +326,21 @@ def _numbers(t: _Tables, col: dict, c: str, where: str) -> None:
         count(*) filter (where bv <> round(bv) and (mv = round(bv) or mv = trunc(bv) or mv = floor(bv))),
         count(*) filter (where bv <> 0 and mv is not null)
         from (select try_cast(b.{q(c)} as double) as bv, try_cast(m.{q(mc)} as double) as mv {where})""")
-    col.update(higher=int(r[0]), lower=int(r[1]), negated=int(r[5]), rounded=int(r[6]))
+    col |= wire(ColumnFacts, higher=int(r[0]), lower=int(r[1]), negated=int(r[5]), rounded=int(r[6]))
     if r[2] is not None:
-        col["ratio"] = {"median": _num(r[2]), "min": _num(r[3]), "max": _num(r[4]), "rows": int(r[7])}
-    col["total"] = _totals(t, c)
+        col |= wire(ColumnFacts, ratio=wire(Ratio, median=_num(r[2]), min=_num(r[3]), max=_num(r[4]), rows=int(r[7])))
+    col |= wire(ColumnFacts, total=_totals(t, c))
 
 
 def _totals(t: _Tables, c: str) -> dict:
     ib = _one(t.con, f"select sum(try_cast({q(c)} as double)) from {t.b}")[0]
     im = _one(t.con, f"select sum(try_cast({q(t.mnames[c])} as double)) from {t.m}")[0]
-    return {"intact": _num(ib), "broken": _num(im)}
+    return wire(Sides, intact=_num(ib), broken=_num(im))
 
 
 def _distinct(t: _Tables, c: str) -> dict:
-    return {"intact": int(_one(t.con, f"select count(distinct {q(c)}) from {t.b}")[0]),
-            "broken": int(_one(t.con, f"select count(distinct {q(t.mnames[c])}) from {t.m}")[0])}
+    return wire(Sides, intact=int(_one(t.con, f"select count(distinct {q(c)}) from {t.b}")[0]),
+                broken=int(_one(t.con, f"select count(distinct {q(t.mnames[c])}) from {t.m}")[0]))
 
 
 def _grain(con, rel: str, c: str) -> str | None:
@@ -392,26 +381,27 @@ def _unkeyed(t: _Tables, f: dict) -> None:
                            f"(select count(*) from (select {vm} from {m} except select {vb} from {b}))")
         if not (ob or om):
             continue
-        col = {"name": c, "type": value_kind(t.btypes[c]), "changed": int(ob + om)}
+        col = wire(ColumnFacts, name=c, type=value_kind(t.btypes[c]), changed=int(ob + om))
         if len(cols) < MAX_COLUMNS:
-            col["only_intact"] = [r[0] for r in con.execute(
+            only_intact = [r[0] for r in con.execute(
                 f"select v from (select {vb} as v from {b} except select {vm} from {m}) "
                 f"order by v nulls first limit {SAMPLES}").fetchall()]
-            col["only_broken"] = [r[0] for r in con.execute(
+            only_broken = [r[0] for r in con.execute(
                 f"select v from (select {vm} as v from {m} except select {vb} from {b}) "
                 f"order by v nulls first limit {SAMPLES}").fetchall()]
             nb, nm = _one(con, f"select (select count(*) - count({q(c)}) from {b}), "
                                f"(select count(*) - count({q(mc)}) from {m})")
-            col["nulls"] = {"intact": int(nb), "broken": int(nm)}
+            col |= wire(ColumnFacts, only_intact=only_intact, only_broken=only_broken,
+                        nulls=wire(Sides, intact=int(nb), broken=int(nm)))
             bk, mk = t.kinds(c)
             if bk == "number" and mk == "number":
-                col["total"] = _totals(t, c)
+                col |= wire(ColumnFacts, total=_totals(t, c))
             elif bk in ("date", "timestamp") and mk in ("date", "timestamp"):
-                col["grain"] = {"intact": _grain(con, b, c), "broken": _grain(con, m, mc)}
+                col |= wire(ColumnFacts, grain=wire(Sides, intact=_grain(con, b, c), broken=_grain(con, m, mc)))
             if bk in ("text", "bool") or (bk == "number" and mk == "number"):
-                col["distinct"] = _distinct(t, c)
+                col |= wire(ColumnFacts, distinct=_distinct(t, c))
         cols.append(col)
-    f["columns"] = cols
+    f |= wire(TableFacts, columns=cols)
 
 
 def pick_tables(visible: dict, dist: dict, mutated, compared: str, limit: int = MAX_TABLES) -> list:

@@ -3,35 +3,11 @@ them, validate.evidence; the prompt writer, adegen.prompts, reads them, never th
 
 On the wire - `Observation.details["tables"]` from the worker processes, the run record, the JSON
 an external `--prompt-command` reads - a table's facts are one plain dict whose keys are the field
-names below, present only when measured; `read_table` is the one place that turns it into a
-`TableFacts` (a key no record has is refused: the producer and the records cannot drift apart).
+names of the records below (`TableFacts`, its `ColumnFacts`, ...; each field says what it holds),
+present only when measured. The records are the one definition of those keys: the producer
+(adegen.facts.evidence) writes every dict with `wire(Record, field=value, ...)`, and `read_table`
+is the one place that turns a dict back into a `TableFacts`; both refuse a key no record has.
 Bounded: a few tables per mutant, a few changed columns per table, three sample rows.
-
-One table's facts:
-
-    table, distance (DAG edges from the mutated model), rows_intact, rows_broken, rows_differing
-    error                     the relation could not be read after the build
-    build_error               dbt's message (the prompt writer's own fact of a build error)
-    columns_missing, columns_extra
-    relation_kind             {"intact": "table", "broken": "view"} (warehouse object type changed)
-    key, label                the columns that identify a row / name the entity ("account_name")
-    missing, extra            {"count": n, "sample": [{"key": [..], "label": ..}]}  rows by key
-    duplicates                {"keys": n, "max_copies": k, "sample": [{"key", "label", "copies"}]}
-    columns                   [{"name", "type" (number|date|timestamp|text|bool|other, or "a->b" when
-                                the kind changed), "changed", "now_null", "was_null", "higher",
-                                "lower", "ratio" {median,min,max,rows}, "negated", "rounded",
-                                "shift_seconds" {median,min,max}, "grain" {intact, broken},
-                                "pairs" [[intact, broken, n]], "total" {intact, broken},
-                                "distinct" {intact, broken}, "nulls" {intact, broken},
-                                "only_intact", "only_broken" (value samples, tables without key;
-                                only_broken also on keyed text columns: labels the intact column
-                                never holds, most rows first), "new_rows" (keyed text columns: the
-                                changed rows that show such a label), "labels_intact" (with them: every label the intact
-                                column holds, when there are at most 5),
-                                "sql_type" {intact, broken} (when it changed), "written_only" (the
-                                same numbers written differently: 10.0 -> 10; read from records
-                                written before issue 30, no longer measured: never evidence),
-                                "sample" [{"key", "label", "observed", "expected"}]}]
 
 `Observation.details` around them: "tables" (the list), "relation_kind" {table, intact, broken}
 (the mutated model's object kinds, when they differ), "nondeterministic_tables" and
@@ -74,8 +50,8 @@ class Shift:
 class Sample:
     """One row: its key values and label, and for a changed value what it is and should be."""
 
-    key: tuple = ()
-    label: Any = None
+    key: tuple = ()             # the values of the table's key columns
+    label: Any = None           # the row's label (TableFacts.label), when the table has one
     observed: Any = None
     expected: Any = None
     copies: int | None = None   # duplicates: how many times the key is there
@@ -84,7 +60,7 @@ class Sample:
 
 @dataclass(frozen=True)
 class RowSet:
-    """Rows of one side only, by key."""
+    """Rows of one side only, by key (TableFacts.missing: intact only; extra: broken only)."""
 
     count: int = 0
     sample: tuple[Sample, ...] = ()
@@ -99,45 +75,52 @@ class Duplicates:
 
 @dataclass(frozen=True)
 class ColumnFacts:
+    """One changed column: counts over the changed rows (keyed tables), value sets (tables without a key)."""
+
     name: str
-    type: str = "text"
+    type: str = "text"              # facts.evidence.value_kind of its SQL type; "number->text" when that changed
     changed: int = 0
     now_null: int = 0
     was_null: int = 0
     higher: int = 0
     lower: int = 0
     negated: int = 0
-    rounded: int = 0
+    rounded: int = 0                # broken is the intact value rounded, truncated or floored
     new_rows: int = 0               # changed rows showing a label the intact column never holds
     labels_intact: tuple = ()       # with them, every label the intact column holds (at most 5)
     ratio: Ratio | None = None
     shift_seconds: Shift | None = None
     grain: Sides | None = None
     pairs: tuple = ()               # (intact value, broken value, rows), most rows first
-    total: Sides | None = None
-    distinct: Sides | None = None
-    nulls: Sides | None = None
-    only_intact: tuple = ()
+    total: Sides | None = None      # the column's sum
+    distinct: Sides | None = None   # distinct values
+    nulls: Sides | None = None      # NULLs (tables without a key)
+    only_intact: tuple = ()         # value samples one side only has (tables without a key)
+    # the same; on keyed text columns: labels the intact column never holds, most rows first
     only_broken: tuple = ()
-    sql_type: Sides | None = None
+    sql_type: Sides | None = None   # the SQL types, when they changed
+    # the same numbers written differently (10.0 -> 10): read from records written before issue 30,
+    # no longer measured, never evidence
     written_only: bool = False
-    sample: tuple[Sample, ...] = ()
+    sample: tuple[Sample, ...] = ()  # changed rows: key, label, observed and expected value
 
 
 @dataclass(frozen=True)
 class TableFacts:
+    """One changed table."""
+
     table: str
-    distance: int = 0
+    distance: int = 0                   # DAG edges from the mutated model
     rows_intact: int = 0
     rows_broken: int = 0
     rows_differing: int = 0
-    error: str | None = None
-    build_error: str | None = None
+    error: str | None = None            # the relation could not be read after the build
+    build_error: str | None = None      # dbt's message (the prompt writer's own fact of a build error)
     columns_missing: tuple = ()
     columns_extra: tuple = ()
-    relation_kind: Sides | None = None
-    key: tuple = ()
-    label: str | None = None
+    relation_kind: Sides | None = None  # the warehouse object type changed ("table" -> "view")
+    key: tuple = ()                     # the columns that identify a row
+    label: str | None = None            # the column that names the entity ("account_name")
     missing: RowSet | None = None
     extra: RowSet | None = None
     duplicates: Duplicates | None = None
@@ -156,13 +139,19 @@ class RelationKind:
         return {"table": self.table, "intact": self.intact, "broken": self.broken}
 
 
-# --------------------------------------------------------------------------- reading the wire
+# --------------------------------------------------------------------------- writing and reading the wire
 
 def _known(cls, d: dict) -> dict:
     unknown = set(d) - {f.name for f in fields(cls)}
     if unknown:
         raise ValueError(f"{cls.__name__} has no field {', '.join(sorted(unknown))} (adegen.facts.measured)")
     return d
+
+
+def wire(record: type, **values) -> dict:
+    """The wire dict of these fields of `record` (TableFacts, ColumnFacts, Sample, ...), in the order
+    given: how facts are written, so a key that is not a field fails where it is written."""
+    return _known(record, values)
 
 
 def _sides(d: dict | None) -> Sides | None:
@@ -224,8 +213,8 @@ def usable_tables(observation, unstable=frozenset()) -> list[dict]:
     skip = {str(t).lower() for t in unstable} | {str(t).lower() for t in details.get("nondeterministic_tables") or []}
     kind = details.get("relation_kind")
     if kind:
-        return [{"table": kind["table"], "distance": 0,
-                 "relation_kind": {"intact": kind["intact"], "broken": kind["broken"]}}]
+        return [wire(TableFacts, table=kind["table"], distance=0,
+                     relation_kind=wire(Sides, intact=kind["intact"], broken=kind["broken"]))]
     unstable_cols = {str(t).lower(): {str(c).lower() for c in cols}
                      for t, cols in (details.get("nondeterministic_columns") or {}).items()}
     out = []
@@ -242,10 +231,11 @@ def usable_tables(observation, unstable=frozenset()) -> list[dict]:
 
 def build_failed(table: str, message: str) -> dict:
     """The facts of a table whose model failed to build (dbt's message, cleaned)."""
-    return {"table": table, "distance": 0, "build_error": message}
+    return wire(TableFacts, table=table, distance=0, build_error=message)
 
 
 def kind_changed(kind: RelationKind, rows: tuple[int, int]) -> dict:
     """The facts of the mutated model's table when only its object kind changed."""
-    return {"table": kind.table, "distance": 0, "relation_kind": {"intact": kind.intact, "broken": kind.broken},
-            "rows_intact": rows[0], "rows_broken": rows[1], "rows_differing": 0}
+    return wire(TableFacts, table=kind.table, distance=0,
+                relation_kind=wire(Sides, intact=kind.intact, broken=kind.broken),
+                rows_intact=rows[0], rows_broken=rows[1], rows_differing=0)

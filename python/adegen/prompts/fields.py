@@ -12,6 +12,7 @@ import re
 from adegen.facts.measured import Sample
 from adegen.prompts import words
 from adegen.prompts.findings import Finding, sample_ratio
+from adegen.sql import types as sql_types
 
 
 # what `fields` sets beside the fields a sentence names (banks/placeholders.yaml): markers the code
@@ -293,12 +294,11 @@ def _far_off(f: Finding) -> bool:
     return bool(r) and (r >= 1.5 or r <= 1 / 1.5)
 
 
+_TYPE_WORDS = {"integer": "whole numbers", "decimal": "decimals", "text": "text"}
+
+
 def type_words(sql_type: str) -> str:
+    """A type in a user's words: its family (adegen.sql.types) where that has plain words, else its
+    name in lower case ("number", "interval", "date")."""
     t = str(sql_type).lower()
-    if re.match(r"(tinyint|smallint|integer|int|bigint|hugeint|u?int)", t):
-        return "whole numbers"
-    if re.match(r"(double|float|real|decimal|numeric)", t):
-        return "decimals"
-    if t.startswith(("varchar", "text", "string")):
-        return "text"
-    return t
+    return _TYPE_WORDS.get(sql_types.family(t), t)

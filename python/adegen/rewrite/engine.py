@@ -11,10 +11,9 @@ from adegen.rewrite.names import comment_words, words
 from adegen.rewrite.operators import OPERATORS
 from adegen.rewrite.text import Edit, Struct, compose, touched_lines
 
-# The most lines one site may touch: a pattern's `max_lines` (default MAX_LINES, at most
-# MAX_LINES_LIMIT). Most bugs are one small edit; a group of re-spelled labels spans its block.
+# The most lines one site may touch: a pattern's `max_lines` (default MAX_LINES; its bounds are in
+# schemas/pattern.schema.json). Most bugs are one small edit; a group of re-spelled labels spans its block.
 MAX_LINES = 2
-MAX_LINES_LIMIT = 12
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Each type is rendered by the dbt macro `ade_render_<type>(<args...>, project_name)` in
 macros/assertions/ (the dispatcher `ade_render_assertion` finds it by name; its parameters are the
 type's args in the order listed here). Adding a type = one entry here + one renderer macro + its
-case in python/tests/test_assertions.py. patterns.py validates pattern files against this table,
+case in python/tests/test_assertions.py. pattern_rules.py checks pattern files against this table,
 assertions.py validates and names the rendered tests with it."""
 from __future__ import annotations
 
