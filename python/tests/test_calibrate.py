@@ -2,17 +2,23 @@
 mocks): fake agent commands - one applies the solution patch, one does nothing, one edits the wrong
 model, one hangs (killed at the timeout with its children), one exits non-zero - each recorded
 correctly with its sandbox removed; `builtin:search` solves every task and records its tries; the
-pure parts (placeholders, usage parsing, diff, label, lineage) on small inputs."""
+pure parts (placeholders, usage parsing, diff, label, lineage) on small inputs. `--prepare` /
+`--grade` (any solver, people included): sandboxes laid out, one solved by hand (the setup patch
+reversed), one left alone, graded and recorded; a wrong DIR is one error naming the argument."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from adegen.calibrate.command import main as calibrate_main
 from adegen.calibrate.agent import AgentContext, check_template, parse_usage, render, run_agent_command
 from adegen.calibrate.diff import diff_stats
 from adegen.report.calibration import by_task, label, measured
@@ -189,3 +195,103 @@ def test_builtin_search_solves_every_task_and_records_its_tries(acme, cfg):
     assert {m.label for m in result.measured.values()} <= {"easy", "medium", "hard"}
     print({r.task_id: (next(t.difficulty for t in tasks if t.task_id == r.task_id), r.tries) for r in result.records})
     assert not any(c.workdir.iterdir())
+
+
+# --------------------------------------------------------------------------- any solver: --prepare / --grade
+
+
+def _mtimes(root: Path) -> set[int]:
+    return {(Path(h) / n).lstat().st_mtime_ns for h, ds, fs in os.walk(root) for n in ds + fs}
+
+
+def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
+    """Two sandboxes: in one the setup patch is reversed by hand (no dbt run: test_setup rebuilds),
+    the other is left alone. Graded: solved and unsolved, recorded as agent runs are
+    (calibration.jsonl, tasks.jsonl), the solver's sandboxes left as they were."""
+    out, tasks = acme
+    mine = tmp_path / "out"  # calibration writes into its OUTPUT_DIR: a copy of the shared build
+    shutil.copytree(out, mine, symlinks=True)
+    (mine / "tasks.jsonl").write_text("".join(json.dumps({"id": t.task_id}) + "\n" for t in tasks))
+    solve, leave = tasks[0], tasks[1]
+    dest = tmp_path / "by hand"
+    assert calibrate_main([str(mine), "--prepare", str(dest), "--tasks", solve.task_id, leave.task_id]) == 0
+    assert sorted(p.name for p in dest.iterdir()) == sorted([".adegen-prepared", solve.task_id, leave.task_id])
+    for t in (solve, leave):
+        box = dest / t.task_id
+        assert sorted(p.name for p in box.iterdir()) == ["PROMPT.md", "app"]
+        assert (box / "PROMPT.md").read_text() == t.prompts["base"] + "\n"
+        # nothing of the task but its broken state: no solution, tests, task.yaml or seeds
+        mine_only = {"task.yaml", "setup.sh", "solution.sh", "changes.patch", "_no-op.txt"} | {
+            p.name for d in ("tests", "seeds") for p in (t.task_dir / d).glob("*")}
+        assert not {p.name for p in box.rglob("*")} & mine_only
+        assert not (box / "app" / "setup").exists()
+        assert len(_mtimes(box / "app")) == 1  # setup.sh's one timestamp (in-process grading mode too)
+        for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state
+            assert (box / "app" / rel).read_bytes() != (t.project_dir / rel).read_bytes(), rel
+    r = subprocess.run(["patch", "-p1", "-R", "--batch", "-i", str(solve.task_dir / "setup" / "changes.patch")],
+                       cwd=dest / solve.task_id / "app", capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    capsys.readouterr()
+    assert calibrate_main([str(mine), "--grade", str(dest), "--solver", "a person", "--no-report"]) == 0, \
+        capsys.readouterr()
+    rows = {r["task_id"]: r for r in map(json.loads, (mine / "calibration.jsonl").read_text().splitlines())}
+    done, left = rows[solve.task_id], rows[leave.task_id]
+    assert done["solved"] and done["graded"] and done["agent"] == "a person" and done["key"] == "base", done
+    assert done["diff"]["files"] == sorted(patched_paths(solve.task_dir / "setup" / "changes.patch"))
+    assert done["tests"] and set(done["tests"].values()) == {"passed"}
+    assert not left["solved"] and left["graded"] and "failing tests" in left["reason"]
+    assert left["diff"] == {"files": [], "lines_added": 0, "lines_removed": 0}
+    assert done["exit_code"] is None and not done["timed_out"] and done["sandbox_removed"]
+    assert done["calibration_id"] == left["calibration_id"] and done["seconds"] >= 0
+    jsonl = (mine / "tasks.jsonl").read_text().splitlines()
+    measured = {r["id"]: r.get("measured_difficulty") for r in map(json.loads, jsonl)}
+    assert measured[solve.task_id]["solved"] == 1 and measured[solve.task_id]["agent"] == "a person"
+    assert measured[leave.task_id]["label"] == "unsolved"
+    assert not any(measured[t.task_id] for t in tasks[2:])
+    assert (dest / solve.task_id / "app" / "dbt_project.yml").is_file()  # left as the solver left it
+    assert not list((dest / solve.task_id / "app").rglob("AUTO_*"))  # grading ran on a copy
+
+
+def test_prepare_and_grade_refuse_a_wrong_dir(acme, tmp_path, capsys):
+    """Bad input, exit 2, one message naming the argument; nothing is written anywhere."""
+    out, _tasks = acme
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "notes.txt").write_text("mine\n")
+    (tmp_path / "empty").mkdir()
+    cases = [(["--prepare", str(full)], "--prepare", "not an empty directory"),
+             (["--prepare", str(full / "notes.txt")], "--prepare", "not an empty directory"),
+             (["--grade", str(tmp_path / "empty")], "--grade", "was not prepared"),
+             (["--grade", str(tmp_path / "missing")], "--grade", "was not prepared"),
+             (["--prepare", str(tmp_path / "new"), "--agent-command", "true"], "command line", "not allowed with"),
+             (["--prepare", str(tmp_path / "new"), "--solver", "me"], "--solver", "only with --grade")]
+    for args, names, says in cases:
+        capsys.readouterr()
+        assert calibrate_main([str(out), *args]) == 2, args
+        err = capsys.readouterr().err
+        assert f"{names}: " in err and says in err and "Traceback" not in err, (args, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "full"]
+    assert [p.name for p in full.iterdir()] == ["notes.txt"] and not any((tmp_path / "empty").iterdir())
+
+
+def test_a_failed_prepare_leaves_nothing_behind(acme, tmp_path, monkeypatch, capsys):
+    """The first sandbox is made (a stand-in for setup), the second fails: DIR is as it was."""
+    from adegen.calibrate.sandbox import Sandbox
+
+    out, tasks = acme
+    made = []
+
+    def prepare(self):
+        if made:
+            raise InputError("setup failed", file=self.app)
+        self.app.mkdir(parents=True)
+        (self.app / "dbt_project.yml").write_text("name: x\n")
+        made.append(self.root)
+
+    monkeypatch.setattr(Sandbox, "prepare", prepare)
+    (tmp_path / "empty").mkdir()
+    for dest in (tmp_path / "new", tmp_path / "empty"):
+        made.clear()
+        assert calibrate_main([str(out), "--prepare", str(dest), "--tasks", tasks[0].task_id, tasks[1].task_id]) == 2
+        assert made and "setup failed" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"] and not any((tmp_path / "empty").iterdir())

@@ -123,8 +123,11 @@ def test_task_yaml_validates_against_ade_bench():
 
 
 def test_scripts():
-    assert render_setup_sh(False) == ("#!/bin/bash\npatch -p1 < '/app/setup/changes.patch'\n\n"
-                                      "# Run dbt to materialize the broken state\ndbt deps\ndbt run\n")
+    assert render_setup_sh(False) == (
+        "#!/bin/bash\npatch -p1 --silent --no-backup-if-mismatch --reject-file=- < '/app/setup/changes.patch'\n\n"
+        "# Run dbt to materialize the broken state\ndbt deps\ndbt run\n\n"
+        "# One modification time for every file, so the changed one does not stand out\n"
+        "find . -exec touch -h -r dbt_project.yml {} +\n")
     assert "dbt seed\ndbt run\n" in render_setup_sh(True)
     assert render_solution_sh(["fct_orders"]) == ("#!/bin/bash\npatch -p1 < '/sage/solutions/changes.patch'\n\n"
                                                   "dbt run --select fct_orders\n")

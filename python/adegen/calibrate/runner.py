@@ -106,10 +106,14 @@ def run_once(task: TaskRef, cfg: CalibrationConfig, run: int, calibration_id: st
     return rec
 
 
+def new_calibration_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.monotonic_ns() % 100000:05d}"
+
+
 def calibrate(tasks: list[TaskRef], cfg: CalibrationConfig,
               say: Callable[[str], None] = lambda _s: None) -> Calibration:
     """Every task `cfg.runs` times; the records in (task, run) order and each task's measure."""
-    cid = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.monotonic_ns() % 100000:05d}"
+    cid = new_calibration_id()
     jobs = [(t, i) for t in tasks for i in range(1, cfg.runs + 1)]
 
     def one(job: tuple[TaskRef, int]) -> RunRecord:

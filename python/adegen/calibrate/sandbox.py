@@ -20,6 +20,7 @@ class SandboxConfig:
     workdir: Path  # the sandboxes are made under it
     mode: str = "inprocess"  # harness mode: "inprocess" (dbtRunner) or "script" (bash + dbt subprocesses)
     step_timeout: float = 900  # seconds per setup / test script or dbt call
+    root: Path | None = None  # the sandbox's own directory (None: a new one under workdir)
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Sandbox:
         self.runner = TrialRunner(task.task_dir, task.project_dir, task.db_file, "none", TrialConfig(
             workdir=config.workdir, mode=config.mode, timeout=config.step_timeout,
             packages_from=task.project_dir))
+        if config.root is not None:  # the emulation maps /app onto <root>/app, so app stays there
+            self.runner.root, self.runner.app = config.root.resolve(), config.root.resolve() / "app"
         self.root: Path = self.runner.root
         self.app: Path = self.runner.app
 
@@ -52,6 +55,14 @@ class Sandbox:
         """The broken state: project copy, database, setup.sh (its setup/ removed, as ade-bench does)."""
         self.runner.prepare()
         self.runner.setup()
+
+    def adopt(self, app: Path) -> None:
+        """Instead of prepare(): the state someone left in `app` (a `--prepare` sandbox's project),
+        to grade. The root's directories as prepare() makes them, then `app` copied whole as the
+        project (its database, dbt's target/ and installed packages included); `app` is only read."""
+        self.runner.prepare()
+        shutil.rmtree(self.app)
+        shutil.copytree(app, self.app, symlinks=True)
 
     def env(self) -> dict:
         """The environment an agent gets: the user's, with this interpreter's dbt first on PATH."""

@@ -127,13 +127,24 @@ def render_task_yaml(plan: TaskPlan) -> str:
     return plan.task_yaml().render()
 
 
+# setup.sh leaves nothing that tells the changed file from the others. Its patch writes no backup
+# (.orig) or reject (.rej) file, and no "patching file <path>" line in the terminal: ade-bench runs
+# setup.sh in the tmux session the agent then works in.
+SETUP_PATCH = "patch -p1 --silent --no-backup-if-mismatch --reject-file=- < '/app/setup/changes.patch'"
+# The patched file (and its directory) would still be the newest of the project, so setup.sh ends by
+# giving every file and directory under /app the modification time of dbt_project.yml (symlinks
+# themselves, not their targets; GNU find and touch, as in ade-bench's Debian image). Only /app itself
+# changes afterwards: ade-bench removes setup.sh and setup/ from it.
+SAME_MTIME = "find . -exec touch -h -r dbt_project.yml {} +"
+
+
 def render_setup_sh(seed_based: bool, build_may_fail: bool = False) -> str:
     run = "dbt run || true" if build_may_fail else "dbt run"
-    body = ["#!/bin/bash", "patch -p1 < '/app/setup/changes.patch'", "",
+    body = ["#!/bin/bash", SETUP_PATCH, "",
             "# Run dbt to materialize the broken state", "dbt deps"]
     if seed_based:
         body.append("dbt seed")
-    body.append(run)
+    body += [run, "", "# One modification time for every file, so the changed one does not stand out", SAME_MTIME]
     return "\n".join(body) + "\n"
 
 

@@ -24,14 +24,18 @@ from adegen.dbt.gradable import make_gradable
 from adegen.dbt.packages import package_entries
 from adegen.dbt.scratch import differing_files, tree_stats
 from adegen.tasks.gnupatch import apply_patch
+from adegen.tasks.taskgen import SAME_MTIME
 from adegen.adebench.procedure.emulate import plan_script
 from adegen.validate.duckdb import proving
 from adegen.validate.duckdb.fullprove import DBT_CLI_STARTUP, DuckDBRun
 from adegen.validate.duckdb.jobs import GradeJob, StateJob
 from adegen.validate.rules.proof import Fallback, GradedTrials, ProveRequest, SolvedState
 
+# setup.sh's patch may carry the options that leave no trace (taskgen.SETUP_PATCH): none changes
+# what the patch does to the files
+_QUIET = r"(?:\s+(?:--silent|--no-backup-if-mismatch|--reject-file=-))*"
 _PATCH_LINE = {
-    "setup": re.compile(r"""^patch\s+-p1\s*<\s*(['"]?)/app/setup/changes\.patch\1\s*$"""),
+    "setup": re.compile(r"^patch\s+-p1" + _QUIET + r"""\s*<\s*(['"]?)/app/setup/changes\.patch\1\s*$"""),
     "solution": re.compile(r"""^patch\s+-p1\s*<\s*(['"]?)/sage/solutions/changes\.patch\1\s*$"""),
 }
 # files a project copy may legitimately have different from the project
@@ -103,7 +107,7 @@ def eligible(run: DuckDBRun, req: ProveRequest) -> tuple[list[str] | None, str]:
     setup = plan_script(_read(task_dir / "setup.sh"))
     if setup is None or not all(
             (k == "dbt" and val in (["deps"], ["seed"], ["run"])) or
-            (k == "bash" and all(_PATCH_LINE["setup"].match(x) for x in _lines(val)))
+            (k == "bash" and all(_PATCH_LINE["setup"].match(x) or x == SAME_MTIME for x in _lines(val)))
             for k, val in setup):
         return None, "setup.sh is not the patch + dbt deps/seed/run script adegen writes"
     sol = plan_script(_read(task_dir / "solution.sh"))
