@@ -25,6 +25,7 @@ from adegen.discover.layers import assign_layers, nodes_from_manifest
 from adegen.catalog.patterns import load_catalog
 from adegen.rewrite.context import ModelContext
 from adegen.rewrite.engine import apply_site, sites_for_model
+from adegen.rewrite.stories import tell
 from adegen.calibrate.agent import AgentRun
 from adegen.calibrate.sandbox import Sandbox
 
@@ -76,12 +77,13 @@ def lineage(manifest: dict, tables: tuple[str, ...]) -> list[tuple[str, str]]:
 
 def inverse_tries(intact: str, broken: str, ctx: ModelContext, catalog) -> tuple[int, bool]:
     """(sites examined, whether one's inverse applies): the catalog's sites on `intact` in order,
-    until one whose edit gives exactly `broken`."""
+    until one whose edit gives exactly `broken`, alone or inside the story a build makes it in
+    (adegen.rewrite.stories: the same stable choice, so one try covers both)."""
     tries = 0
     for sites in sites_for_model(intact, catalog, ctx, "duckdb").values():
         for site in sites:
             tries += 1
-            if apply_site(intact, site) == broken:
+            if apply_site(intact, site) == broken or tell(intact, site, ctx.name)[0] == broken:
                 return tries, True
     return tries, False
 

@@ -31,10 +31,10 @@ def tell(raw: str, site, model_name: str) -> tuple[str, Story | None]:
     plain = raw[:site.start] + site.after + raw[site.end:]
     if getattr(site, "companions", ()):
         return plain, None
-    fits = drafts(raw, model_name, slip)
-    if not fits:
+    told = [(d.story, text) for d in drafts(raw, model_name, slip)
+            if (text := compose(raw, slip, d)) is not None and text != plain]
+    if not told:
         return plain, None
     seed = hashlib.sha256(f"{model_name}\0{site.pattern_id}\0{site.index}\0{raw}".encode()).digest()
-    pick = fits[int.from_bytes(seed[:4], "big") % len(fits)]
-    text = compose(raw, slip, pick)
-    return (plain, None) if text is None or text == plain else (text, pick.story)
+    story, text = told[int.from_bytes(seed[:4], "big") % len(told)]
+    return text, story

@@ -87,7 +87,19 @@ def compose(raw: str, slip: Slip, draft: Draft) -> str | None:
         out.append(e.text)
         pos = e.end
     out.append(raw[pos:])
-    return "".join(out)
+    text = "".join(out)
+    plain = raw[:slip.start] + slip.after + raw[slip.end:]
+    if _statements(text) != _statements(plain):
+        return None  # a story never moves a Jinja statement or comment out of its place (an `{% endif %}` cut off)
+    return text
+
+
+_STATEMENT = re.compile(r"\{%.*?%\}|\{#.*?#\}", re.S)
+
+
+def _statements(text: str) -> list[str]:
+    """The Jinja statements and comments of a text, in order, as written."""
+    return _STATEMENT.findall(text)
 
 
 def keyword_upper(model: Model) -> bool:
