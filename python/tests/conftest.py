@@ -15,8 +15,8 @@ Keep this file small: one documented fixture per shared need.
 * `acme_run_record` - the run record that build wrote (`<output>/.adegen/runs/*.json`): the --json
   document plus per task its layer, prompt levels, observation (changed tables, measured facts) and
   proof seconds, and the discovery graph.
-* `schemafix_built` - a validated build of fixtures/schemafix (marts in a custom schema, one model
-  aliased: `--pick all --yes --json`, no ade-bench), once per session: (output dir, --json document).
+* `schemafix_built` - a validated build of fixtures/schemafix (marts and seeds in custom schemas, one
+  model aliased: `--pick all --yes --json`, no ade-bench), once per session: (output dir, --json document).
 """
 from __future__ import annotations
 
@@ -181,8 +181,9 @@ def acme_run_record(acme_tasks_built) -> dict:
 
 @pytest.fixture(scope="session")
 def schemafix_built(fixtures_dir, tmp_path_factory, adegen_cache) -> tuple[Path, dict]:
-    """fixtures/schemafix built and proven: its marts live in main_analytics (`+schema`), and
-    customer_revenue is built as main_analytics.revenue_by_customer (`alias`)."""
+    """fixtures/schemafix built and proven: its marts live in main_analytics (`+schema`),
+    customer_revenue is built as main_analytics.revenue_by_customer (`alias`), and its seeds (in
+    ade-bench's test phase the solution seeds too) load into main_raw."""
     import json
 
     from reliability_kit import build_env, run_build

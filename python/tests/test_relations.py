@@ -4,7 +4,8 @@ A project with custom schemas (`+schema`) builds models in `main_<schema>`, and 
 model's relation after something else than the model: ade-bench's tests grade `ref('<model>')`, so
 the screening, the proofs, the seed export and the tests adegen writes must all read the relation
 dbt really built. fixtures/schemafix has both: its marts live in main_analytics and customer_revenue
-is built as main_analytics.revenue_by_customer.
+is built as main_analytics.revenue_by_customer; its seeds, and so the solution seeds of its tasks in
+ade-bench's test phase, load into main_raw (ref() finds them there).
 """
 from __future__ import annotations
 
@@ -193,3 +194,27 @@ def test_the_next_steps_keep_such_seeds_from_ade_benchs_seed_export(schemafix_bu
     for t in doc["tasks"]:
         seeded = f"ade run {t['task_id']} --db duckdb --project-type dbt --agent sage --seed" in steps
         assert seeded == (t["task_id"] not in away), t["task_id"]
+
+
+def test_ade_benchs_test_phase_grades_the_relation_dbt_built(schemafix_built, tmp_path):
+    """A whole emulated sage trial of the aliased model's task (ade-bench's procedure: setup.sh,
+    solution.sh, test_setup, seeds, `dbt test`): it resolves, and its database shows where things
+    were: the graded model in main_analytics under its alias, the solution seed where the project's
+    seeds go (main_raw), nothing of either in main."""
+    from adegen.adebench.procedure import run_harness
+    from adegen.adebench.procedure.dbfiles import list_relations
+
+    out, doc = schemafix_built
+    task = tmp_path / "task"
+    shutil.copytree(_task(doc, "customer_revenue")["path"], task)
+    res = run_harness(task, out / "projects" / "schemafix", out / "databases" / "schemafix.duckdb", "sage",
+                      keep=True, workdir=tmp_path / "trial", mode="inprocess")
+    try:
+        assert res.resolved, res.output_tail()
+        assert res.tests["AUTO_customer_revenue_equality"] == "passed"
+        rels = list_relations(Path(res.root) / "app" / "schemafix.duckdb")
+        assert (MARTS, "revenue_by_customer") in rels and ("main_raw", "solution__customer_revenue") in rels
+        assert not {("main", "customer_revenue"), ("main", "revenue_by_customer"),
+                    ("main", "solution__customer_revenue")} & set(rels)
+    finally:
+        shutil.rmtree(res.root, ignore_errors=True)
