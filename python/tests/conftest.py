@@ -15,6 +15,8 @@ Keep this file small: one documented fixture per shared need.
 * `acme_run_record` - the run record that build wrote (`<output>/.adegen/runs/*.json`): the --json
   document plus per task its layer, prompt levels, observation (changed tables, measured facts) and
   proof seconds, and the discovery graph.
+* `schemafix_built` - a validated build of fixtures/schemafix (marts and seeds in custom schemas, one
+  model aliased: `--pick all --yes --json`, no ade-bench), once per session: (output dir, --json document).
 """
 from __future__ import annotations
 
@@ -48,7 +50,8 @@ SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_repor
 # longest-processing-time rule), and the many short modules fill in after.
 LONG_GROUPS = ("acme-build", "test_userbase.py", "test_stories.py", "test_diff_candidates.py", "test_build_snowflake_emulator.py", "test_dbt_versions.py",
                "test_bulk_plan.py", "test_bulk.py", "test_real_projects.py", "test_validate_snowflake.py",
-               "test_reliability_faults.py", "test_reliability_inputs.py", "test_validate_e2e.py", "test_emulator.py",
+               "test_reliability_faults.py", "test_reliability_inputs.py", "test_validate_e2e.py", "test_relations.py",
+               "test_emulator.py",
                "test_discover.py", "test_calibrate_bulk.py")
 
 
@@ -176,3 +179,20 @@ def acme_run_record(acme_tasks_built) -> dict:
 
     _out, doc = acme_tasks_built
     return json.loads(Path(doc["run_record"]).read_text())
+
+
+@pytest.fixture(scope="session")
+def schemafix_built(fixtures_dir, tmp_path_factory, adegen_cache) -> tuple[Path, dict]:
+    """fixtures/schemafix built and proven: its marts live in main_analytics (`+schema`),
+    customer_revenue is built as main_analytics.revenue_by_customer (`alias`), and its seeds (in
+    ade-bench's test phase the solution seeds too) load into main_raw."""
+    import json
+
+    from reliability_kit import build_env, run_build
+
+    out = tmp_path_factory.mktemp("schemafix-built") / "ade-bench-tasks"
+    env = build_env(tmp_path_factory.mktemp("schemafix-built-home"))
+    r = run_build([fixtures_dir / "schemafix", "--output-dir", out, "--pick", "all", "--yes", "--json"], env,
+                  timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out, json.loads(r.stdout)

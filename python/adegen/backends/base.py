@@ -135,18 +135,20 @@ class Backend:
         """Step 1 of the spec's next steps: verify database access."""
         return ["1. Verify database access: " + (db_note or "")]
 
-    def seed_steps(self, task_ids: list[str], tasks_dir: Path) -> list[str]:
-        """Step 3 of the spec's next steps: the solution seeds."""
+    def seed_steps(self, task_ids: list[str], tasks_dir: Path, keep: dict[str, list[str]] | None = None) -> list[str]:
+        """Step 3 of the spec's next steps: the solution seeds. `keep`: task -> the graded relations
+        ade-bench's `--seed` cannot read (not `main.<table>`), whose seeds must stay adegen's."""
         return [f"3. --seed export is DuckDB-only: run without --seed and write test SQL by hand, or seed "
                 "from a DuckDB extract:"] + [
             f"   ade run {t} --db {self.name} --project-type dbt --agent sage --tasks-dir {_q(tasks_dir)}"
             for t in task_ids]
 
-    def harness_commands(self, task_id: str, tasks_dir: Path) -> list[list[str]]:
-        """Phase 5 `ade run ... --agent sage` commands for one task (with --seed first when it works)."""
+    def harness_commands(self, task_id: str, tasks_dir: Path, seed: bool = True) -> list[list[str]]:
+        """Phase 5 `ade run ... --agent sage` commands for one task (with --seed first when it works
+        and `seed`: False for a task whose seeds --seed cannot re-export)."""
         base = ["ade", "run", task_id, "--db", self.name, "--project-type", "dbt", "--agent", "sage"]
         tail = ["--tasks-dir", str(tasks_dir)]
-        return ([base + ["--seed"] + tail] if self.seed_export else []) + [base + tail]
+        return ([base + ["--seed"] + tail] if self.seed_export and seed else []) + [base + tail]
 
     def install_extras(self, location: str) -> list[str]:
         """Commands beyond ade-bench's clone/install/databases that this database needs."""

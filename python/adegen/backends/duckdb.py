@@ -133,11 +133,19 @@ class DuckDBBackend(Backend):
         return None, (f"the harness expects {target}; build the project's database ({src}), save it with "
                       "DuckDB storage version v1.0.0 and copy it there, or re-run with --db-path DIR")
 
-    def seed_steps(self, task_ids: list[str], tasks_dir: Path) -> list[str]:
-        return ["3. Generate seeds (DuckDB only; tasks proven by adegen already carry seeds/ exported from the same "
-                "database, and --seed re-exports them inside ade-bench):"] + [
+    def seed_steps(self, task_ids: list[str], tasks_dir: Path, keep: dict[str, list[str]] | None = None) -> list[str]:
+        keep = keep or {}
+        steps = ["3. Generate seeds (DuckDB only; tasks proven by adegen already carry seeds/ exported from the same "
+                 "database, and --seed re-exports them inside ade-bench):"] + [
             f"   ade run {t} --db duckdb --project-type dbt --agent sage --seed --tasks-dir {_q(tasks_dir)}"
-            for t in task_ids]
+            for t in task_ids if t not in keep]
+        if keep:
+            # ade-bench's --seed COPYs each table_name unqualified (main.<table>), while its tests
+            # grade ref('<table>'): a model in a custom schema or under an alias is exported wrongly
+            steps.append("   Do not run --seed for " + "; ".join(f"{t} (grades {', '.join(keep[t])})" for t in keep)
+                         + ": ade-bench's --seed reads each table as main.<table_name>, and dbt builds these "
+                         "elsewhere; their seeds/ were exported where the tests compare")
+        return steps
 
 
 class _TargetFacts:

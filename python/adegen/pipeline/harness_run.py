@@ -207,10 +207,10 @@ def availability(runner: Runner = subprocess.run, timeout: float = CHECK_TIMEOUT
     return Availability(ade[0] and docker[0], ade, docker)
 
 
-def commands(task_id: str, db_type: str, tasks_dir: Path) -> list[list[str]]:
-    """Phase 5 commands for one task: `--seed` first where ade-bench can export seeds (DuckDB),
-    then without; the database's backend decides."""
-    return backends.get(db_type).harness_commands(task_id, tasks_dir)
+def commands(task_id: str, db_type: str, tasks_dir: Path, seed: bool = True) -> list[list[str]]:
+    """Phase 5 commands for one task: `--seed` first where ade-bench can export seeds (DuckDB) and
+    `seed`, then without; the database's backend decides."""
+    return backends.get(db_type).harness_commands(task_id, tasks_dir, seed)
 
 
 @dataclass(frozen=True)
@@ -221,6 +221,7 @@ class HarnessCall:
     runner: Runner = subprocess.run
     timeout: float = RUN_TIMEOUT
     avail: Availability | None = None
+    no_seed: frozenset = frozenset()  # tasks whose seeds --seed cannot re-export (summary.seed_unreachable)
 
 
 def run_tasks(task_ids: list[str], db_type: str, tasks_dir: Path, *, say: Callable[[str], None],
@@ -235,7 +236,7 @@ def run_tasks(task_ids: list[str], db_type: str, tasks_dir: Path, *, say: Callab
         return {"ran": False, "reason": why, "results": []}
     out: list[dict] = []
     for tid in task_ids:
-        for cmd in commands(tid, db_type, tasks_dir):
+        for cmd in commands(tid, db_type, tasks_dir, tid not in call.no_seed):
             label = "with --seed" if "--seed" in cmd else "without --seed"
             say(f"--run-harness: {' '.join(cmd)}")
             try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shlex
 import time
 
+from adegen.core.errors import AdegenError
+from adegen.dbt.relations import ModelRelations
 from adegen.pipeline import harness_run as ade_run
 from adegen.pipeline import runtime, verify_slow
 from adegen.pipeline.context import RunContext
@@ -69,7 +71,8 @@ def finish(ctx: RunContext, written: list[str]) -> int:
 def _run_harness(ctx: RunContext, written: list[str], tasks_dir) -> None:
     ui = ctx.ui
     ui.say("Phase 5 (--run-harness): ade-bench's harness")
-    ctx.doc.harness_run = ade_run.run_tasks(written, ctx.project.adapter_type, tasks_dir, say=ui.say)
+    call = ade_run.HarnessCall(no_seed=frozenset(seed_unreachable(ctx, written)))
+    ctx.doc.harness_run = ade_run.run_tasks(written, ctx.project.adapter_type, tasks_dir, say=ui.say, call=call)
     for r in ctx.doc.harness_run["results"]:
         if r["verdict"] != "PASS":
             ctx.report.warnings.append(f"{r['task_id']}: harness {r['line']}")
@@ -84,7 +87,7 @@ def next_steps(ctx: RunContext, task_ids: list[str], db_note: str | None) -> lis
     steps = backend.access_steps(ctx.project, db_note)
     steps.append("2. Review the generated tests/ directories (custom assertions must name real models and "
                  "columns; names never start with AUTO_).")
-    steps += backend.seed_steps(task_ids, tasks_dir)
+    steps += backend.seed_steps(task_ids, tasks_dir, seed_unreachable(ctx, task_ids))
     steps.append("4. Validate by running again without --seed:")
     steps += [f"   ade run {t} --db {db} --project-type dbt --agent sage --tasks-dir {quoted}" for t in task_ids]
     steps.append("5. Test with a real agent:")
@@ -94,3 +97,22 @@ def next_steps(ctx: RunContext, task_ids: list[str], db_note: str | None) -> lis
         steps.append("Reminder: ade-bench is not installed yet; install it before the tasks can run "
                      "(see the commands printed at the start).")
     return steps
+
+
+def seed_unreachable(ctx: RunContext, task_ids: list[str]) -> dict[str, list[str]]:
+    """task -> the relations it grades that ade-bench's `--seed` export cannot read: it COPYs each
+    `table_name` unqualified (main.<table>), while the tests grade ref('<table>'), wherever dbt
+    builds the model (a custom schema, an alias). Known only from a validator's intact build."""
+    if ctx.validator is None or not ctx.backend.seed_export or not task_ids:
+        return {}
+    try:
+        rels = ModelRelations.from_models(ctx.validator.baseline_info().get("models") or {})
+    except AdegenError:
+        return {}
+    out: dict[str, list[str]] = {}
+    for tid in task_ids:
+        graded = (ctx.report.task_details.get(tid) or {}).get("graded_tables") or []
+        away = [str(r) for t in graded if (r := rels.of(t)) is not None and not r.unqualified(t)]
+        if away:
+            out[tid] = away
+    return out

@@ -26,7 +26,7 @@ from adegen.core.settings import get_settings
 
 SHIFT_DAYS = 40
 FOUND = f"changes when the clock moves {SHIFT_DAYS} days (found by execution)"
-_PYTHONPATH = str(Path(__file__).resolve().parents[2])  # the directory holding the adegen package
+_PYTHONPATH = str(Path(__file__).resolve().parents[3])  # the directory holding the adegen package
 
 
 def faketime_path() -> str | None:

@@ -17,8 +17,9 @@ from adegen.validate.rules.oracle import columns, compare_relations
 
 
 def unstable_tables(reference: Path, other: Path, tables: list[str]) -> dict[str, list[str]]:
-    """{alias: unstable columns} for the `tables` ("schema.alias") of two snapshot databases that
-    differ; [] when the rows themselves differ (count or column set), so no column list helps."""
+    """{"schema.alias": unstable columns} for the `tables` ("schema.alias", where dbt built each
+    model) of two snapshot databases that differ; [] when the rows themselves differ (count or
+    column set), so no column list helps."""
     out: dict[str, list[str]] = {}
     con = duckdb.connect(str(reference), read_only=True)
     try:
@@ -33,10 +34,10 @@ def unstable_tables(reference: Path, other: Path, tables: list[str]) -> dict[str
                 continue
             if d.error or d.column_set_differs or d.rows_base != d.rows_mut:
                 if d.error is None or "does not exist" not in d.error:
-                    out[alias] = []
+                    out[t] = []
                 continue
             if d.visible:
-                out[alias] = differing_columns(con, a, b, columns(con, a))
+                out[t] = differing_columns(con, a, b, columns(con, a))
     finally:
         con.close()
     return out

@@ -168,8 +168,10 @@ def apply_patches(task_dir: Path, project_copy: Path, touched: list[str], scratc
     return mutants, ""
 
 
-def _model_tables(run: DuckDBRun) -> tuple[str, ...]:
-    return tuple(sorted({m["alias"].lower() for m in run.base.models.values() if m["materialized"] != "ephemeral"}))
+def _model_tables(run: DuckDBRun) -> tuple:
+    """(model name, where dbt builds it) of every model with a relation (the names a task's
+    solution seeds take)."""
+    return tuple(sorted(run.base.relations().by_name.items()))
 
 
 class PreparedProof:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Protocol
 
 from adegen.adebench.procedure import dbfiles
 from adegen.adebench.procedure.seeds import check_table, export_solution_seeds
+from adegen.dbt.relations import Relation
 from adegen.validate.duckdb import proving
 from adegen.validate.duckdb.jobs import Baseline, TrialJob, WorkerConfig
 from adegen.validate.rules.proof import GradedTrials, ProveRequest, SolvedState, TrialSummary, ordered_union
@@ -71,9 +72,16 @@ class DuckDBRun:
     def workdir(self, req: ProveRequest) -> Path:
         return self.root / "prove" / req.task_dir.name
 
+    def graded(self, tables: list[str]) -> dict[str, Relation]:
+        """Where each graded table is: the relation ade-bench's `ref('<table>')` resolves to, where
+        dbt builds the model (custom schema, alias; adegen.dbt.relations)."""
+        rels = self.base.relations()
+        return {t: rels.graded(t) for t in tables}
+
     def write_seeds(self, req: ProveRequest, solved: SolvedState) -> None:
-        """The CSVs and _no-op.txt as `ade run --seed` writes them."""
-        export_solution_seeds(solved.db, req.tables, req.spec.project_name, req.task_dir / "seeds")
+        """The CSVs and _no-op.txt as `ade run --seed` writes them, read where the tests grade."""
+        export_solution_seeds(solved.db, req.tables, req.spec.project_name, req.task_dir / "seeds",
+                              self.graded(req.tables))
 
     def seed_tables(self, db: Path, tables: list[str], other_db: Path | None = None
                     ) -> tuple[list[str], dict[str, list[str]]]:
@@ -84,16 +92,18 @@ class DuckDBRun:
         excludes: dict[str, list[str]] = {}
         present = dbfiles.list_relations(db)
         unstable = self.base.nondeterministic
+        graded = self.graded(tables)
         for t in tables:
-            if ("main", t.lower()) not in present:
-                problems.append(f"the solved state has no table main.{t}")
+            rel = graded[t]
+            if rel.key not in present:
+                problems.append(f"the solved state has no table {rel} (where dbt builds {t})")
                 continue
             clock = self.base.clock.get(self.base.uid_of(t) or "")
             if clock:
                 problems.append(f"{t} depends on the clock ({clock}): a solution seed exported today fails "
                                 "when the task runs later")
                 continue
-            chk = check_table(db, t, other_db=other_db)
+            chk = check_table(db, t, other_db=other_db, relation=rel)
             if t in unstable and not unstable[t]:
                 problems.append(f"{t} is nondeterministic: two builds of the intact project (another input "
                                 "order and thread count) differ in its rows; it cannot be a solution seed")

@@ -23,6 +23,7 @@ from adegen.core.graph import ProjectGraph
 from adegen.dbt.clock import clock_reasons
 from adegen.dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
 from adegen.dbt.profiles import write_profiles as write_profiles_dir
+from adegen.dbt.relations import is_current, node_relation
 from adegen.adebench.procedure import dbfiles
 from adegen.sql.quote import ident
 from adegen.validate.duckdb import clockcheck
@@ -97,16 +98,20 @@ def warm_app(cfg: WorkerConfig) -> int:
 
 
 def manifest_facts(manifest: dict) -> dict:
+    """The models (name, path, package, where dbt builds them, materialization, parents), their
+    children, and whether the project's raw data comes from its seeds."""
     nodes = manifest.get("nodes", {})
     models, seeds = {}, {}
     for uid, n in nodes.items():
         if n.get("resource_type") == "model":
+            rel = node_relation(n)  # where dbt builds it: custom schema, alias (adegen.dbt.relations)
             models[uid] = {"name": n["name"], "path": n.get("original_file_path"),
-                           "package": n.get("package_name"), "schema": n.get("schema"),
-                           "alias": n.get("alias") or n["name"], "database": n.get("database"),
-                           "materialized": (n.get("config") or {}).get("materialized", "view")}
+                           "package": n.get("package_name"), "schema": rel.schema,
+                           "alias": rel.identifier, "database": rel.database,
+                           "materialized": (n.get("config") or {}).get("materialized", "view"),
+                           "current": is_current(n)}  # what ref('<name>') resolves to (versioned models)
         elif n.get("resource_type") == "seed":
-            seeds[uid] = ((n.get("schema") or "").lower(), (n.get("alias") or n["name"]).lower())
+            seeds[uid] = node_relation(n).key
     seed_rel = set(seeds.values())
     sources = manifest.get("sources", {})
     seed_sources = [uid for uid, s in sources.items()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from adegen.core.graph import ProjectGraph
+from adegen.dbt.relations import ModelRelations
 from adegen.validate.workers.budget import Budget
 from adegen.validate.rules.contract import StorageChoice
 
@@ -49,7 +50,7 @@ class Baseline:
     user_relations: list = field(default_factory=list)  # model relations the user's database file holds
     from_user: bool = False   # the baseline is the user's database after one intact `dbt run` (validate.userbase)
     user_stale: list = field(default_factory=list)  # model relations that run changed (the file was not up to date)
-    nondeterministic: dict = field(default_factory=dict)  # alias -> unstable columns ([]: the rows differ)
+    nondeterministic: dict = field(default_factory=dict)  # model name -> unstable columns ([]: the rows differ)
     clock: dict = field(default_factory=dict)  # uid -> why the model reads the clock (adegen.dbt.clock): never graded
     shifted_days: int = 0  # the shadow build ran this many days ahead (validate.clockcheck; 0: today's clock)
     packages: list = field(default_factory=list)
@@ -64,9 +65,22 @@ class Baseline:
         m = self.models[uid]
         return m["schema"], m["alias"]
 
+    def relations(self) -> ModelRelations:
+        """model name -> where dbt builds it (adegen.dbt.relations: custom schemas, aliases)."""
+        return ModelRelations.from_models(self.models)
+
     def uid_of(self, table: str) -> str | None:
+        """The model a task's `table_name` names: ade-bench grades it as `ref('<table_name>')`,
+        so by model name (never by alias: an aliased model's relation is not its name)."""
         t = table.lower()
-        return next((u for u, m in self.models.items() if m["alias"].lower() == t), None)
+        named = [u for u, m in self.models.items() if m["name"].lower() == t]
+        return next((u for u in named if self.models[u].get("current", True)), named[0] if named else None)
+
+    def uid_at(self, relation: str) -> str | None:
+        """The model built at "schema.identifier" (a snapshot table's name)."""
+        schema, _, identifier = relation.lower().partition(".")
+        return next((u for u, m in self.models.items()
+                     if (m["schema"].lower(), m["alias"].lower()) == (schema, identifier)), None)
 
 
 @dataclass(frozen=True)
@@ -94,7 +108,7 @@ class StateJob:
     mutants: tuple = ()             # (model path, bytes setup.sh's patch leaves) per patched file
     tables: tuple = ()
     project_name: str = ""
-    tables_all: tuple = ()
+    tables_all: tuple = ()          # (model name, Relation) of every model table (fastprove._model_tables)
     budget_seconds: float | None = None
 
 

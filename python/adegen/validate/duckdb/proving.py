@@ -214,10 +214,11 @@ def grade_job(cfg: WorkerConfig, job: GradeJob) -> dict:
 
 
 def all_solution_seeds_no_op(root: Path, baseline_db: str, project_name: str, tables_all) -> Path:
-    """A _no-op.txt naming solution__<t> with its column types for every table of the intact
-    build. Merged into the grading app's dbt_project.yml up front, it makes the file the same for
-    every task (the task's own _no-op.txt merges to the same text), so dbt never re-parses the
-    whole project for a project-config change between tasks."""
+    """A _no-op.txt naming solution__<model> with its column types for every model table of the
+    intact build (`tables_all`: (model name, Relation) pairs, where dbt built each). Merged into the
+    grading app's dbt_project.yml up front, it makes the file the same for every task (the task's
+    own _no-op.txt merges to the same text), so dbt never re-parses the whole project for a
+    project-config change between tasks."""
     from adegen.adebench.procedure.seeds import no_op_text, table_schema
 
     out = Path(root) / f"all-no-op-{project_name}.txt"
@@ -225,10 +226,10 @@ def all_solution_seeds_no_op(root: Path, baseline_db: str, project_name: str, ta
         return out
     con = duckdb.connect(str(baseline_db), read_only=True)
     try:
-        names = [r[0] for r in con.execute(
-            "select distinct table_name from information_schema.tables "
-            "where table_catalog = current_database() order by 1").fetchall()]
-        schemas = {t: table_schema(con, t) for t in names if t.lower() in set(tables_all)}
+        present = {(s.lower(), t.lower()) for s, t in con.execute(
+            "select table_schema, table_name from information_schema.tables "
+            "where table_catalog = current_database()").fetchall()}
+        schemas = {name: table_schema(con, rel) for name, rel in sorted(tables_all) if rel.key in present}
     finally:
         con.close()
     out.parent.mkdir(parents=True, exist_ok=True)

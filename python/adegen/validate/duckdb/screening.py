@@ -173,7 +173,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     dist = base.graph.downstream_of(roots)
     sel = {u: models[u] for u in dist}
     facts = ScreenFacts(job.uid, models, dist, job.symptom, job.difficulty,
-                        unstable={u for u in sel if models[u]["alias"] in base.nondeterministic},
+                        unstable={u for u in sel if models[u]["name"] in base.nondeterministic},
                         clock={u: base.clock[u] for u in sel if u in base.clock},
                         details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
     names = [models[u]["name"] for u in roots]
@@ -230,7 +230,8 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
                 facts.stopped = DropCode.RUNAWAY, (f"runaway: {mm['alias']} has {n:.2g} rows after "
                                                    f"{run.seconds:.0f} s, over 20x its intact rows")
                 return judge(facts, None)
-            facts.diffs[u] = oracle.compare_relations(con, mm["alias"], base_rel, mut_rel)
+            # named as tasks name it (the model: ref() finds its relation), compared where dbt built it
+            facts.diffs[u] = oracle.compare_relations(con, mm["name"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
         facts.relation_kind = _relation_kind(con, cfg.db_name, m)
         obs = judge(facts, RelationInspector(con, rels, facts.dist, tuple(roots) if job.extra else job.uid))
@@ -245,4 +246,4 @@ def _relation_kind(con, db_name: str, m: dict) -> RelationKind | None:
     is unknown, e.g. ephemeral)."""
     intact = evidence.configured_kind(m["materialized"])
     broken = evidence.relation_kind(con, db_name, m["schema"], m["alias"])
-    return None if intact is None or broken is None else RelationKind(m["alias"], intact, broken)
+    return None if intact is None or broken is None else RelationKind(m["name"], intact, broken)

@@ -200,11 +200,13 @@ class Validator:
         clock (found by execution: added to `base.clock`); nondeterministic otherwise. {table: why}
         of the clock-dependent ones the shifted build changed (None: it ran with today's clock)."""
         diff = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db), base.snapshot_tables)
-        uids = {a: base.uid_of(a) for a in diff}
+        # snapshot tables are "schema.alias" (where dbt built each model); reported by model name
+        uids = {rel: u for rel in diff if (u := base.uid_at(rel)) is not None}
+        name = {rel: base.models[u]["name"] for rel, u in uids.items()}
         changed = None
         if shadow.shifted_days:
-            changed = {a: base.clock[u] for a, u in uids.items() if u in base.clock}
-            suspects = {u: base.models[u] for u in uids.values() if u in base.models and u not in base.clock}
+            changed = {name[r]: base.clock[u] for r, u in uids.items() if u in base.clock}
+            suspects = {u: base.models[u] for u in uids.values() if u not in base.clock}
             if suspects:
                 self.progress(f"validate: {len(suspects)} table(s) changed {shadow.shifted_days} days ahead; "
                               "building them again with today's clock")
@@ -212,12 +214,12 @@ class Validator:
                 if isinstance(snap, str):
                     rels = [f"{m['schema']}.{m['alias']}" for m in suspects.values()]
                     still = unstable_tables(Path(base.snapshot_db), Path(snap), rels)
-                    for a, u in uids.items():
-                        if u in suspects and a not in still:
-                            base.clock[u] = changed[a] = clockcheck.FOUND
+                    for r, u in uids.items():
+                        if u in suspects and r not in still:
+                            base.clock[u] = changed[name[r]] = clockcheck.FOUND
                 else:  # they stay nondeterministic: never evidence, unstable columns never seeds
                     base.package_notes.append(f"shifted-clock recheck not run: {snap['reason']}")
-        base.nondeterministic = {a: cols for a, cols in diff.items() if uids[a] not in base.clock}
+        base.nondeterministic = {name[r]: cols for r, cols in diff.items() if r in uids and uids[r] not in base.clock}
         return changed
 
     # ------------------------------------------------------------------ screening

@@ -35,7 +35,7 @@ class ScreenFacts:
     """What a backend saw when it built one mutant (model facts as in `Baseline.models`)."""
 
     uid: str                                   # the mutated model
-    models: dict[str, dict]                    # uid -> {name, alias, materialized, ...}
+    models: dict[str, dict]                    # uid -> {name, schema, alias, materialized, ...}
     dist: dict[str, int]                       # rebuilt uid -> DAG distance from the mutated model
     symptom: str | None = None
     difficulty: str | None = None
@@ -64,23 +64,25 @@ def choose_compared(uid: str, visible: dict, dist: dict, models: dict, difficult
     downstream table (a mart), else the nearest changed table."""
     downstream = [u for u in visible if dist[u] > 0]
     if difficulty == "hard" and downstream:
-        return max(downstream, key=lambda u: (dist[u], models[u]["alias"]))
+        return max(downstream, key=lambda u: (dist[u], models[u]["name"]))
     if uid in visible:
         return uid
-    return min(visible, key=lambda u: (dist[u], models[u]["alias"]))
+    return min(visible, key=lambda u: (dist[u], models[u]["name"]))
 
 
-def _alias(models: dict, u: str) -> str:
-    return models[u]["alias"]
+def _table(models: dict, u: str) -> str:
+    """The table a task names for model `u`: the model's name, which ade-bench's tests ref()
+    wherever dbt builds it (a custom schema, an alias: adegen.dbt.relations)."""
+    return models[u]["name"]
 
 
 def _clock_drop(facts: ScreenFacts, uids: list[str], details: dict) -> Observation:
     """Dropped: the only tables that show the mutant read the clock, so none can be graded."""
-    named = {_alias(facts.models, u): facts.clock[u] for u in sorted(uids, key=lambda u: _alias(facts.models, u))}
+    named = {_table(facts.models, u): facts.clock[u] for u in sorted(uids, key=lambda u: _table(facts.models, u))}
     details["ignored_clock"] = named
     reason = ("differs only in clock-dependent table(s) " + "; ".join(f"{t} ({why})" for t, why in named.items())
               + ", which are never graded: a solution seed exported today fails when the task runs later")
-    changed = {_alias(facts.models, u): facts.dist[u] for u in uids}
+    changed = {_table(facts.models, u): facts.dist[u] for u in uids}
     return Observation(False, reason, False, None, 0, 0, [], changed, None, details, DropCode.CLOCK_DEPENDENT)
 
 
@@ -105,19 +107,19 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
             return _clock_drop(facts, [uid], details)  # the task would grade the mutated model
         reason = (f"build error as intended: {msg[:160]}" if intended else
                   f"build error, but the pattern's symptom is {symptom}: {msg[:160]}")
-        return Observation(intended, reason, True, m["alias"] if m["materialized"] != "ephemeral" else None,
-                           0, 0, [], {_alias(models, u): facts.dist[u] for u in failing}, msg, details,
+        return Observation(intended, reason, True, m["name"] if m["materialized"] != "ephemeral" else None,
+                           0, 0, [], {_table(models, u): facts.dist[u] for u in failing}, msg, details,
                            None if intended else DropCode.UNEXPECTED_BUILD_ERROR)
     evidence_diffs = {u: d for u, d in facts.diffs.items() if u not in facts.unstable and u not in facts.clock}
     visible = {u: d for u, d in evidence_diffs.items() if d.visible}
     clocked = [u for u, d in facts.diffs.items() if u in facts.clock and d.visible]
-    ignored = sorted(_alias(models, u) for u, d in facts.diffs.items()
+    ignored = sorted(_table(models, u) for u, d in facts.diffs.items()
                      if u in facts.unstable and u not in facts.clock and d.visible)
     if ignored:
         details["ignored_nondeterministic"] = ignored
     if clocked:
-        details["ignored_clock"] = {_alias(models, u): facts.clock[u] for u in clocked}
-    changed = {_alias(models, u): facts.dist[u] for u in visible}
+        details["ignored_clock"] = {_table(models, u): facts.clock[u] for u in clocked}
+    changed = {_table(models, u): facts.dist[u] for u in visible}
     kind = facts.relation_kind
     if kind and kind.intact != kind.broken:
         details["relation_kind"] = kind.wire()
@@ -128,7 +130,7 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     if not visible:
         dups = {u: d for u, d in evidence_diffs.items() if d.duplicates_only}
         if dups:
-            details["duplicates_only"] = {_alias(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
+            details["duplicates_only"] = {_table(models, x): [dd.rows_base, dd.rows_mut] for x, dd in dups.items()}
             if symptom != "build_error" and inspect is not None:
                 graded = _grain_graded(facts, dups, inspect, details)
                 if graded is not None:
@@ -142,7 +144,7 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
         elif retyped := {u: d for u, d in evidence_diffs.items() if d.type_only}:
             u, d = min(retyped.items(), key=lambda kv: facts.dist[kv[0]])
             code, reason = DropCode.TYPE_ONLY, type_only_reason(d)
-            details["type_only"] = {_alias(models, x): {c: list(t) for c, t in dd.retyped.items()}
+            details["type_only"] = {_table(models, x): {c: list(t) for c, t in dd.retyped.items()}
                                     for x, dd in retyped.items()}
         elif ignored:
             code, reason = DropCode.NONDETERMINISTIC_ONLY, (
@@ -172,7 +174,7 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
         observable = True
         reason = (f"{d.table}: column set differs" if d.column_set_differs
                   else f"{d.table}: {d.rows_differing} row(s) differ under the equality oracle")
-    return Observation(observable, reason, False, _alias(models, target), d.rows_differing, d.rows_base,
+    return Observation(observable, reason, False, _table(models, target), d.rows_differing, d.rows_base,
                        list(ev.columns_differ), changed, ev.example, details, code)
 
 
@@ -206,8 +208,8 @@ def _grain_graded(facts: ScreenFacts, dups: dict, inspect: Inspector, details: d
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
     reason = (f"{d.table}: {d.rows_mut} rows vs {d.rows_base}, duplicates only; the set-based equality test "
               f"cannot see them, a test that {' + '.join(key)} is unique does")
-    changed = {_alias(models, u): facts.dist[u] for u in dups}
-    return Observation(True, reason, False, _alias(models, target), d.rows_mut - d.rows_base, d.rows_base,
+    changed = {_table(models, u): facts.dist[u] for u in dups}
+    return Observation(True, reason, False, _table(models, target), d.rows_mut - d.rows_base, d.rows_base,
                        list(ev.columns_differ), changed, ev.example, details)
 
 

@@ -55,11 +55,13 @@ class EmulatorProof:
     def solved_state(self, req: ProveRequest, work: Path) -> SolvedState:
         """The seeded tables of the intact build, copied into a local DuckDB file."""
         base, tables = self.emu.base, req.tables
-        by_alias = {m["alias"].lower(): m for m in base["models"].values() if m["materialized"] != "ephemeral"}
-        clock = {base["models"][u]["alias"].lower(): why for u, why in (base.get("clock") or {}).items()}
+        # a task names a model (ade-bench grades ref('<name>')): found where dbt built it
+        by_name = {m["name"].lower(): m for m in base["models"].values() if m["materialized"] != "ephemeral"}
+        clock = {base["models"][u]["name"].lower(): why for u, why in (base.get("clock") or {}).items()
+                 if u in base["models"]}
         problems, rels = [], []
         for t in tables:
-            m = by_alias.get(t.lower())
+            m = by_name.get(t.lower())
             if m is None or f"{m['schema']}.{m['alias']}" not in base["types"]:
                 problems.append(f"the intact build has no table {t}")
             if t.lower() in clock:

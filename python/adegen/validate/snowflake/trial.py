@@ -41,8 +41,8 @@ class EmulatorTrials:
             else:
                 out.update(self._trial_child(job, work / f"{agent}-trial.json"))
             if export_tables and not out.get("error"):
-                by_alias = {m["alias"].lower(): m for m in self._base["models"].values()}
-                rels = [(by_alias[t.lower()]["schema"], by_alias[t.lower()]["alias"]) for t in export_tables]
+                by_name = {m["name"].lower(): m for m in self._base["models"].values()}
+                rels = [(by_name[t.lower()]["schema"], by_name[t.lower()]["alias"]) for t in export_tables]
                 exp = work / f"{agent}-state.duckdb"
                 self._export(srv, self.database, rels, exp, local_names=export_tables)
                 out["export"] = str(exp)

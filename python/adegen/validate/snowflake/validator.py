@@ -342,7 +342,7 @@ class EmulatorValidator(EmulatorIO, EmulatorTrials):
                     continue
                 rel = f"{oracle.q(mm['schema'])}.{oracle.q(mm['alias'])}"
                 relmap[u] = (f"adegen_base.{rel}", f"{oracle.q(mut.stem)}.{rel}")
-                facts.diffs[u] = oracle.compare_relations(con, mm["alias"], *relmap[u])
+                facts.diffs[u] = oracle.compare_relations(con, mm["name"], *relmap[u])
             obs = judge(facts, RelationInspector(con, relmap, facts.dist, uid))
         finally:
             con.close()
