@@ -15,6 +15,7 @@ subprocess instead (the reference the scratch compile is tested against).
 """
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -62,9 +63,40 @@ def compile_mutants(project, mutants: list[tuple[str, str, str]], *, workdir: Pa
     if not mutants:
         return {}
     backend = backends.for_project(project)
+    broken = jinja_errors(Path(project.project_dir), mutants)
+    rest = [m for m in mutants if m[0] not in broken]
+    out = {key: CompileResult(False, NOT_COMPILED + why) for key, why in broken.items()}
+    if not rest:
+        return out
     if get_settings().compile_fresh_copy:
-        return _compile_fresh(project, mutants, backend, workdir, timeout)
-    return _compile_in_scratch(project, mutants, backend)
+        return {**out, **_compile_fresh(project, rest, backend, workdir, timeout)}
+    return {**out, **_compile_in_scratch(project, rest, backend)}
+
+
+def jinja_errors(project_dir: Path, mutants) -> dict[str, str]:
+    """key -> the Jinja syntax error of each mutant whose model file parses as Jinja and whose text
+    does not (a rewrite that cut an `{% endif %}`): such a mutant stops `dbt compile` for every
+    node, so it is dropped before dbt runs. A model file that does not parse here (a dbt-only
+    tag) leaves its mutants to dbt."""
+    import jinja2
+
+    env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
+    original_ok: dict[str, bool] = {}
+    out = {}
+    for key, rel, text in mutants:
+        if rel not in original_ok:
+            try:
+                env.parse((project_dir / rel).read_text(encoding="utf-8", errors="replace"))
+                original_ok[rel] = True
+            except (OSError, jinja2.TemplateSyntaxError):
+                original_ok[rel] = False
+        if not original_ok[rel]:
+            continue
+        try:
+            env.parse(text)
+        except jinja2.TemplateSyntaxError as exc:
+            out[key] = f"Jinja syntax error at line {exc.lineno}: {exc.message}"
+    return out
 
 
 def _mutant_name(i: int, rel: str) -> str:
@@ -86,8 +118,38 @@ def _remove_db(db: Path) -> None:
         f.unlink(missing_ok=True)
 
 
+BLAMED_ROUNDS = 3  # compiles again without the mutants an error blamed, at most this often
+NOT_COMPILED = "dbt could not compile the mutant: "
+
+
 def _compile(project, place: _Place, mutants, backend) -> dict[str, CompileResult]:
-    """Write the mutants into `place.project`, compile them in one call, collect, clean up."""
+    """`_compile_once`, and again without the mutants a whole-batch failure blamed: a Jinja error
+    in one mutant ("Compilation Error in model <stem>__adegen_m12") stops `dbt compile` for every
+    node, which left every mutant of the batch undecided (no compiled SQL, so no precondition
+    could be measured and no candidate was screened). The blamed mutant does not compile."""
+    results: dict[str, CompileResult] = {}
+    todo = list(mutants)
+    for _ in range(1 + BLAMED_ROUNDS):
+        got, log = _compile_once(project, place, todo, backend)
+        blamed = [k for k, r in got.items() if r.ok is False and r.reason.startswith(NOT_COMPILED)]
+        if not blamed and any(r.ok is None for r in got.values()):
+            # an error that names the mutant on another line than its "Error" one (a ref to a
+            # model that does not exist: "Model '...__adegen_m2' depends on a node named ...")
+            named = [(i, key) for i, (key, rel, _) in enumerate(todo) if _mentions(log, _mutant_name(i, rel))]
+            for _i, key in named[:1]:
+                got[key] = CompileResult(False, NOT_COMPILED + _last_error(log))
+                blamed.append(key)
+        results.update(got)
+        undecided = [m for m in todo if got[m[0]].ok is None]
+        if not undecided or not blamed:
+            break
+        todo = undecided
+    return results
+
+
+def _compile_once(project, place: _Place, mutants, backend) -> tuple[dict[str, CompileResult], str]:
+    """Write the mutants into `place.project`, compile them in one call, collect, clean up; and
+    what dbt printed."""
     names: dict[str, str] = {}
     written: list[Path] = []
     compiled_root = place.target_path / "compiled"
@@ -115,7 +177,7 @@ def _compile(project, place: _Place, mutants, backend) -> dict[str, CompileResul
         results = _collect(names, compiled_root, log, backend.dialect)
         for r in results.values():
             r.catalog = backend.compiled_catalog(place.db)
-        return results
+        return results, log
     finally:
         for f in written:
             f.unlink(missing_ok=True)
@@ -158,7 +220,7 @@ def _collect(names: dict, compiled_root: Path, log: str, dialect: str) -> dict:
         p = found.get(name)
         if p is None:
             err = _error_for(name, log)
-            results[key] = (CompileResult(False, f"dbt could not compile the mutant: {err}") if err
+            results[key] = (CompileResult(False, NOT_COMPILED + err) if err
                             else CompileResult(None, "dbt compile did not run: " + _last_error(log)))
             continue
         sql = p.read_text(encoding="utf-8", errors="replace")
@@ -167,10 +229,15 @@ def _collect(names: dict, compiled_root: Path, log: str, dialect: str) -> dict:
     return results
 
 
+def _mentions(text: str, name: str) -> bool:
+    """`name` as a whole word (stem__adegen_m1 is not named by a line about stem__adegen_m12)."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
 def _error_for(name: str, log: str) -> str | None:
     lines = log.splitlines()
     for i, line in enumerate(lines):
-        if name in line and ("Error" in line or "error" in line):
+        if _mentions(line, name) and ("Error" in line or "error" in line):
             return " ".join(l.strip() for l in lines[i:i + 3])[:300]
     return None
 

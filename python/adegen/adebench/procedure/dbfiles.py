@@ -1,17 +1,13 @@
 """DuckDB file helpers: storage-version-pinned copies, relation listing, storage checks."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import duckdb
 
+from adegen.adebench.procedure.dbcopy import (  # noqa: F401 - the file helpers live together here
+    HARNESS_DUCKDB, HARNESS_STORAGE_VERSION, DbCopy, copy_database, copy_file, harness_reads)
 from adegen.sql.quote import ident, literal
-
-# ade-bench's image pins duckdb 1.3.0; files tagged with a newer storage version cannot be read
-# there. v1.0.0 is readable by every duckdb >= 1.0.
-HARNESS_STORAGE_VERSION = "v1.0.0"
-HARNESS_DUCKDB = "1.3.0"  # a DuckDB reads the storage versions up to its own release
 
 
 def mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
@@ -33,57 +29,12 @@ def mirror_catalog(con, name: str, catalog: str, sql: str) -> None:
                         f"SELECT * FROM {ident(name)}.{ident(schema)}.{ident(rel)}")
 
 
-def copy_file(src: Path, dst: Path) -> Path:
-    """Plain byte copy of a DuckDB file (and its WAL, if one was left behind)."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dst)
-    wal = Path(str(src) + ".wal")
-    dst_wal = Path(str(dst) + ".wal")
-    if wal.exists():
-        shutil.copyfile(wal, dst_wal)
-    elif dst_wal.exists():
-        dst_wal.unlink()
-    return dst
-
-
 def write_versioned_copy(src: Path | None, dst: Path, *, drop: list[tuple[str, str]] = (),
                          storage_version: str = HARNESS_STORAGE_VERSION) -> Path:
-    """Write `dst` as a new DuckDB file with STORAGE_VERSION `storage_version` holding the
-    contents of `src` (None: an empty database), minus the relations in `drop` ((schema, name))."""
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    for p in (dst, Path(str(dst) + ".wal")):
-        if p.exists():
-            p.unlink()
-    con = duckdb.connect()
-    try:
-        con.execute(f"ATTACH {literal(dst)} AS adegen_out (STORAGE_VERSION {literal(storage_version)})")
-        if src is not None:
-            tmp = dst.with_name(dst.stem + ".adegen-src.duckdb")
-            copy_file(Path(src), tmp)
-            try:
-                # attach the copy under the database's catalog name (the file stem) so view
-                # definitions, which name that catalog, keep resolving
-                src_alias = ident(dst.stem)
-                con.execute(f"ATTACH {literal(tmp)} AS {src_alias}")
-                for schema, name in drop:
-                    kind = con.execute(
-                        "select table_type from information_schema.tables where table_catalog="
-                        "? and lower(table_schema)=lower(?) and lower(table_name)=lower(?)",
-                        [dst.stem, schema, name]).fetchone()
-                    if kind:
-                        what = "VIEW" if kind[0] == "VIEW" else "TABLE"
-                        con.execute(f"DROP {what} IF EXISTS {src_alias}.{ident(schema)}.{ident(name)} CASCADE")
-                con.execute(f"COPY FROM DATABASE {src_alias} TO adegen_out")
-                con.execute(f"DETACH {src_alias}")
-            finally:
-                for p in (tmp, Path(str(tmp) + ".wal")):
-                    if p.exists():
-                        p.unlink()
-        con.execute("DETACH adegen_out")
-    finally:
-        con.close()
-    return dst
+    """Write `dst` as a new DuckDB file with STORAGE_VERSION `storage_version` (raised to what the
+    objects need: dbcopy) holding the contents of `src` (None: an empty database), minus the
+    relations in `drop` ((schema, name)), every object checked. `copy_database` also says how."""
+    return copy_database(src, dst, drop=drop, storage_version=storage_version).path
 
 
 def storage_version(path: Path) -> str | None:

@@ -272,7 +272,11 @@ class _Build:
 
     def _raw_and_run(self, base: Baseline, src: Path | None) -> DbtResult | None:
         raw = self.root / "raw" / f"{self.cfg.db_name}.duckdb"
-        dbfiles.write_versioned_copy(src, raw, drop=model_relations(base.models), storage_version=base.storage.version)
+        made = dbfiles.copy_database(src, raw, drop=model_relations(base.models), storage_version=base.storage.version)
+        if made.version != base.storage.version:  # the objects of the user's file need a newer one
+            base.storage = StorageChoice(made.version, "; ".join(made.notes[:1]) + "; " + image_note(made.version))
+        if src is not None:
+            base.db_copy = made.describe()
         base.raw_db = str(raw)
         dbfiles.copy_file(raw, self.live)
         if base.seed_based:

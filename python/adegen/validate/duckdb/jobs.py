@@ -48,6 +48,7 @@ class Baseline:
     model_seconds: dict = field(default_factory=dict)  # uid -> intact build seconds
     storage: StorageChoice = field(default_factory=StorageChoice)
     user_relations: list = field(default_factory=list)  # model relations the user's database file holds
+    db_copy: str = ""         # how the raw copy of the user's file was written (storage conversion: dbcopy)
     from_user: bool = False   # the baseline is the user's database after one intact `dbt run` (validate.userbase)
     user_stale: list = field(default_factory=list)  # model relations that run changed (the file was not up to date)
     nondeterministic: dict = field(default_factory=dict)  # model name -> unstable columns ([]: the rows differ)

@@ -188,7 +188,8 @@ class Validator:
                             "setup.sh's whole `dbt run` on the file" if base.user_stale else
                             "the file was up to date, so broken states are built from that baseline"))
         elif self.db_source is not None:
-            f.db_note = f"raw data from a copy of {self.db_source} (the file is only read)"
+            f.db_note = (f"raw data from a copy of {self.db_source} (the file is only read)"
+                         + (f"; {base.db_copy}" if base.db_copy else ""))
         self.pool().broadcast(intact.warm_app, self.cfg)  # each worker parses its screening app
         nd = ", ".join(sorted(base.nondeterministic)) or "none"
         self.progress(f"validate: baseline ready in {base.seconds['wall']:.1f}s ({len(base.models)} models, "
