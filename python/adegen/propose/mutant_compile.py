@@ -35,6 +35,7 @@ class CompileResult:
     reason: str = ""
     compiled: str | None = None
     catalog: str | None = None  # the DuckDB catalog `compiled` names (the compile database's)
+    by_dbt: bool = False  # dbt itself refused this mutant (an error naming it): the batch compiles again without it
 
 
 def _check_parses(sql: str, dialect: str) -> tuple[bool, str]:
@@ -65,7 +66,7 @@ def compile_mutants(project, mutants: list[tuple[str, str, str]], *, workdir: Pa
     backend = backends.for_project(project)
     broken = jinja_errors(Path(project.project_dir), mutants)
     rest = [m for m in mutants if m[0] not in broken]
-    out = {key: CompileResult(False, NOT_COMPILED + why) for key, why in broken.items()}
+    out = {key: CompileResult(False, NOT_COMPILED + why, by_dbt=True) for key, why in broken.items()}
     if not rest:
         return out
     if get_settings().compile_fresh_copy:
@@ -131,13 +132,13 @@ def _compile(project, place: _Place, mutants, backend) -> dict[str, CompileResul
     todo = list(mutants)
     for _ in range(1 + BLAMED_ROUNDS):
         got, log = _compile_once(project, place, todo, backend)
-        blamed = [k for k, r in got.items() if r.ok is False and r.reason.startswith(NOT_COMPILED)]
+        blamed = [k for k, r in got.items() if r.ok is False and r.by_dbt]
         if not blamed and any(r.ok is None for r in got.values()):
             # an error that names the mutant on another line than its "Error" one (a ref to a
             # model that does not exist: "Model '...__adegen_m2' depends on a node named ...")
             named = [(i, key) for i, (key, rel, _) in enumerate(todo) if _mentions(log, _mutant_name(i, rel))]
             for _i, key in named[:1]:
-                got[key] = CompileResult(False, NOT_COMPILED + _last_error(log))
+                got[key] = CompileResult(False, NOT_COMPILED + _last_error(log), by_dbt=True)
                 blamed.append(key)
         results.update(got)
         undecided = [m for m in todo if got[m[0]].ok is None]
@@ -220,7 +221,7 @@ def _collect(names: dict, compiled_root: Path, log: str, dialect: str) -> dict:
         p = found.get(name)
         if p is None:
             err = _error_for(name, log)
-            results[key] = (CompileResult(False, NOT_COMPILED + err) if err
+            results[key] = (CompileResult(False, NOT_COMPILED + err, by_dbt=True) if err
                             else CompileResult(None, "dbt compile did not run: " + _last_error(log)))
             continue
         sql = p.read_text(encoding="utf-8", errors="replace")
