@@ -16,9 +16,10 @@ from adegen.core.errors import InputError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adegen"
 # build-side modules that must reach database knowledge through adegen.backends only
-ROUTED = ["build.py", "cli_args.py", "taskgen.py", "task_yaml.py", "output.py", "proposals.py", "survey.py",
-          "ade_run.py", "patchcheck.py", "patterns.py", "project.py", "discover.py", "mutant_compile.py",
-          "ade_bench.py", *[f"pipeline/{p.name}" for p in (PACKAGE / "pipeline").glob("*.py")]]
+ROUTED = ["cli/build.py", "cli/build_args.py", "tasks/taskgen.py", "tasks/task_yaml.py", "tasks/output.py",
+          "propose/proposals.py", "discover/survey.py", "pipeline/harness_run.py", "tasks/patchcheck.py",
+          "catalog/patterns.py", "discover/project.py", "discover/payload.py", "propose/mutant_compile.py",
+          "adebench/install.py", *[f"pipeline/{p.name}" for p in (PACKAGE / "pipeline").glob("*.py")]]
 
 
 def _project(db_type: str, **kw):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adegen.propose.siblings import descendants
+from adegen.core.graph import ProjectGraph
 
 FAMILY = "compound"
 # families whose change is configuration or a ref, not a slip in a line of logic another slip can
@@ -73,9 +73,9 @@ def usable(p) -> bool:
     return str(p.family) not in EXCLUDED_FAMILIES and not str(p.family).startswith(FAMILY)
 
 
-def on_one_lineage(a: dict, b: dict, down: dict[str, set[str]]) -> bool:
+def on_one_lineage(a: dict, b: dict, graph: ProjectGraph) -> bool:
     """One model upstream of the other, or both upstream of one model."""
-    da, db = down.get(a["unique_id"], set()), down.get(b["unique_id"], set())
+    da, db = graph.descendants(a["unique_id"]), graph.descendants(b["unique_id"])
     return b["unique_id"] in da or a["unique_id"] in db or bool(da & db)
 
 
@@ -84,7 +84,7 @@ def pairs(props: list, discovery: dict) -> list[tuple]:
     models and families, on one lineage; pairs whose slips report on two different tables first
     (two symptoms to follow), then the shallower upstream model (a longer trail)."""
     by_uid = {m["unique_id"]: m for m in discovery.get("models", [])}
-    down = descendants(discovery)
+    graph = ProjectGraph.from_discovery(discovery)
     ok = [p for p in props if usable(p) and p.model_unique_id in by_uid]
     out = []
     for i, p in enumerate(ok):
@@ -92,7 +92,7 @@ def pairs(props: list, discovery: dict) -> list[tuple]:
             if p.model == q.model or p.family == q.family or p.model_path == q.model_path:
                 continue
             a, b = by_uid[p.model_unique_id], by_uid[q.model_unique_id]
-            if not on_one_lineage(a, b, down):
+            if not on_one_lineage(a, b, graph):
                 continue
             up, other = (p, q) if int(a.get("depth") or 0) <= int(b.get("depth") or 0) else (q, p)
             out.append(((up.compared_table == other.compared_table, int(by_uid[up.model_unique_id].get("depth") or 0),
