@@ -48,6 +48,9 @@ def check_inputs(ctx: RunContext) -> None:
     warnings the options call for."""
     opts, project, backend = ctx.opts, ctx.project, ctx.backend
     backend.check_database(project, opts, ctx.ade)  # e.g. a missing, corrupt or locked DuckDB file: exit 2 now
+    ctx.db_conversion = backend.ship_database(project, opts)  # e.g. a DuckDB 2 file ade-bench cannot open
+    if ctx.db_conversion:
+        ctx.ui.say(f"Database: {ctx.db_conversion}")
     with tempfile.TemporaryDirectory(prefix="adegen-pkgcheck-") as tmpd:
         # refuses local: packages outside the project
         notes = rewrite_packages(project.project_dir, Path(tmpd), package_root())
