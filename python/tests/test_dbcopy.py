@@ -26,6 +26,9 @@ OBJECTS = [
     "create index ix_r on shapes(r)",
     "create table extra.t as select i from range(10) r(i)",
     "create view extra.v as select * from rows_upto(3)",
+    # DuckDB renders this view's SQL with other parentheses on a copy: compared by its columns
+    "create view joined as select trim(a.m::varchar) as y from shapes as a left join shapes as b using (id) "
+    "full join extra.t as c on a.id = c.i",
 ]
 TYPED = [
     "create or replace macro area_of_circle(radius FLOAT) as pi() * radius * radius",
@@ -116,7 +119,7 @@ def test_untyped_file_stays_readable_by_ade_bench(tmp_path):
     out = dbcopy.copy_database(src, tmp_path / "shop.duckdb", drop=[("extra", "v")])
     assert out.version == "v1.0.0" and not out.notes and dbcopy.harness_reads(tag(out.path))
     want = objects(src)
-    want["view"] = set()  # dropped, as model relations are
+    want["view"] = {v for v in want["view"] if v != ("extra", "v")}  # dropped, as model relations are
     want["column"] = {c for c in want["column"] if c[:2] != ("extra", "v")}
     assert objects(out.path) == want
 

@@ -37,7 +37,10 @@ HARNESS_STORAGE_VERSION = "v1.0.0"
 HARNESS_DUCKDB = "1.3.0"  # a DuckDB reads the storage versions up to its own release
 TYPED_MACROS = "v1.4.0"  # the first storage version that keeps a macro's parameter types
 
-_MACROS = ("select schema_name, function_name, function_type, parameters, parameter_types, lower(macro_definition) "
+# a macro as compared: its signature (parameter names and types), not its body, and a view by its
+# columns and their types (the "column" kind), not its text: DuckDB re-renders a definition on a
+# copy (the case of a type name, parentheses around joins, quotes around a function name)
+_MACROS = ("select schema_name, function_name, function_type, parameters, parameter_types "
            "from duckdb_functions() where database_name = ? and not internal "
            "and function_type in ('macro', 'table_macro')")
 
@@ -98,7 +101,7 @@ class DbCopy:
 def typed_macros(con, db: str) -> list[str]:
     """'schema.name(p TYPE, ...)' of the macros of attached database `db` with typed parameters."""
     out = []
-    for schema, name, _, params, types, _ in con.execute(_MACROS, [db]).fetchall():
+    for schema, name, _, params, types in con.execute(_MACROS, [db]).fetchall():
         if any(types or []):
             sig = ", ".join(f"{p} {t}" if t else p for p, t in zip(params or [], types or []))
             out.append(f"{schema}.{name}({sig})")
@@ -117,8 +120,8 @@ def needed_storage(con, db: str) -> tuple[str, str] | None:
 
 
 def catalog(con, db: str) -> dict[str, set]:
-    """Every user object of attached database `db`, by kind, as comparable tuples (definitions
-    lower-cased: a copy may spell a type name in another case)."""
+    """Every user object of attached database `db`, by kind, as comparable tuples (macros by
+    signature, views by their columns: `_MACROS`)."""
     q = lambda sql: {tuple(_hashable(x) for x in r) for r in con.execute(sql, [db]).fetchall()}  # noqa: E731
     out = {
         "schema": q("select schema_name from duckdb_schemas() where database_name = ? and not internal"),
@@ -126,7 +129,7 @@ def catalog(con, db: str) -> dict[str, set]:
                    "where database_name = ? and not internal"),
         "column": q("select schema_name, table_name, column_name, data_type, column_default from duckdb_columns() "
                     "where database_name = ? and not internal"),
-        "view": q("select schema_name, view_name, lower(sql) from duckdb_views() where database_name = ? and not internal"),
+        "view": q("select schema_name, view_name from duckdb_views() where database_name = ? and not internal"),
         "macro": q(_MACROS),
         "sequence": q("select schema_name, sequence_name, start_value, min_value, max_value, increment_by, cycle "
                       "from duckdb_sequences() where database_name = ?"),
@@ -153,9 +156,9 @@ def differences(want: dict[str, set], got: dict[str, set]) -> list[str]:
     out = []
     for kind in want:
         for row in sorted(want[kind] - got.get(kind, set()), key=repr):
-            out.append(f"{kind} {row!r} missing or changed")
+            out.append(f"{kind} {repr(row)[:200]} missing or changed")
         for row in sorted(got.get(kind, set()) - want[kind], key=repr):
-            out.append(f"{kind} {row!r} not in the source")
+            out.append(f"{kind} {repr(row)[:200]} not in the source")
     return out
 
 
