@@ -24,6 +24,12 @@ OBJECTS = [
     "create table shapes (id int default nextval('seq1'), r double, m mood, p pt)",
     "insert into shapes (r, m, p) values (1.5, 'ok', {'x': 1, 'y': 2}), (2.5, 'happy', {'x': 3, 'y': 4})",
     "create index ix_r on shapes(r)",
+    # values a Parquet round trip changes, and a generated column (not inserted: computed again)
+    "create table kinds (h hugeint, i interval, m map(int, varchar), u union(num int, s varchar), tz timetz, "
+    "d decimal(38, 10), b blob, bt bit, twice int as (cast(h % 1000 as int) * 2))",
+    "insert into kinds (h, i, m, u, tz, d, b, bt) values (170141183460469231731687303715884105727, "
+    "interval '14 months 3 days 2 hours', map([1, 2], ['a', 'b']), union_value(num := 2), timetz '10:00:00+02', "
+    "12.345, 'x'::blob, '0101'::bit)",
     "create table extra.t as select i from range(10) r(i)",
     "create view extra.v as select * from rows_upto(3)",
     # DuckDB renders this view's SQL with other parentheses on a copy: compared by its columns
@@ -104,6 +110,14 @@ def test_copy_from_database_failing_recreates_every_object(typed_db, tmp_path):
     assert "recreating each object from its definition" in out.describe()
     assert objects(out.path) == objects(typed_db)
     assert use(out.path) == use(typed_db)
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{typed_db}' AS a (READ_ONLY)")
+        con.execute(f"ATTACH '{out.path}' AS b (READ_ONLY)")
+        assert dbcopy.table_hashes(con, "a") == dbcopy.table_hashes(con, "b")  # every row, every value
+        assert con.execute("select twice from b.kinds").fetchone()[0] == 1454
+    finally:
+        con.close()
 
 
 def test_a_copy_that_reads_back_different_is_redone(typed_db, tmp_path):
