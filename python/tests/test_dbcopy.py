@@ -24,8 +24,17 @@ OBJECTS = [
     "create table shapes (id int default nextval('seq1'), r double, m mood, p pt)",
     "insert into shapes (r, m, p) values (1.5, 'ok', {'x': 1, 'y': 2}), (2.5, 'happy', {'x': 3, 'y': 4})",
     "create index ix_r on shapes(r)",
+    # values a Parquet round trip changes, and a generated column (not inserted: computed again)
+    "create table kinds (h hugeint, i interval, m map(int, varchar), u union(num int, s varchar), tz timetz, "
+    "d decimal(38, 10), b blob, bt bit, twice int as (cast(h % 1000 as int) * 2))",
+    "insert into kinds (h, i, m, u, tz, d, b, bt) values (170141183460469231731687303715884105727, "
+    "interval '14 months 3 days 2 hours', map([1, 2], ['a', 'b']), union_value(num := 2), timetz '10:00:00+02', "
+    "12.345, 'x'::blob, '0101'::bit)",
     "create table extra.t as select i from range(10) r(i)",
     "create view extra.v as select * from rows_upto(3)",
+    # DuckDB renders this view's SQL with other parentheses on a copy: compared by its columns
+    "create view joined as select trim(a.m::varchar) as y from shapes as a left join shapes as b using (id) "
+    "full join extra.t as c on a.id = c.i",
 ]
 TYPED = [
     "create or replace macro area_of_circle(radius FLOAT) as pi() * radius * radius",
@@ -101,6 +110,14 @@ def test_copy_from_database_failing_recreates_every_object(typed_db, tmp_path):
     assert "recreating each object from its definition" in out.describe()
     assert objects(out.path) == objects(typed_db)
     assert use(out.path) == use(typed_db)
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{typed_db}' AS a (READ_ONLY)")
+        con.execute(f"ATTACH '{out.path}' AS b (READ_ONLY)")
+        assert dbcopy.table_hashes(con, "a") == dbcopy.table_hashes(con, "b")  # every row, every value
+        assert con.execute("select twice from b.kinds").fetchone()[0] == 1454
+    finally:
+        con.close()
 
 
 def test_a_copy_that_reads_back_different_is_redone(typed_db, tmp_path):
@@ -116,7 +133,7 @@ def test_untyped_file_stays_readable_by_ade_bench(tmp_path):
     out = dbcopy.copy_database(src, tmp_path / "shop.duckdb", drop=[("extra", "v")])
     assert out.version == "v1.0.0" and not out.notes and dbcopy.harness_reads(tag(out.path))
     want = objects(src)
-    want["view"] = set()  # dropped, as model relations are
+    want["view"] = {v for v in want["view"] if v != ("extra", "v")}  # dropped, as model relations are
     want["column"] = {c for c in want["column"] if c[:2] != ("extra", "v")}
     assert objects(out.path) == want
 

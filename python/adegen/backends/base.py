@@ -76,6 +76,11 @@ class Backend:
     def check_database(self, project, opts, ade: AdeBench) -> None:
         """With validation on: refuse a database the run cannot read (exit 2, before dbt runs)."""
 
+    def ship_database(self, project, opts) -> str | None:
+        """Make the database the tasks name (--db-path) one ade-bench can open, before anything
+        reads it; what was done, for the run record (None: nothing)."""
+        return None
+
     def option_notes(self, opts) -> tuple[dict, list[str]]:
         """(extra top-level --json fields, warnings) about the options given for this database."""
         return {}, []

@@ -89,6 +89,35 @@ class DuckDBBackend(Backend):
         if opts.validate:  # missing, corrupt or locked database: exit 2 now
             check_database_file(project, opts.db_path, ade.databases)
 
+    def ship_database(self, project, opts) -> str | None:
+        """--db-path names a file of a storage version ade-bench's image (duckdb 1.3.0) cannot open
+        (DuckDB 2 writes v2.0.0): the tasks name a copy in <output>/databases instead, converted to
+        the lowest storage version its objects need, with every table (model tables included),
+        view, macro, sequence and type (adebench.procedure.dbcopy). `opts.db_path` then names the
+        copy, so the validator, the proofs and the tasks' db_dir all use it. The user's file is
+        only read."""
+        from adegen.adebench.procedure import dbfiles
+
+        if opts.db_path is None:
+            return None
+        src = Path(opts.db_path) / f"{project.db_name}.duckdb"
+        out = (Path(opts.output_dir) / "databases").resolve()
+        if not src.is_file() or Path(opts.db_path).resolve() == out:
+            return None
+        try:
+            tag = dbfiles.storage_version(src)
+        except Exception:  # noqa: BLE001 - an unreadable file is check_database's to report
+            return None
+        if not tag or dbfiles.harness_reads(tag):
+            return None
+        made = dbfiles.copy_database(src, out / src.name, storage_version=dbfiles.HARNESS_STORAGE_VERSION)
+        opts.db_path = out
+        readable = dbfiles.harness_reads(made.version)
+        return (f"{src} has storage {tag}, which ade-bench's image (duckdb {dbfiles.HARNESS_DUCKDB}) cannot open: "
+                f"the tasks use {made.path} (db_dir {out}), {made.describe()}"
+                + ("" if readable else f"; the image still needs duckdb {made.version.lstrip('v').rsplit('.', 1)[0]} "
+                                       "or newer for it"))
+
     def option_notes(self, opts) -> tuple[dict, list[str]]:
         return {}, (["--emulate-snowflake has no effect on a DuckDB project"] if opts.emulate_snowflake else [])
 

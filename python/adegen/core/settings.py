@@ -27,6 +27,7 @@ class Settings:
     mp_start: str = "spawn"  # how the validator's worker processes start (multiprocessing)
     prove_fast: bool = True  # the proof's fast path (prepared databases, in-process grading)
     compile_fresh_copy: bool = False  # compile mutants in a fresh copy with a dbt subprocess
+    bind_check: bool = True  # plan every compiled mutant on the intact build before screening (propose.bind_check)
     budget_min_seconds: float = 30.0  # the least wall time a screen or proof build gets
     budget_factor: float = 10.0  # x the intact build's seconds of the rebuilt models
     budget_row_factor: float = 20.0  # a rebuilt table may hold this x its intact rows ...
@@ -82,6 +83,9 @@ SETTINGS: tuple[Setting, ...] = (
             "`0` proves every task by the full emulation (every script step replayed)"),
     Setting("ADEGEN_COMPILE_FRESH_COPY", "compile_fresh_copy", lambda t: t in ("1", "true"),
             "`1` compiles mutants in a fresh copy with a dbt subprocess (the reference of the fast compile)"),
+    Setting("ADEGEN_BIND_CHECK", "bind_check", lambda t: t != "0",
+            "`0` skips the bind check: a compiled mutant that does not bind on the intact build is found by "
+            "screening instead"),
     Setting("ADEGEN_BUDGET_MIN_SECONDS", "budget_min_seconds", _number(30.0),
             "the least wall time a screen or proof build gets (default 30)"),
     Setting("ADEGEN_BUDGET_FACTOR", "budget_factor", _number(10.0),

@@ -96,6 +96,7 @@ class RunContext:
     pending: PendingValidator | None = None  # the validator while the baseline builds
     validator: ValidatorProtocol | None = None  # a usable validator once the baseline is built, else None
     measure: MeasureRun | None = None  # where the patterns' data preconditions are measured (propose.measure_run)
+    db_conversion: str | None = None  # the --db-path file was converted for ade-bench (Backend.ship_database)
     discovery: dict | None = None
     catalog: Catalog | None = None
     survey: Survey | None = None  # existing tasks (bulk mode leaves its own out)

@@ -44,10 +44,14 @@ def locate_ade_bench(ctx: RunContext) -> None:
 
 
 def check_inputs(ctx: RunContext) -> None:
-    """The database (with validation on) and the packages; a bad one: InputError (exit 2). The
-    warnings the options call for."""
+    """The database (with validation on) and the packages; a bad one: InputError (exit 2). Then a
+    --db-path database ade-bench's image cannot open is copied into one it can
+    (`Backend.ship_database`: the one thing this stage writes). The warnings the options call for."""
     opts, project, backend = ctx.opts, ctx.project, ctx.backend
     backend.check_database(project, opts, ctx.ade)  # e.g. a missing, corrupt or locked DuckDB file: exit 2 now
+    ctx.db_conversion = backend.ship_database(project, opts)  # e.g. a DuckDB 2 file ade-bench cannot open
+    if ctx.db_conversion:
+        ctx.ui.say(f"Database: {ctx.db_conversion}")
     with tempfile.TemporaryDirectory(prefix="adegen-pkgcheck-") as tmpd:
         # refuses local: packages outside the project
         notes = rewrite_packages(project.project_dir, Path(tmpd), package_root())

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 from adegen.pipeline.options import parse_pick
+from adegen.propose.bind_check import bind_check
+from adegen.core.settings import get_settings
 from adegen.core.errors import InputError
 from adegen.pipeline import compound, diffs, validation
 from adegen.pipeline.context import RunContext
@@ -48,11 +50,17 @@ def measure_run(ctx: RunContext):
 
 
 def check_candidates(ctx: RunContext, cands: list) -> None:
-    """The compile check of `cands` (one dbt compile) and then their data preconditions."""
+    """The compile check of `cands` (one dbt compile), the bind check of the compiled mutants on the
+    intact build (propose.bind_check), then their data preconditions."""
     from adegen.propose import proposals as pp
 
     pp.compile_check(ctx.project, cands, workdir=ctx.workroot, progress=ctx.ui.say)
-    failing = pp.measure_preconditions(cands, measure_run(ctx))
+    run = measure_run(ctx)
+    if get_settings().bind_check:
+        bound = bind_check(cands, run.probe)
+        if bound.dropped:
+            ctx.ui.say(f"{bound.dropped} candidate mutant(s) do not bind on the intact build (not screened)")
+    failing = pp.measure_preconditions(cands, run)
     if failing:
         ctx.ui.say(f"{failing} candidate site(s) fail their pattern's data precondition (not screened)")
 

@@ -16,8 +16,9 @@ build's own stages.
       -> the run record and the review page (`finish_files`), when the run wrote (or tried to
          write) tasks
 
-Nothing is written before `generate`; bad input raises InputError before the work directory
-exists."""
+Nothing is written before `generate` (but the copy of a --db-path database ade-bench cannot open,
+`Backend.ship_database`, made once the inputs are checked); bad input raises InputError before the
+work directory exists."""
 from __future__ import annotations
 
 from typing import Callable

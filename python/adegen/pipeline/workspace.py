@@ -25,7 +25,8 @@ def prepare(ctx: RunContext) -> OutputPlan:
     plan = OutputPlan(tasks_dir=tasks_dir, project_root=project_root, project_dir_field=project_dir_field,
                       seed_based=seed_based, known_models={m["name"] for m in ctx.discovery.get("models", [])})
     plan.db_file, plan.db_note = ctx.backend.database(ctx)
-    ctx.doc.database = {"db_file": str(plan.db_file) if plan.db_file else None, "note": plan.db_note}
+    ctx.doc.database = {"db_file": str(plan.db_file) if plan.db_file else None, "note": plan.db_note,
+                        **({"conversion": ctx.db_conversion} if ctx.db_conversion else {})}
     ctx.output = plan
     return plan
 

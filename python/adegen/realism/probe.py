@@ -169,6 +169,23 @@ class ProbeDB:
                 self.errors.append(" ".join(str(exc).split())[:300])
                 return None
 
+    def binds(self, sql: str) -> tuple[bool | None, str]:
+        """Whether `sql` (one compiled SELECT) binds on the intact build: EXPLAIN plans it without
+        running it. (True, ""); (False, the Binder, Catalog or Parser error); (None, the error)
+        when something else failed (the database, an extension): undecided."""
+        body = sql.strip().rstrip(";").strip()
+        with self._lock:
+            try:
+                con = self._connect()
+                if self.catalog and self.catalog.lower() != self.db_file.stem.lower():
+                    mirror_catalog(con, self.db_file.stem, self.catalog, body)
+                con.execute(f"EXPLAIN {body}")
+                return True, ""
+            except (duckdb.BinderException, duckdb.CatalogException, duckdb.ParserException) as exc:
+                return False, " ".join(str(exc).split())[:300]
+            except duckdb.Error as exc:
+                return None, " ".join(str(exc).split())[:300]
+
     def close(self) -> None:
         with self._lock:
             if self._con is not None:

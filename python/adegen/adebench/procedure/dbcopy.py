@@ -13,7 +13,8 @@ at all. So `copy_database`:
    parameter types and bodies, sequences with their next value, custom types, indexes);
 3. when the copy failed or reads back different, writes the file again from each object's own
    definition (`EXPORT DATABASE`'s schema.sql, run statement by statement in dependency order,
-   then its data) and compares again; a file that still differs is an error naming the difference.
+   then every table's rows straight from the source) and compares again, every row of every table
+   too (an order-free hash); a file that still differs is an error naming the difference.
 
 The result (`DbCopy`) says the storage version written and, when the source was in another one,
 how it was converted: the run record says so.
@@ -37,7 +38,10 @@ HARNESS_STORAGE_VERSION = "v1.0.0"
 HARNESS_DUCKDB = "1.3.0"  # a DuckDB reads the storage versions up to its own release
 TYPED_MACROS = "v1.4.0"  # the first storage version that keeps a macro's parameter types
 
-_MACROS = ("select schema_name, function_name, function_type, parameters, parameter_types, lower(macro_definition) "
+# a macro as compared: its signature (parameter names and types), not its body, and a view by its
+# columns and their types (the "column" kind), not its text: DuckDB re-renders a definition on a
+# copy (the case of a type name, parentheses around joins, quotes around a function name)
+_MACROS = ("select schema_name, function_name, function_type, parameters, parameter_types "
            "from duckdb_functions() where database_name = ? and not internal "
            "and function_type in ('macro', 'table_macro')")
 
@@ -98,7 +102,7 @@ class DbCopy:
 def typed_macros(con, db: str) -> list[str]:
     """'schema.name(p TYPE, ...)' of the macros of attached database `db` with typed parameters."""
     out = []
-    for schema, name, _, params, types, _ in con.execute(_MACROS, [db]).fetchall():
+    for schema, name, _, params, types in con.execute(_MACROS, [db]).fetchall():
         if any(types or []):
             sig = ", ".join(f"{p} {t}" if t else p for p, t in zip(params or [], types or []))
             out.append(f"{schema}.{name}({sig})")
@@ -117,8 +121,8 @@ def needed_storage(con, db: str) -> tuple[str, str] | None:
 
 
 def catalog(con, db: str) -> dict[str, set]:
-    """Every user object of attached database `db`, by kind, as comparable tuples (definitions
-    lower-cased: a copy may spell a type name in another case)."""
+    """Every user object of attached database `db`, by kind, as comparable tuples (macros by
+    signature, views by their columns: `_MACROS`)."""
     q = lambda sql: {tuple(_hashable(x) for x in r) for r in con.execute(sql, [db]).fetchall()}  # noqa: E731
     out = {
         "schema": q("select schema_name from duckdb_schemas() where database_name = ? and not internal"),
@@ -126,7 +130,7 @@ def catalog(con, db: str) -> dict[str, set]:
                    "where database_name = ? and not internal"),
         "column": q("select schema_name, table_name, column_name, data_type, column_default from duckdb_columns() "
                     "where database_name = ? and not internal"),
-        "view": q("select schema_name, view_name, lower(sql) from duckdb_views() where database_name = ? and not internal"),
+        "view": q("select schema_name, view_name from duckdb_views() where database_name = ? and not internal"),
         "macro": q(_MACROS),
         "sequence": q("select schema_name, sequence_name, start_value, min_value, max_value, increment_by, cycle "
                       "from duckdb_sequences() where database_name = ?"),
@@ -153,9 +157,9 @@ def differences(want: dict[str, set], got: dict[str, set]) -> list[str]:
     out = []
     for kind in want:
         for row in sorted(want[kind] - got.get(kind, set()), key=repr):
-            out.append(f"{kind} {row!r} missing or changed")
+            out.append(f"{kind} {repr(row)[:200]} missing or changed")
         for row in sorted(got.get(kind, set()) - want[kind], key=repr):
-            out.append(f"{kind} {row!r} not in the source")
+            out.append(f"{kind} {repr(row)[:200]} not in the source")
     return out
 
 
@@ -165,10 +169,22 @@ def storage_tag(con, db: str) -> str | None:
     return row[0] if row else None
 
 
+def table_hashes(con, db: str) -> set:
+    """(schema, table, an order-free hash of its rows) of every table of attached database `db`."""
+    tables = con.execute("select schema_name, table_name from duckdb_tables() where database_name = ? "
+                         "and not internal", [db]).fetchall()
+    return {(s, t, con.execute(f"select sum(hash(x)::hugeint) from {ident(db)}.{ident(s)}.{ident(t)} as x"
+                               ).fetchone()[0]) for s, t in tables}
+
+
 def _check(con, dst: Path, want: dict[str, set]) -> list[str]:
+    """What the written file lacks of `want` (with "data": every row of every table too)."""
     con.execute(f"ATTACH {literal(dst)} AS adegen_check (READ_ONLY)")
     try:
-        return differences(want, catalog(con, "adegen_check"))
+        got = catalog(con, "adegen_check")
+        if "data" in want:
+            got["data"] = table_hashes(con, "adegen_check")
+        return differences(want, got)
     finally:
         con.execute("DETACH adegen_check")
 
@@ -184,12 +200,11 @@ def _copy_statement(con, src: str, dst: Path, version: str) -> None:
 def _copy_definitions(con, src: str, dst: Path, version: str) -> None:
     """Write `dst` from each object's definition: EXPORT DATABASE's schema.sql statements run in
     dependency order (a statement whose object needs one not made yet waits for the next pass),
-    then its data. View bodies name the source's catalog, attached under the same name, so they
+    then the rows (`_copy_rows`). View bodies name the source's catalog, attached under the same name, so they
     bind while they are created and resolve in `dst` when it is opened under that name."""
     with tempfile.TemporaryDirectory(prefix="adegen-export-", dir=dst.parent) as tmp:
         con.execute(f"EXPORT DATABASE {ident(src)} TO {literal(tmp)} (FORMAT parquet)")
         schema = con.extract_statements((Path(tmp) / "schema.sql").read_text())
-        load = con.extract_statements((Path(tmp) / "load.sql").read_text())
         con.execute(f"ATTACH {literal(dst)} AS adegen_out (STORAGE_VERSION {literal(version)})")
         try:
             con.execute("USE adegen_out")
@@ -205,11 +220,25 @@ def _copy_definitions(con, src: str, dst: Path, version: str) -> None:
                 if len(left) == len(pending):
                     raise AdegenError("could not recreate every object of the database: " + "; ".join(errors[:3]))
                 pending = left
-            for stmt in load:
-                con.execute(stmt.query)
+            _copy_rows(con, src, "adegen_out")
         finally:
             con.execute("USE memory")
             con.execute("DETACH adegen_out")
+
+
+def _copy_rows(con, src: str, dst: str) -> None:
+    """Every row of every table of attached `src` into the same table of attached `dst`, straight
+    from one database to the other (a Parquet round trip changes some types' values); generated
+    columns are computed again."""
+    cols = con.execute("select c.table_schema, c.table_name, list(c.column_name order by c.ordinal_position) "
+                       "from information_schema.columns c join duckdb_tables() t on t.database_name = "
+                       "c.table_catalog and t.schema_name = c.table_schema and t.table_name = c.table_name "
+                       "where c.table_catalog = ? and coalesce(c.is_generated, 'NEVER') <> 'ALWAYS' "
+                       "and not t.internal group by 1, 2", [src]).fetchall()
+    for schema, table, names in cols:
+        rel = f"{ident(schema)}.{ident(table)}"
+        listed = ", ".join(ident(n) for n in names)
+        con.execute(f"INSERT INTO {ident(dst)}.{rel} ({listed}) SELECT {listed} FROM {ident(src)}.{rel}")
 
 
 def copy_attached(con, src: str, dst: Path, version: str) -> DbCopy:
@@ -233,7 +262,8 @@ def copy_attached(con, src: str, dst: Path, version: str) -> DbCopy:
         return result
     _remove(dst)
     _copy_definitions(con, src, dst, result.version)
-    diff = _check(con, dst, want)
+    # rebuilt object by object: every row is compared too
+    diff = _check(con, dst, {**want, "data": table_hashes(con, src)})
     if diff:
         raise AdegenError(f"the copy of the database in storage {result.version} differs from it: "
                           + "; ".join(diff[:5]))
