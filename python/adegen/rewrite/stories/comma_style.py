@@ -18,9 +18,12 @@ def draft(model: Model, slip: Slip) -> Draft | None:
     raw = model.raw
     edits: list[Edit] = []
     moved = 0
-    for t in model.toks:
+    texts = [t.text for t in model.toks]
+    for i, t in enumerate(model.toks):
         if t.kind != "sql" or t.text != ",":
             continue
+        if texts[i - 1:i] == [")"] and texts[i + 2:i + 4] == ["as", "("]:
+            continue  # the comma between two CTEs stays where it is, as most leading-comma styles keep it
         m = _NEXT.match(raw, t.end)
         if m is None:
             if re.match(r"[ \t]*\S", raw[t.end:]) and "\n" not in raw[t.end:t.end + 2]:
@@ -30,16 +33,9 @@ def draft(model: Model, slip: Slip) -> Draft | None:
         nxt = raw[m.start(2):m.start(2) + 2]
         if first in ")," or nxt in ("{%", "{#", "--", "/*") or m.group(0).count("\n") > 1:
             return None  # cannot move cleanly: a Jinja line, a comment, a closing bracket
-        if raw[t.start - 1:t.start] == ")" and _cte_gap(raw, t.end):
-            return None
         edits.append(Edit(t.start, t.end, ""))
         edits.append(Edit(m.start(2), m.start(2), ", "))
         moved += 1
     if moved < MIN_COMMAS or any(overlaps(e, slip) for e in edits):
         return None
     return Draft(Story(KIND, f"Style: leading commas in {model.name}"), edits, slip.after)
-
-
-def _cte_gap(raw: str, at: int) -> bool:
-    """`),` then a blank line: the comma between two CTEs (left for the blank-line rule above)."""
-    return raw[at:at + 2] in ("\n\n", "\r\n")
