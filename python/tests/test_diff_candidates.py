@@ -133,11 +133,12 @@ def test_a_bad_bug_command_diff_is_dropped_with_its_reason(built):
     assert codes["stg_drivers"] == ("dropped", "diff_not_applying")
     assert codes["stg_constructors"] == ("dropped", "diff_no_change")
     assert codes["stg_driver_standings"] == ("dropped", "diff_outside_models")
-    assert codes["driver_points"] == ("dropped", "unexpected_build_error")  # screened: the build fails
+    # the build fails: caught before screening by the bind check (a binder error is no screening slot)
+    assert codes["driver_points"] == ("dropped", "not_compile")
     assert "stg_constructor_standings" not in codes  # it offered nothing
     dropped = {(d["pattern_id"], d["code"]) for d in doc["dropped_candidates"]}
     assert {("bug_command@stg_drivers", "diff_not_applying"),
-            ("bug_command@driver_points", "unexpected_build_error")} <= dropped
+            ("bug_command@driver_points", "not_compile")} <= dropped
     assert not [t for t in doc["tasks"] if t["pattern_id"] in {f"bug_command@{m}" for m in codes if m != "constructor_points"}]
     reason = _entry(doc, "bug_command@stg_drivers")["reason"]
     assert reason.startswith("--bug-command for stg_drivers: does not apply: ") and "FAILED" in reason

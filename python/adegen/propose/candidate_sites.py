@@ -62,6 +62,8 @@ def storied_mutant(c, si: int) -> tuple[str, Any]:
 
     site = c.sites[si]
     plain = apply_site(c.raw, site)
+    if getattr(c, "origin", None) is not None:
+        return plain, None  # a diff candidate (history, --bug-command) is a commit already: as it came
     text, story = tell(c.raw, site, c.model["name"])
     if story is None or getattr(c.story_results.get(si), "ok", None) is False:
         return plain, None

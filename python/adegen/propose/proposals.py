@@ -227,7 +227,7 @@ def compile_check(project, cands: list[Candidate], *, workdir: Path | None = Non
                 c.compile_results[si] = _Result(False, f"rewrite failed: {exc}")
                 continue
             mutants.append((f"{ci}:{si}", c.model["path"], text))
-            told, story = tell(c.raw, site, c.model["name"])
+            told, story = (text, None) if getattr(c, "origin", None) is not None else tell(c.raw, site, c.model["name"])
             if story is not None:  # the story's text compiles beside it (falls back to the plain slip)
                 mutants.append((f"story:{ci}:{si}", c.model["path"], told))
         if c.compiled_intact is None and c.model["path"] not in intact and c.sites:
