@@ -70,10 +70,11 @@ def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Dro
     slips = [slip_of(up).to_json(), slip_of(other).to_json()]
     return dataclasses.replace(
         # the upstream slip's own pattern names the task (the catalog knows it; `compound` lists both slips)
-        up, number=0, pattern_id=up.pattern_id, pattern_name=pattern.name, family=up.family, difficulty="hard",
+        up, number=0, pattern_id=up.pattern_id, pattern_name=up.pattern_name, family=up.family, difficulty="hard",
         realistic=pattern.realistic, prompt=pset.base, prompt_source=pset.sources["base"],
         levels=levels_of(pset, t_up), prompt_set=pset,
-        description=f"Two independent slips: {up.description.rstrip('.')}; and {other.description.rstrip('.')}.",
+        # the upstream slip's own description first (`<pattern name> in <model>`: the review page reads it)
+        description=f"{up.description.rstrip('.')}; and, independently, {other.description.rstrip('.')}.",
         assertion_tests=list(up.assertion_tests) + list(other.assertion_tests), observation=obs, test_setup_models=between, solution_rebuild=between,
         tags=list(dict.fromkeys(up.tags + other.tags + ["compound"])), candidate=None,
         precondition=[*(up.precondition or []), *(other.precondition or [])] or None,
