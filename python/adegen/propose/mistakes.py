@@ -8,15 +8,26 @@ import difflib
 from adegen.propose.candidate_sites import decode
 
 
+def _slip(prop) -> bytes | None:
+    """The proposal's own file after the slip alone: a story's neutral edits (adegen.rewrite.stories)
+    are no part of the mistake, so a storied task and a pair making the same slip are one mistake."""
+    mutant, site = getattr(prop, "mutant", None), getattr(prop, "site", None)
+    original = getattr(prop, "original", None)
+    if getattr(prop, "story", None) is None or not isinstance(original, bytes) or not hasattr(site, "after"):
+        return mutant
+    raw = decode(original)
+    return (raw[:site.start] + site.after + raw[site.end:]).encode("utf-8", errors="surrogateescape")
+
+
 def _edits(prop) -> set[tuple[str, bytes]]:
     """(file, its text after the mistake) for every file a proposal changes."""
-    return {(prop.model_path, prop.mutant)} | {(s.path, s.mutant) for s in getattr(prop, "siblings", ())}
+    return {(prop.model_path, _slip(prop))} | {(s.path, s.mutant) for s in getattr(prop, "siblings", ())}
 
 
 def _edit_text(prop) -> tuple | None:
     """(pattern, the lines the edit removes, the lines it writes), each line whitespace-normalised:
     the edit as a reader of the diff sees it, wherever the file."""
-    original, mutant = getattr(prop, "original", None), getattr(prop, "mutant", None)
+    original, mutant = getattr(prop, "original", None), _slip(prop)
     if not isinstance(original, bytes) or not isinstance(mutant, bytes):
         return None
     a, b = decode(original).splitlines(), decode(mutant).splitlines()
