@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from adegen.rewrite.text import Edit  # noqa: F401 - the rewrite engine's edit, shared by every story
 from adegen.sql import lexer
 
 
@@ -19,13 +20,6 @@ class Story:
 
     kind: str
     subject: str
-
-
-@dataclass(frozen=True)
-class Edit:
-    start: int
-    end: int
-    text: str
 
 
 @dataclass(frozen=True)
