@@ -72,8 +72,32 @@ def rows_query(select: exp.Select, measures: list, *, where=True, extra=None) ->
         cond = _as_expr(extra)
         old = probe.args.get("where")
         probe.set("where", exp.Where(this=exp.and_(old.this, cond) if old is not None else cond))
-    probe.set("expressions", [_as_expr(m) for m in measures])
-    return _with(probe, visible_ctes(select)).sql(dialect="duckdb")
+    ms = [_as_expr(m) for m in measures]
+    if not _reads_lateral_alias(select, ms + [probe.args.get("where")]):
+        probe.set("expressions", ms)
+        return _with(probe, visible_ctes(select)).sql(dialect="duckdb")
+    # A measure (or the WHERE) reads an alias of the select list itself (DuckDB's and Snowflake's
+    # lateral column alias: `mrr > 0 as is_active, case when is_active ...`). The original row-level
+    # items stay in the probe's select list so the alias binds exactly as it did in the model; an
+    # outer select keeps the measures' own names and count.
+    kept = [i.copy() for i in select.expressions if not _aggregates(i)]
+    probe.set("expressions", kept + [exp.alias_(m, f"adegen_m{i}") for i, m in enumerate(ms)])
+    outer = exp.select(*[exp.alias_(exp.column(f"adegen_m{i}"), m.alias_or_name or f"m{i}") for i, m in enumerate(ms)])
+    outer = outer.from_(exp.Subquery(this=probe, alias=exp.TableAlias(this=exp.to_identifier("adegen_lateral"))))
+    return _with(outer, visible_ctes(select)).sql(dialect="duckdb")
+
+
+def _aggregates(item: exp.Expression) -> bool:
+    """Whether a select item aggregates (an aggregate outside any window function)."""
+    return any(a.find_ancestor(exp.Window) is None for a in item.find_all(exp.AggFunc))
+
+
+def _reads_lateral_alias(select: exp.Select, nodes: list) -> bool:
+    """Whether an unqualified column in `nodes` names an alias of `select`'s own select list."""
+    aliases = {i.alias.lower() for i in select.expressions if isinstance(i, exp.Alias)}
+    return bool(aliases) and any(
+        not c.table and c.name.lower() in aliases
+        for n in nodes if n is not None for c in n.find_all(exp.Column))
 
 
 def groups_query(select: exp.Select, per_group: list, measures: list) -> str:
@@ -84,7 +108,9 @@ def groups_query(select: exp.Select, per_group: list, measures: list) -> str:
         probe.set(key, None)
     inner = [exp.alias_(_as_expr(e), f"g{i}") for i, e in enumerate(per_group)]
     keys = group_keys(select)
-    probe.set("expressions", inner or [exp.alias_(exp.Count(this=exp.Star()), "g0")])
+    # the original items stay when a per-group expression reads one of their aliases (see rows_query)
+    kept = [i.copy() for i in select.expressions] if _reads_lateral_alias(select, inner + [probe.args.get("where")]) else []
+    probe.set("expressions", (kept + inner) if inner else [exp.alias_(exp.Count(this=exp.Star()), "g0")])
     if keys:
         probe.set("group", exp.Group(expressions=keys))
     outer = exp.select(*[_as_expr(m) for m in measures]).from_(exp.Subquery(this=probe, alias=exp.TableAlias(
