@@ -52,6 +52,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", choices=("auto", "on", "off"), default="auto",
                    help="offer the fixes of the project's git history, undone on today's code: auto (default) "
                         "when the project directory is a git repository of its own, on also inside a larger one")
+    p.add_argument("--data-change", action="store_true",
+                   help="write one task of an upstream data change instead of code slips: setup.sh renames a raw "
+                        "table's columns with SQL (/scripts/run_sql.sh), the solution adapts the models that read "
+                        "it; proven like every task (DuckDB)")
     p.add_argument("--time-budget", metavar="SECONDS",
                    help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "
                         "task proof starts once it is spent; what was proven is written, the summary lists "
@@ -104,6 +108,10 @@ def parse_args(argv: list[str] | None = None) -> Options:
         raise InputError("must not be empty", field="--bug-command")
     opts.bug_command, opts.history = ns.bug_command, ns.history
     opts.compound = ns.compound
+    if ns.data_change and ns.no_validate:
+        raise InputError("needs validation: the raw tables and their readers come from the validator's intact "
+                         "build", field="--data-change")
+    opts.data_change = ns.data_change
     if ns.verify_slow and ns.no_validate:
         raise InputError("needs validation: the proofs it checks are not run with --no-validate",
                          field="--verify-slow")

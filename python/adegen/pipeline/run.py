@@ -26,7 +26,7 @@ from typing import Callable
 from adegen.pipeline.options import Options
 from adegen.core.paths import owned_run_dir
 from adegen.report import write_report
-from adegen.pipeline import discovery, inputs, propose, record, runtime, summary, validation
+from adegen.pipeline import datachange, discovery, inputs, propose, record, runtime, summary, validation
 from adegen.pipeline.budget import TimeBudget
 from adegen.pipeline.context import UI, RunContext
 from adegen.pipeline.write import write_tasks
@@ -68,6 +68,9 @@ def build_tasks(ctx: RunContext) -> int:
 
 
 def _build_stages(ctx: RunContext) -> int:
+    if ctx.opts.data_change:
+        written = datachange.data_change_tasks(ctx)
+        return summary.finish(ctx, written) if written else 1
     pset = propose.propose(ctx)
     if not pset.proposals and ctx.budget is not None and ctx.budget.stopped_at:
         ctx.ui.say(ctx.budget.line())

@@ -91,6 +91,38 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_solution(project_root: Path, task: TaskPatches, required_models: list[str],
+                   known_models: set[str], workdir: Path | None = None) -> PatchCheck:
+    """A task whose setup patches nothing (an upstream data change, tasks/datachange.py): the
+    solution patch applies to the project as it is and yields exactly the adapted files (`files`:
+    path, today's text, the adapted text), nothing else. `setup` and `roundtrip` hold trivially."""
+    res = PatchCheck(task.task_id, setup=True, roundtrip=True)
+    missing = [m for m in required_models if m not in known_models]
+    res.models_ok = not missing
+    if missing:
+        res.detail = "unknown model(s) in solution_seeds/test_setup: " + ", ".join(missing)
+    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task.task_id}-", dir=workdir))
+    try:
+        work = tmp / "project"
+        copy_tree(project_root, work)
+        before = _tree(work)
+        applied = apply_patch(task.task_dir / "solutions" / "changes.patch", work)
+        if not applied.ok:
+            res.detail = f"solution patch: {applied.why}"
+            return res
+        after = _tree(work)
+        changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+        wrong = [rel for rel, _, adapted in task.files if (work / rel).read_bytes() != adapted]
+        wrong += sorted(changed - {rel for rel, _, _ in task.files})
+        if wrong:
+            res.detail = f"the solution patch did not produce the adapted files: {wrong[0]}"
+            return res
+        res.solution = True
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _tree(root: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for p in sorted(root.rglob("*")):

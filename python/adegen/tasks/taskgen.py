@@ -99,12 +99,15 @@ class TaskPlan:
     solution_seeds: list[SeedEntry]  # the graded tables
     variant: Variant
     seed_based: bool = False  # raw data from `dbt seed`: setup.sh and test_setup seed first
+    # the task's setup changes the data (tasks/datachange.py): test_setup must not seed, as that
+    # would load the seed files over the changed raw table before the graded tables are rebuilt
+    data_change: bool = False
     status: str = "ready"
     max_test_timeout_sec: int | None = None
     solution_rebuild: list[str] = field(default_factory=list)  # models solution.sh rebuilds
 
     def test_setup(self) -> str:
-        cmds = ["dbt seed"] if self.seed_based else []
+        cmds = ["dbt seed"] if self.seed_based and not self.data_change else []
         cmds.append("dbt run --select " + " ".join(self.test_setup_models))
         return "\n".join(cmds)
 

@@ -22,7 +22,7 @@ never written. Two modes:
 Sequence (harness.py::_run_trial / setup_orchestrator / sage_agent / _setup_test_env /
 run-dbt-test.sh): project -> app, DB -> app/<db_name>.duckdb, `bash setup.sh --db-type=duckdb
 --project-type=dbt` (cwd app, exit code ignored), rm setup.sh + setup/; agent "none" does nothing,
-"sage" runs solution.sh; test env: tests except AUTO_*, AUTO tests + macro (app/macros), seeds,
+"sage" runs solution.sh (run_sql.sh/run_sql.py are in /scripts from setup on); test env: tests except AUTO_*, AUTO tests + macro (app/macros), seeds,
 solutions, test-setup.sh; then run-tests.sh, whose console text is parsed by DbtParser's rules.
 """
 from __future__ import annotations
@@ -52,6 +52,9 @@ ARGS = ["--db-type=duckdb", "--project-type=dbt"]
 _MAPPED = ("app", "sage", "scripts", "tests", "seeds", "solutions", "logs")
 _PATH_RE = re.compile(r"(?<![\w./~$-])/(%s)(?=[/\s\"'`;|&)<>]|$)" % "|".join(_MAPPED), re.M)
 SCRIPT_RESOURCES = ("run-dbt-test.sh", "seed-schema.sh", "merge_yaml.py", "setup-dbt-test.sh")
+# what ade-bench puts in /scripts before setup.sh runs (base_setup): a setup may change the data
+# with `/scripts/run_sql.sh "$@" << SQL` (adegen's stand-ins, resources/run_sql.*)
+SETUP_RESOURCES = ("run_sql.sh", "run_sql.py")
 
 
 def map_paths(text: str, root: Path) -> str:
@@ -306,6 +309,8 @@ class TrialRunner:
         setup_sh = self.task_dir / "setup.sh"
         if (self.task_dir / "setup").is_dir():
             shutil.copytree(self.task_dir / "setup", self.app / "setup", dirs_exist_ok=True)
+        for name in SETUP_RESOURCES:  # executable, as in ade-bench's image: setup.sh calls them directly
+            self._write_mapped(resource_text(name), self.root / "scripts" / name).chmod(0o755)
         if setup_sh.exists():
             script = self._write_mapped(setup_sh.read_text(), self.app / "setup.sh")
             self._phase = "setup"

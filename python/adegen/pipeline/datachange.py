@@ -1,0 +1,178 @@
+"""Stage "data change" of the build (`--data-change`): one task whose setup changes the data the
+project reads (propose/datachange.py: a raw table's columns arrive renamed), written and proven
+as every task is (tasks/datachange.py for the files, the validator's proof, which runs setup.sh's
+SQL through the emulated `/scripts/run_sql.sh` on its copy of the database).
+
+The raw tables, their columns and their readers come from the validator's intact build (its
+model graph, and the raw database it seeded): no extra dbt call. The tables are tried in order
+(most table models downstream first) until one task is proven, at most MAX_TRIES."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from adegen.core.errors import AdegenError
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.workspace import prepare
+from adegen.propose.datachange import DataChange, ModelFile, RawRelation, plan_change
+from adegen.tasks import output as out
+from adegen.tasks.datachange import build_files
+from adegen.tasks.patchcheck import TaskPatches, check_solution
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from adegen.tasks.taskgen import TaskPlan, unified_diff
+
+MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two solved builds)
+
+
+def data_change_tasks(ctx: RunContext) -> list[str]:
+    """Write (at most) one proven data-change task; the ids written (ctx.report.tasks: entries)."""
+    t1 = time.monotonic()
+    if ctx.validator is None:
+        ctx.ui.warn(f"--data-change needs the validator (its intact build): {ctx.unproven_reason()}")
+        return []
+    changes = candidates(ctx)
+    if not changes:
+        ctx.ui.say("No data change found: no raw table with snake_case columns read by a model with a "
+                   "table downstream.")
+        return []
+    written: list[str] = []
+    lock = out.RunLock(ctx.opts.output_dir)
+    lock.acquire()
+    try:
+        plan = prepare(ctx)
+        number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
+        for change in changes[:MAX_TRIES]:
+            task_id = out.format_task_id(ctx.project.name, number + 1)
+            entry = _realise(ctx, change, task_id)
+            if entry is None:
+                continue
+            number += 1
+            ctx.report.tasks.append(entry)
+            written.append(task_id)
+            if entry["proven"]:
+                break
+    finally:
+        lock.release()
+    ctx.doc.tasks = ctx.report.tasks
+    ctx.timing("generation", t1)
+    return written
+
+
+def candidates(ctx: RunContext) -> list[DataChange]:
+    """Every raw table's change that has a fix and a table to grade, the most read first."""
+    info = ctx.validator.baseline_info()
+    graph = info["graph"]
+    models = {u: m for u, m in info["models"].items() if m.get("package", ctx.project.name) == ctx.project.name}
+    layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
+    root = ctx.opts.project_dir
+    files = {uid: ModelFile(uid, m["name"], m["path"], _read(root / m["path"]), m.get("materialized") or "",
+                            layers.get(m["name"], "")) for uid, m in models.items() if m.get("path")}
+    depth = {m["name"]: int(m.get("depth", 0) or 0) for m in ctx.discovery.get("models", [])}
+    out_: list[tuple[int, str, DataChange]] = []
+    for rel in raw_relations(info["raw_db"], graph, ctx.discovery):
+        downstream = graph.downstream_of(rel.readers)
+
+        def between(end: str, readers=rel.readers) -> list[str]:
+            on_path = {u for r in readers for u in graph.between(r, end)}
+            return sorted(on_path, key=lambda u: (depth.get(files[u].name if u in files else "", 0), u))
+
+        change = plan_change(rel, files, downstream, between)
+        if change is None:
+            continue
+        graded = models[next(u for u, f in files.items() if f.name == change.graded)]
+        change = replace(change, drop=((graded["schema"], graded["alias"]),))
+        tables = sum(1 for u in downstream if u in files and files[u].materialized == "table")
+        out_.append((-tables, rel.identifier, change))
+    return [c for *_, c in sorted(out_, key=lambda x: x[:2])]
+
+
+def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
+    """The raw tables the models read (sources and seeds; a source that names a seed's table is the
+    same table), with their columns as the raw database holds them."""
+    import duckdb
+
+    sources = {s["unique_id"]: s for s in discovery.get("sources", []) or []}
+    con = duckdb.connect(raw_db, read_only=True)
+    try:
+        tables: dict[tuple[str, str], list[str]] = {}
+        for schema, name, column in con.execute(
+                "select table_schema, table_name, column_name from information_schema.columns "
+                "order by table_schema, table_name, ordinal_position").fetchall():
+            tables.setdefault((schema, name), []).append(column)
+    finally:
+        con.close()
+    found: dict[tuple[str, str], dict] = {}
+    for uid in graph.inputs():
+        call, identifier = _call(uid, sources)
+        where = [k for k in tables if k[1].lower() == identifier.lower()] if call else []
+        if len(where) != 1:
+            continue  # not a raw table, or in more than one schema: which one is read is not known here
+        entry = found.setdefault(where[0], {"calls": [], "readers": []})
+        entry["calls"].append(call)
+        entry["readers"] += [c for c in graph.children(uid) if c not in entry["readers"]]
+    return [RawRelation(s, t, tuple(e["calls"]), tuple(tables[(s, t)]), tuple(e["readers"]))
+            for (s, t), e in sorted(found.items())]
+
+
+def _call(uid: str, sources: dict) -> tuple[str | None, str]:
+    """The Jinja call that reads a source or seed node, and its table's identifier."""
+    parts = uid.split(".")
+    if parts[0] == "source" and uid in sources:
+        s = sources[uid]
+        return f"source('{s['source']}', '{s['table']}')", str(s.get("identifier") or s["table"])
+    if parts[0] == "seed" and len(parts) >= 3:
+        return f"ref('{parts[-1]}')", parts[-1]
+    return None, ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _realise(ctx: RunContext, change: DataChange, task_id: str) -> dict | None:
+    """Files, solution patch check, proof, commit: the task's --json entry (None: patch check failed)."""
+    plan, project = ctx.output, ctx.project
+    variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
+                      project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
+    spec = TaskPlan(task_id=task_id, description=change.description(),
+                    prompts=[PromptEntry(k, t) for k, t in change.prompts()], difficulty="medium",
+                    tags=["dbt", "debugging", "data-change", "data-inspection", project.name],
+                    test_setup_models=list(change.rebuild), solution_seeds=[SeedEntry(change.graded)],
+                    variant=variant, seed_based=plan.seed_based, data_change=True,
+                    solution_rebuild=list(change.rebuild), max_test_timeout_sec=120 if plan.seed_based else None)
+    patch = b"".join(unified_diff(old, new, path) for path, old, new in change.fixes)
+    files = build_files(spec, change.setup_sql(), patch)
+    writer = out.TaskWriter(plan.tasks_dir, task_id)
+    try:
+        writer.write(files.files)
+        check = check_solution(plan.project_root, TaskPatches(task_id, writer.dir, change.fixes),
+                               list(change.rebuild), plan.known_models, workdir=ctx.workroot)
+        if not check.ok:
+            ctx.ui.warn(f"{task_id} dropped: {check.line()}")
+            writer.discard()
+            return None
+        ctx.ui.say(f"Proving {task_id} (data change of {change.relation}: broken must fail, adapted must pass)...")
+        try:
+            proof = ctx.validator.prove(writer.dir, plan.project_root, plan.db_file)
+            proven, detail = bool(proof.ok), (ctx.backend.proof_label if proof.ok else proof.detail)
+        except AdegenError as exc:
+            proof, proven, detail = None, False, f"unproven: {exc}"
+        if not proven:
+            update_task_yaml(writer.dir / "task.yaml", status="dev")
+        final = writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
+    ctx.ui.say(f"{task_id}: {'proven' if proven else detail.splitlines()[0]}")
+    return {"task_id": task_id, "path": str(final), "model": change.readers[0], "pattern_id": change.kind,
+            "family": "data-change", "difficulty": "medium", "status": "ready" if proven else "dev",
+            "proven": proven, "proof_detail": detail,
+            "proof": None if proof is None else {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
+                                                 "solved_passes": bool(proof.solved_passes)},
+            "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
+                            "models": check.models_ok, "line": check.line()},
+            "files": sorted(files.files)}

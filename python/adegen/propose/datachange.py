@@ -1,0 +1,180 @@
+"""Upstream data changes (issue 52, item 1): a task whose setup changes the DATA the project reads,
+not its code, as ade-bench's analytics_engineering007 does ("The id field in the products table is
+now a string. This has broken several models."). The project must be adapted so its marts are right
+again; the solution adapts the models that read the changed table.
+
+One kind so far, `renamed_columns`: the raw table's columns arrive in camelCase (`customer_id` ->
+`customerId`), as when an upstream export switches its naming convention. Why this one first: it
+is observable on every database (the models that name a column fail to bind) and fair (the data is
+unchanged, so the marts of the adapted project equal the intact build's whatever correct fix an
+agent writes). An integer id arriving as text with the same values is not: DuckDB casts text to
+integers in comparisons and set operations, so joins and ade-bench's EXCEPT-based equality test
+pass on the broken state (measured on the example project).
+
+Pure functions: the caller (pipeline/datachange.py) reads the manifest, the columns and the model
+files; this module decides the site, the setup's SQL, the models' fix and the prompts."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from adegen.rewrite.text import SQL_WORDS
+from adegen.sql.quote import ident
+
+KIND = "renamed_columns"
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+# The prompt levels (text as data). Symptom only: what a user sees after the load (the model that
+# fails, the table that is missing), never the rename nor the fix.
+PROMPTS = {
+    "base": ("Since this morning's data load, `dbt run` fails at `{reader}` and `{table}` is no longer "
+             "built. Nobody changed the project. Can you get it working again, so `{table}` is built and "
+             "its numbers are right?"),
+    "hard": "`{table}` is missing since this morning's data load. Can you fix it?",
+}
+DESCRIPTION = "Upstream data change: {relation}'s columns arrive renamed (camelCase); adapt {readers}"
+TAGS = ["dbt", "debugging", "data-change", "data-inspection"]
+
+
+@dataclass(frozen=True)
+class RawRelation:
+    """A raw table the project reads (a source's or a seed's relation): where it is, the Jinja calls
+    that read it (`source('shop', 'customers')`, `ref('raw_customers')`), its columns in table order,
+    and the models that read it directly (unique ids)."""
+
+    schema: str
+    identifier: str
+    calls: tuple[str, ...]
+    columns: tuple[str, ...]
+    readers: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.identifier}"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A model of the project as the site needs it: its name, path (forward slashes), text,
+    materialization and layer."""
+
+    unique_id: str
+    name: str
+    path: str
+    text: str
+    materialized: str = "view"
+    layer: str = ""
+
+
+@dataclass(frozen=True)
+class DataChange:
+    """One upstream data change and the adaptation that answers it."""
+
+    kind: str
+    relation: RawRelation
+    renames: tuple[tuple[str, str], ...]          # (name in the project, name the data arrives with)
+    fixes: tuple[tuple[str, bytes, bytes], ...]   # (path, today's bytes, adapted bytes)
+    readers: tuple[str, ...]                      # the models the fix changes (names)
+    graded: str                                   # the table the task grades
+    rebuild: tuple[str, ...]                      # readers .. graded, in DAG order (solution, test_setup)
+    drop: tuple[tuple[str, str], ...] = ()        # (schema, identifier) of the graded table
+
+    def setup_sql(self) -> str:
+        """The change as `run_sql.sh` runs it: statements split at `;` (none holds one), the raw
+        table renamed in place (data and column order kept), and the graded table dropped, so a
+        database that holds yesterday's build does not grade the broken state with it (the build
+        that fails leaves no table, as on a fresh database)."""
+        rel = f"{ident(self.relation.schema)}.{ident(self.relation.identifier)}"
+        lines = [f"alter table {rel} rename column {ident(old)} to {ident(new)};" for old, new in self.renames]
+        lines += [f"drop table if exists {ident(s)}.{ident(t)};" for s, t in self.drop]
+        return "\n".join(lines) + "\n"
+
+    def prompts(self) -> list[tuple[str, str]]:
+        return [(key, text.format(reader=self.readers[0], table=self.graded)) for key, text in PROMPTS.items()]
+
+    def description(self) -> str:
+        return DESCRIPTION.format(relation=self.relation.identifier, readers=", ".join(self.readers))
+
+
+def camel(name: str) -> str:
+    """`customer_id` -> `customerId`; a name that is not lower snake_case stays as it is."""
+    if not _SNAKE.fullmatch(name):
+        return name
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def call_pattern(call: str) -> str:
+    """A regex for `{{ <call> }}` written with any spacing and either quote: `source('a', 'b')`."""
+    m = re.fullmatch(r"(\w+)\((.*)\)", call)
+    if not m:
+        raise ValueError(f"not a Jinja call: {call!r}")
+    args = [a.strip().strip("'\"") for a in m.group(2).split(",")]
+    inner = r"\s*,\s*".join(r"""['"]""" + re.escape(a) + r"""['"]""" for a in args)
+    return r"\{\{\s*" + m.group(1) + r"\s*\(\s*" + inner + r"\s*\)\s*\}\}"
+
+
+def _rename_list(renames: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{ident(new)} as {old}" for old, new in renames)
+
+
+def fix_reader(text: str, calls: Sequence[str], renames: Sequence[tuple[str, str]], alias: str) -> str | None:
+    """The model text adapted to the renamed columns, or None when no read of the table is found.
+    `select * from {{ call }}` (the import CTE of most staging models) becomes `select * rename
+    (...) from {{ call }}`; any other read in a FROM or JOIN becomes a subquery that renames (named
+    `alias`, the table's identifier, when the read had no alias, so qualified columns still bind).
+    A `{{ call }}` elsewhere (a `-- depends_on:` comment) is left alone."""
+    cols = _rename_list(renames)
+    out, hits = text, 0
+    for call in calls:
+        pat = call_pattern(call)
+        # one pass, so a read the first form adapted is not wrapped again by the second
+        out, n = re.subn(r"(?i)\b(?:(?P<star>select\s+\*)(?P<sfrom>\s+from\s+)(?P<scall>" + pat + r")"
+                         r"|(?P<kw>from|join)(?P<sp>\s+)(?P<call>" + pat + r")(?P<tail>\s+(?:as\s+)?(?P<word>[A-Za-z_]\w*))?)",
+                         lambda m: _adapted(m, cols, alias), out)
+        hits += n
+    return out if hits else None
+
+
+def _adapted(m: re.Match, cols: str, alias: str) -> str:
+    if m.group("star"):
+        return f"{m.group('star')} rename ({cols}){m.group('sfrom')}{m.group('scall')}"
+    keyword, space, call, tail, word = m.group("kw"), m.group("sp"), m.group("call"), m.group("tail") or "", m.group("word")
+    sub = f"(select * rename ({cols}) from {call})"
+    if word and word.lower() not in SQL_WORDS:
+        return f"{keyword}{space}{sub}{tail}"        # the read's own alias names the subquery
+    return f"{keyword}{space}{sub} as {alias}{tail}"
+
+
+def plan_change(relation: RawRelation, models: Mapping[str, ModelFile], downstream: Mapping[str, int],
+                between: Callable[[str], Sequence[str]]) -> DataChange | None:
+    """The `renamed_columns` change of `relation`, or None when it has no snake_case column, a
+    reader's read of it cannot be found, or no table model lies downstream to grade.
+    `downstream`: {unique_id: distance} of every model downstream of the readers; `between(uid)`:
+    the unique ids on the paths from the readers to `uid`, in DAG order."""
+    renames = tuple((c, camel(c)) for c in relation.columns if camel(c) != c)
+    taken = {c.lower() for c in relation.columns}
+    if not renames or not relation.readers or any(new.lower() in taken for _, new in renames):
+        return None  # nothing to rename, or a new name is already a column of the table
+    fixes = []
+    for uid in relation.readers:
+        m = models.get(uid)
+        fixed = fix_reader(m.text, relation.calls, renames, relation.identifier) if m else None
+        if fixed is None:
+            return None
+        fixes.append((m.path, m.text.encode(), fixed.encode()))
+    graded = _graded(models, downstream)
+    if graded is None:
+        return None
+    readers = tuple(models[u].name for u in relation.readers)
+    path = [models[u].name for u in between(graded.unique_id) if u in models]
+    rebuild = tuple(dict.fromkeys([*readers, *path, graded.name]))
+    return DataChange(KIND, relation, renames, tuple(fixes), readers, graded.name, rebuild)
+
+
+def _graded(models: Mapping[str, ModelFile], downstream: Mapping[str, int]) -> ModelFile | None:
+    """The nearest table model downstream of the readers, a marts-layer one first (name breaks ties)."""
+    tables = [models[u] for u in downstream if u in models and models[u].materialized == "table"]
+    if not tables:
+        return None
+    return min(tables, key=lambda m: (m.layer != "marts", downstream[m.unique_id], m.name))
