@@ -124,6 +124,13 @@ def test_plan_script_splits_only_simple_scripts():
     assert plan_script("set -e\ndbt run\n") is None
     assert plan_script("cd sub && dbt run\n") is None
     assert plan_script("M=x\ndbt run --select $M\n") is None
+    # a here-document with a quoted delimiter is one bash step (a data change's SQL); unquoted, or
+    # never closed, the script runs whole
+    sql = "/scripts/run_sql.sh \"$@\" << 'SQL'\nalter table t rename column a to b;\nSQL"
+    assert plan_script(f"dbt deps\n{sql}\ndbt run || true\n") == [
+        ("dbt", ["deps"]), ("bash", sql), ("dbt", ["run"])]
+    assert plan_script("/scripts/run_sql.sh << SQL\nselect ${x}\nSQL\n") is None
+    assert plan_script("cat << 'EOF'\nnever closed\n") is None
 
 
 def test_update_task_yaml_keeps_format(tmp_path):

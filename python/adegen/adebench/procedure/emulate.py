@@ -17,7 +17,8 @@ never written. Two modes:
 - "inprocess": the same steps, but each top-level `dbt ...` line of the scripts (and the test
   phase of run-dbt-test.sh, ported step by step) runs through dbtRunner with its console output
   captured in the same format; other lines run with bash. A script with control flow, `cd`,
-  variables or heredocs runs whole with bash (its dbt calls as subprocesses).
+  variables or heredocs runs whole with bash (its dbt calls as subprocesses); a here-document
+  with a quoted delimiter (`/scripts/run_sql.sh "$@" << 'SQL'`) is one bash step.
 
 Sequence (harness.py::_run_trial / setup_orchestrator / sage_agent / _setup_test_env /
 run-dbt-test.sh): project -> app, DB -> app/<db_name>.duckdb, `bash setup.sh --db-type=duckdb
@@ -109,12 +110,30 @@ _CONTROL = re.compile(r"^\s*(if|then|elif|else|fi|for|while|until|do|done|case|e
 _DBT_LINE = re.compile(r"^\s*dbt\s+(?P<args>[^|;&<>$`()\\]*?)\s*(?P<ignore>\|\|\s*true)?\s*$")
 
 
+# a command reading a here-document with a quoted delimiter (`run_sql.sh "$@" << 'SQL'`): its body
+# is not expanded, so the command and its body are one self-contained bash step
+_HEREDOC = re.compile(r"""^(?P<cmd>[^<'"]*?"\$@"[^<'"]*|[^<'"$]*)<<-?\s*(?P<q>['"])(?P<delim>\w+)(?P=q)\s*$""")
+
+
 def plan_script(text: str) -> list[tuple] | None:
-    """Split a script into ("bash", text) and ("dbt", args) steps, or None if it must run whole."""
+    """Split a script into ("bash", text) and ("dbt", args) steps, or None if it must run whole.
+    A here-document with a quoted delimiter rides in its bash step whole."""
     steps: list[tuple] = []
     pending: list[str] = []
-    for line in text.splitlines():
+    lines = iter(text.splitlines())
+    for line in lines:
         stripped = line.strip()
+        doc = _HEREDOC.match(line)
+        if doc and not _CONTROL.search(doc.group("cmd")) and not re.search(r"(^|[\s;&|])dbt\s", doc.group("cmd")):
+            body = [line]
+            for more in lines:
+                body.append(more)
+                if more.rstrip() == doc.group("delim"):
+                    break
+            else:
+                return None  # no end of the here-document
+            pending.append("\n".join(body))
+            continue
         if not stripped or stripped.startswith("#"):
             continue
         m = _DBT_LINE.match(line)

@@ -1,0 +1,137 @@
+"""Issue 52, item 1: upstream data change tasks, on real dbt + DuckDB. A small shop project (raw
+tables in the database, as ade-bench's projects have them): the task's setup.sh renames the raw
+`orders` table's columns with SQL through `/scripts/run_sql.sh`, the solution adapts `stg_orders`,
+and the validator's proof (ade-bench's procedure, emulated) shows the broken state fails and the
+adapted project passes, with the solution seeds exported from the adapted state.
+
+The pure parts (the rename, the models' fix, the SQL, setup.sh) are checked on their own first."""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from adegen.propose.datachange import ModelFile, RawRelation, camel, fix_reader, plan_change
+from adegen.tasks.datachange import render_setup_sh
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from realfix import shop_project  # noqa: E402
+
+NAME = "datachg"
+RENAMES = [("order_id", "orderId"), ("customer_id", "customerId")]
+CALLS = ["source('raw', 'orders')", "ref('orders')"]
+
+
+def test_camel_case_names():
+    assert [camel(n) for n in ("customer_id", "signup_at", "amount", "Customer_ID", "_synced_at", "a_b_c")] == \
+        ["customerId", "signupAt", "amount", "Customer_ID", "_synced_at", "aBC"]
+
+
+@pytest.mark.parametrize("sql, adapted", [
+    # the import CTE of a staging model: the star renames
+    ("with source as (\n    select * from {{ source('raw', 'orders') }}\n)\nselect order_id from source",
+     "with source as (\n    select * rename (\"orderId\" as order_id, \"customerId\" as customer_id) from "
+     "{{ source('raw', 'orders') }}\n)\nselect order_id from source"),
+    # a read with an alias: the subquery takes it
+    ("select o.order_id from {{ source( \"raw\" ,'orders') }} as o where o.customer_id > 1",
+     "select o.order_id from (select * rename (\"orderId\" as order_id, \"customerId\" as customer_id) from "
+     "{{ source( \"raw\" ,'orders') }}) as o where o.customer_id > 1"),
+    # a read without one: named after the table, so `orders.order_id` still binds
+    ("-- depends_on: {{ ref('orders') }}\nselect orders.order_id from {{ ref('orders') }}\nwhere true",
+     "-- depends_on: {{ ref('orders') }}\nselect orders.order_id from (select * rename (\"orderId\" as "
+     "order_id, \"customerId\" as customer_id) from {{ ref('orders') }}) as orders\nwhere true"),
+])
+def test_the_fix_adapts_every_read_of_the_table_and_nothing_else(sql, adapted):
+    assert fix_reader(sql, CALLS, RENAMES, "orders") == adapted
+
+
+def test_a_model_that_does_not_read_the_table_has_no_fix():
+    assert fix_reader("-- depends_on: {{ ref('orders') }}\nselect 1", CALLS, RENAMES, "orders") is None
+
+
+def test_the_change_the_sql_and_setup():
+    rel = RawRelation("main", "orders", ("source('raw', 'orders')",), ("order_id", "customer_id", "amount"),
+                      ("model.x.stg_orders",))
+    models = {"model.x.stg_orders": ModelFile("model.x.stg_orders", "stg_orders", "models/stg_orders.sql",
+                                              "select * from {{ source('raw', 'orders') }}"),
+              "model.x.totals": ModelFile("model.x.totals", "totals", "models/totals.sql", "", "table", "marts"),
+              "model.x.other": ModelFile("model.x.other", "other", "models/other.sql", "", "table", "staging")}
+    change = plan_change(rel, models, {"model.x.stg_orders": 0, "model.x.other": 1, "model.x.totals": 2},
+                         lambda end: ["model.x.stg_orders", end])
+    assert change.graded == "totals" and change.rebuild == ("stg_orders", "totals")  # a marts table first
+    assert change.renames == (("order_id", "orderId"), ("customer_id", "customerId"))
+    sql = replace(change, drop=(("main", "totals"),)).setup_sql()
+    assert sql == ('alter table "main"."orders" rename column "order_id" to "orderId";\n'
+                   'alter table "main"."orders" rename column "customer_id" to "customerId";\n'
+                   'drop table if exists "main"."totals";\n')
+    setup = render_setup_sh(sql, seed_based=True)
+    assert "dbt seed\n\n# The upstream data changes\n/scripts/run_sql.sh \"$@\" << 'SQL'\n" + sql + "SQL\n" in setup
+    assert setup.index("dbt seed") < setup.index("run_sql.sh") < setup.index("dbt run || true")
+    # a table already holding a camelCase name of the rename: no change
+    taken = RawRelation("main", "orders", rel.calls, ("order_id", "orderId"), rel.readers)
+    assert plan_change(taken, models, {"model.x.totals": 1}, lambda end: [end]) is None
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory):
+    """The shop project, its validator's intact build, the data-change task written the way the
+    build writes it, and its proof."""
+    from adegen.backends import ValidatorSetup, make_validator
+    from adegen.discover.project import load_project
+    from adegen.pipeline.datachange import raw_relations
+    from adegen.tasks.datachange import build_files
+    from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+    from adegen.tasks.taskgen import TaskPlan, unified_diff
+
+    root = shop_project(tmp_path_factory.mktemp("dc") / NAME, NAME)
+    project_text = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.suffix in (".sql", ".yml")}
+    v = make_validator(load_project(root), ValidatorSetup(tmp_path_factory.mktemp("work"), jobs=1))
+    v.baseline()
+    info = v.baseline_info()
+    sources = [{"unique_id": f"source.{NAME}.raw.{t}", "source": "raw", "table": t, "identifier": t}
+               for t in ("orders", "customers")]
+    rels = {r.identifier: r for r in raw_relations(info["raw_db"], info["graph"], {"sources": sources})}
+    models = {u: ModelFile(u, m["name"], m["path"], (root / m["path"]).read_text(), m["materialized"])
+              for u, m in info["models"].items()}
+    graph = info["graph"]
+    rel = rels["orders"]
+    change = plan_change(rel, models, graph.downstream_of(rel.readers),
+                         lambda end: sorted({u for r in rel.readers for u in graph.between(r, end)}))
+    change = replace(change, drop=(("main", change.graded),))
+    task = tmp_path_factory.mktemp("tasks") / f"{NAME}001"
+    plan = TaskPlan(task.name, change.description(), [PromptEntry(k, t) for k, t in change.prompts()], "medium",
+                    ["dbt"], list(change.rebuild), [SeedEntry(change.graded)], Variant("duckdb", NAME, NAME, "."),
+                    data_change=True, solution_rebuild=list(change.rebuild))
+    patch = b"".join(unified_diff(old, new, path) for path, old, new in change.fixes)
+    for rel_path, data in build_files(plan, change.setup_sql(), patch).files.items():
+        (task / rel_path).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel_path).write_bytes(data)
+    db = v.prepare_database(tmp_path_factory.mktemp("db"))
+    proof = v.prove(task, root, db)
+    yield SimpleNamespace(root=root, rels=rels, change=change, task=task, proof=proof, project_text=project_text)
+    v.close()
+
+
+def test_the_raw_tables_and_their_readers_come_from_the_intact_build(proven):
+    orders = proven.rels["orders"]
+    assert (orders.schema, orders.columns) == ("main", ("order_id", "customer_id", "amount", "status"))
+    assert orders.calls == ("source('raw', 'orders')",) and orders.readers == (f"model.{NAME}.stg_orders",)
+    assert proven.change.readers == ("stg_orders",) and proven.change.graded == "customer_totals"
+
+
+def test_the_data_change_task_is_proven_under_ade_benchs_procedure(proven):
+    proof = proven.proof
+    assert proof.ok and proof.broken_fails and proof.solved_passes, proof.detail
+    assert "full emulation" in proof.detail  # setup.sh runs SQL: the whole trial is emulated
+    task = proven.task
+    assert not (task / "setup").exists()  # nothing is patched: the data changed
+    assert "dbt seed" not in (task / "task.yaml").read_text()
+    seed = (task / "seeds" / "solution__customer_totals.csv").read_text().splitlines()
+    assert seed[0] == "customer_id,name,order_count,total_amount" and len(seed) == 41  # the adapted state's
+
+
+def test_the_project_is_not_written(proven):
+    assert {p: p.read_bytes() for p in proven.project_text} == proven.project_text
