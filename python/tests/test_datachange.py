@@ -77,14 +77,13 @@ def test_the_change_the_sql_and_setup():
 
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
-    """The shop project, its validator's intact build, the data-change task written the way the
-    build writes it, and its proof."""
-    from adegen.backends import ValidatorSetup, make_validator
+    """The shop project, its validator's intact build, and the build's data-change stage on it
+    (pipeline/datachange.py: the candidates, then one task written, checked and proven), with a
+    run context of only what the stage reads."""
+    from adegen.backends import BACKENDS, ValidatorSetup, make_validator
     from adegen.discover.project import load_project
-    from adegen.pipeline.datachange import raw_relations
-    from adegen.tasks.datachange import build_files
-    from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
-    from adegen.tasks.taskgen import TaskPlan, unified_diff
+    from adegen.pipeline.context import OutputPlan
+    from adegen.pipeline.datachange import _realise, candidates, raw_relations
 
     root = shop_project(tmp_path_factory.mktemp("dc") / NAME, NAME)
     project_text = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.suffix in (".sql", ".yml")}
@@ -93,25 +92,19 @@ def proven(tmp_path_factory):
     info = v.baseline_info()
     sources = [{"unique_id": f"source.{NAME}.raw.{t}", "source": "raw", "table": t, "identifier": t}
                for t in ("orders", "customers")]
-    rels = {r.identifier: r for r in raw_relations(info["raw_db"], info["graph"], {"sources": sources})}
-    models = {u: ModelFile(u, m["name"], m["path"], (root / m["path"]).read_text(), m["materialized"])
-              for u, m in info["models"].items()}
-    graph = info["graph"]
-    rel = rels["orders"]
-    change = plan_change(rel, models, graph.downstream_of(rel.readers),
-                         lambda end: sorted({u for r in rel.readers for u in graph.between(r, end)}))
-    change = replace(change, drop=(("main", change.graded),))
-    task = tmp_path_factory.mktemp("tasks") / f"{NAME}001"
-    plan = TaskPlan(task.name, change.description(), [PromptEntry(k, t) for k, t in change.prompts()], "medium",
-                    ["dbt"], list(change.rebuild), [SeedEntry(change.graded)], Variant("duckdb", NAME, NAME, "."),
-                    data_change=True, solution_rebuild=list(change.rebuild))
-    patch = b"".join(unified_diff(old, new, path) for path, old, new in change.fixes)
-    for rel_path, data in build_files(plan, change.setup_sql(), patch).files.items():
-        (task / rel_path).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel_path).write_bytes(data)
+    said: list[str] = []
+    ui = SimpleNamespace(say=lambda *a: said.append(" ".join(map(str, a))), warn=lambda m: said.append(m))
     db = v.prepare_database(tmp_path_factory.mktemp("db"))
-    proof = v.prove(task, root, db)
-    yield SimpleNamespace(root=root, rels=rels, change=change, task=task, proof=proof, project_text=project_text)
+    out = OutputPlan(tmp_path_factory.mktemp("out") / "tasks", root, ".", False,
+                     {m["name"] for m in info["models"].values()}, db)
+    ctx = SimpleNamespace(validator=v, discovery={"sources": sources, "models": []}, opts=SimpleNamespace(
+        project_dir=root, db_path=None), project=SimpleNamespace(name=NAME, adapter_type="duckdb", db_name=NAME),
+        backend=BACKENDS["duckdb"], ui=ui, workroot=tmp_path_factory.mktemp("workroot"), output=out)
+    rels = {r.identifier: r for r in raw_relations(info["raw_db"], info["graph"], {"sources": sources})}
+    changes = candidates(ctx)
+    entry = _realise(ctx, changes[0], f"{NAME}001")
+    yield SimpleNamespace(root=root, rels=rels, changes=changes, entry=entry, task=Path(entry["path"]),
+                          said=said, project_text=project_text)
     v.close()
 
 
@@ -119,14 +112,20 @@ def test_the_raw_tables_and_their_readers_come_from_the_intact_build(proven):
     orders = proven.rels["orders"]
     assert (orders.schema, orders.columns) == ("main", ("order_id", "customer_id", "amount", "status"))
     assert orders.calls == ("source('raw', 'orders')",) and orders.readers == (f"model.{NAME}.stg_orders",)
-    assert proven.change.readers == ("stg_orders",) and proven.change.graded == "customer_totals"
+    # both raw tables have a change; orders first (one table downstream each, but two models)
+    assert [c.relation.identifier for c in proven.changes] == ["orders", "customers"]
+    change = proven.changes[0]
+    assert change.readers == ("stg_orders",) and change.graded == "customer_totals"
+    assert change.drop == (("main", "customer_totals"),)
 
 
 def test_the_data_change_task_is_proven_under_ade_benchs_procedure(proven):
-    proof = proven.proof
-    assert proof.ok and proof.broken_fails and proof.solved_passes, proof.detail
-    assert "full emulation" in proof.detail  # setup.sh runs SQL: the whole trial is emulated
+    entry = proven.entry
+    assert entry["proven"] and entry["status"] == "ready", entry["proof_detail"]
+    assert entry["proof"] == {"ok": True, "broken_fails": True, "solved_passes": True}
+    assert entry["patch_check"]["solution"] and entry["pattern_id"] == "renamed_columns"
     task = proven.task
+    assert "status: ready" in (task / "task.yaml").read_text()
     assert not (task / "setup").exists()  # nothing is patched: the data changed
     assert "dbt seed" not in (task / "task.yaml").read_text()
     seed = (task / "seeds" / "solution__customer_totals.csv").read_text().splitlines()

@@ -60,7 +60,8 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
 
 
 def candidates(ctx: RunContext) -> list[DataChange]:
-    """Every raw table's change that has a fix and a table to grade, the most read first."""
+    """Every raw table's change that has a fix and a table to grade: the most tables downstream
+    first, then the most models, then by name."""
     info = ctx.validator.baseline_info()
     graph = info["graph"]
     models = {u: m for u, m in info["models"].items() if m.get("package", ctx.project.name) == ctx.project.name}
@@ -83,8 +84,8 @@ def candidates(ctx: RunContext) -> list[DataChange]:
         graded = models[next(u for u, f in files.items() if f.name == change.graded)]
         change = replace(change, drop=((graded["schema"], graded["alias"]),))
         tables = sum(1 for u in downstream if u in files and files[u].materialized == "table")
-        out_.append((-tables, rel.identifier, change))
-    return [c for *_, c in sorted(out_, key=lambda x: x[:2])]
+        out_.append((-tables, -len(downstream), rel.identifier, change))
+    return [c for *_, c in sorted(out_, key=lambda x: x[:3])]
 
 
 def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
