@@ -70,9 +70,12 @@ def candidates(ctx: RunContext) -> list[DataChange]:
     files = {uid: ModelFile(uid, m["name"], m["path"], _read(root / m["path"]), m.get("materialized") or "",
                             layers.get(m["name"], "")) for uid, m in models.items() if m.get("path")}
     depth = {m["name"]: int(m.get("depth", 0) or 0) for m in ctx.discovery.get("models", [])}
-    out_: list[tuple[int, str, DataChange]] = []
+    # never graded: a model that reads the clock, or whose rows differ between two intact builds
+    ungradable = set(info.get("clock") or {}) | {u for u, f in files.items()
+                                                 if (info.get("nondeterministic") or {}).get(f.name) == []}
+    out_: list[tuple[int, int, str, DataChange]] = []
     for rel in raw_relations(info["raw_db"], graph, ctx.discovery):
-        downstream = graph.downstream_of(rel.readers)
+        downstream = {u: d for u, d in graph.downstream_of(rel.readers).items() if u not in ungradable}
 
         def between(end: str, readers=rel.readers) -> list[str]:
             on_path = {u for r in readers for u in graph.between(r, end)}
