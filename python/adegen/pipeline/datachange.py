@@ -28,6 +28,9 @@ MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two s
 def data_change_tasks(ctx: RunContext) -> list[str]:
     """Write (at most) one proven data-change task; the ids written (ctx.report.tasks: entries)."""
     t1 = time.monotonic()
+    if ctx.project.adapter_type != "duckdb":
+        ctx.ui.warn(f"--data-change writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
+        return []
     if ctx.validator is None:
         ctx.ui.warn(f"--data-change needs the validator (its intact build): {ctx.unproven_reason()}")
         return []
