@@ -134,3 +134,15 @@ def test_the_data_change_task_is_proven_under_ade_benchs_procedure(proven):
 
 def test_the_project_is_not_written(proven):
     assert {p: p.read_bytes() for p in proven.project_text} == proven.project_text
+
+
+def test_the_data_change_option(tmp_path):
+    from adegen.cli.build_args import parse_args
+    from adegen.core.errors import InputError
+
+    project, out = str(Path(__file__).resolve().parent / "fixtures" / "shopfix"), str(tmp_path / "out")
+    assert parse_args([project, "--output-dir", out, "--data-change"]).data_change
+    assert not parse_args([project, "--output-dir", out]).data_change
+    with pytest.raises(InputError, match="needs validation") as err:
+        parse_args([project, "--output-dir", out, "--data-change", "--no-validate"])
+    assert err.value.field == "--data-change"
