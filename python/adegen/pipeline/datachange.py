@@ -15,7 +15,7 @@ from pathlib import Path
 from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.workspace import prepare
-from adegen.propose.datachange import DataChange, ModelFile, RawRelation, plan_change
+from adegen.propose.datachange import DIFFICULTY, TAGS, DataChange, ModelFile, RawRelation, plan_change
 from adegen.tasks import output as out
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
@@ -146,8 +146,8 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str) -> dict | None:
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
     spec = TaskPlan(task_id=task_id, description=change.description(),
-                    prompts=[PromptEntry(k, t) for k, t in change.prompts()], difficulty="medium",
-                    tags=["dbt", "debugging", "data-change", "data-inspection", project.name],
+                    prompts=[PromptEntry(k, t) for k, t in change.prompts()], difficulty=DIFFICULTY,
+                    tags=[*TAGS, project.name],
                     test_setup_models=list(change.rebuild), solution_seeds=[SeedEntry(change.graded)],
                     variant=variant, seed_based=plan.seed_based, data_change=True,
                     solution_rebuild=list(change.rebuild), max_test_timeout_sec=120 if plan.seed_based else None)
@@ -176,7 +176,7 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str) -> dict | None:
         raise
     ctx.ui.say(f"{task_id}: {'proven' if proven else detail.splitlines()[0]}")
     return {"task_id": task_id, "path": str(final), "model": change.readers[0], "pattern_id": change.kind,
-            "family": "data-change", "difficulty": "medium", "status": "ready" if proven else "dev",
+            "family": "data-change", "difficulty": DIFFICULTY, "status": "ready" if proven else "dev",
             "proven": proven, "proof_detail": detail,
             "proof": None if proof is None else {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
                                                  "solved_passes": bool(proof.solved_passes)},

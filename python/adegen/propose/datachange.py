@@ -35,6 +35,8 @@ PROMPTS = {
 }
 DESCRIPTION = "Upstream data change: {relation}'s columns arrive renamed (camelCase); adapt {readers}"
 TAGS = ["dbt", "debugging", "data-change", "data-inspection"]
+# guessed, not measured: the error names the missing column and its camelCase candidate
+DIFFICULTY = "medium"
 
 
 @dataclass(frozen=True)
