@@ -99,11 +99,13 @@ def proven(tmp_path_factory):
                      {m["name"] for m in info["models"].values()}, db)
     ctx = SimpleNamespace(validator=v, discovery={"sources": sources, "models": []}, opts=SimpleNamespace(
         project_dir=root, db_path=None), project=SimpleNamespace(name=NAME, adapter_type="duckdb", db_name=NAME),
-        backend=BACKENDS["duckdb"], ui=ui, workroot=tmp_path_factory.mktemp("workroot"), output=out)
+        backend=BACKENDS["duckdb"], ui=ui, workroot=tmp_path_factory.mktemp("workroot"), output=out,
+        report=SimpleNamespace(task_details={}))
     rels = {r.identifier: r for r in raw_relations(info["raw_db"], info["graph"], {"sources": sources})}
     changes = candidates(ctx)
-    entry = _realise(ctx, changes[0], f"{NAME}001")
+    entry = _realise(ctx, changes[0], f"{NAME}001", "staging")
     yield SimpleNamespace(root=root, rels=rels, changes=changes, entry=entry, task=Path(entry["path"]),
+                          details=ctx.report.task_details[entry["task_id"]],
                           said=said, project_text=project_text)
     v.close()
 
@@ -130,6 +132,18 @@ def test_the_data_change_task_is_proven_under_ade_benchs_procedure(proven):
     assert "dbt seed" not in (task / "task.yaml").read_text()
     seed = (task / "seeds" / "solution__customer_totals.csv").read_text().splitlines()
     assert seed[0] == "customer_id,name,order_count,total_amount" and len(seed) == 41  # the adapted state's
+
+
+def test_the_run_record_gets_what_it_needs_of_the_task(proven):
+    import json
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "adegen" / "schemas" / "run_record.schema.json")
+                        .read_text())["$defs"]["task"]
+    import jsonschema
+
+    jsonschema.validate({**proven.entry, **proven.details}, schema)
+    assert proven.details["graded_tables"] == ["customer_totals"] and proven.details["layer"] == "staging"
+    assert proven.details["data_change"]["renames"] == [["order_id", "orderId"], ["customer_id", "customerId"]]
 
 
 def test_the_project_is_not_written(proven):

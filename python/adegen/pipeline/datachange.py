@@ -40,6 +40,7 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
                    "table downstream.")
         return []
     written: list[str] = []
+    layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
     lock = out.RunLock(ctx.opts.output_dir)
     lock.acquire()
     try:
@@ -47,7 +48,7 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
         number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
         for change in changes[:MAX_TRIES]:
             task_id = out.format_task_id(ctx.project.name, number + 1)
-            entry = _realise(ctx, change, task_id)
+            entry = _realise(ctx, change, task_id, layers.get(change.readers[0], ""))
             if entry is None:
                 continue
             number += 1
@@ -140,8 +141,18 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _realise(ctx: RunContext, change: DataChange, task_id: str) -> dict | None:
-    """Files, solution patch check, proof, commit: the task's --json entry (None: patch check failed)."""
+def _details(change: DataChange, proof, layer: str) -> dict:
+    """What the run record adds to the task's entry (pipeline/record.py's fields; no screening
+    observation: a data change is not screened)."""
+    return {"layer": layer, "graded_tables": [change.graded], "observation": None,
+            "prompts": [{"key": k, "prompt": t, "tables": [change.graded]} for k, t in change.prompts()],
+            "proof_seconds": None if proof is None else {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()},
+            "data_change": {"kind": change.kind, "relation": str(change.relation), "renames": [list(r) for r in change.renames]}}
+
+
+def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "") -> dict | None:
+    """Files, solution patch check, proof, commit: the task's --json entry (None: patch check failed);
+    its run-record details in ctx.report.task_details. `layer`: the (first) adapted model's."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -175,6 +186,7 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str) -> dict | None:
         writer.discard()
         raise
     ctx.ui.say(f"{task_id}: {'proven' if proven else detail.splitlines()[0]}")
+    ctx.report.task_details[task_id] = _details(change, proof, layer)
     return {"task_id": task_id, "path": str(final), "model": change.readers[0], "pattern_id": change.kind,
             "family": "data-change", "difficulty": DIFFICULTY, "status": "ready" if proven else "dev",
             "proven": proven, "proof_detail": detail,
