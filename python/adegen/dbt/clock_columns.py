@@ -315,3 +315,38 @@ def _model(node: dict, use: ClockUse, by_rel: dict, how: tuple) -> ClockColumns:
     if not cc.whole and use.upstream is None and not cc.found:
         return ClockColumns(rows=f"{use.reason()}, which its compiled SQL does not show")
     return cc
+
+
+@dataclass(frozen=True)
+class ClockSplit:
+    """The clock-reading models sorted for grading: `whole` ({uid: why}: never graded, as before)
+    and `columns` ({uid: {"columns": [...], "why": ...}}: graded without those columns; an empty
+    list is a model that reads a clock-dependent model but none of its clock columns)."""
+
+    whole: dict[str, str]
+    columns: dict[str, dict]
+
+
+def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
+          table_columns: Mapping[str, list[str]]) -> ClockSplit:
+    """`reasons` (adegen.dbt.clock), `lineage` (`model_clock_columns`) and each model's columns as
+    built ({uid: [column]}, the names exclude_columns must carry) -> the split. A clock column the
+    built table does not have, or a table whose every column reads the clock, stays whole."""
+    whole: dict[str, str] = {}
+    columns: dict[str, dict] = {}
+    for uid, why in reasons.items():
+        cc = lineage.get(uid)
+        built = {c.lower(): c for c in table_columns.get(uid) or []}
+        if cc is None or cc.whole:
+            rows = cc.rows if cc is not None else "no column-level lineage"
+            whole[uid] = why if rows.startswith(why) else f"{why}; {rows}"
+        elif any(c.lower() not in built for c in cc.columns):
+            missing = [c for c in cc.columns if c.lower() not in built]
+            whole[uid] = f"{why}; its clock column(s) {', '.join(missing)} are not among the built table's columns"
+        elif built and len(cc.columns) >= len(built):
+            whole[uid] = f"{why}; every column of it reads the clock"
+        else:
+            names = [built[c.lower()] for c in cc.columns]
+            columns[uid] = {"columns": names, "why": f"{why}: {cc.reason()}" if names else
+                            f"{why}, but {cc.reason()}"}
+    return ClockSplit(whole, columns)

@@ -19,7 +19,8 @@ from adegen.validate.duckdb.jobs import Baseline, TrialJob, WorkerConfig
 from adegen.validate.rules.proof import GradedTrials, ProveRequest, SolvedState, TrialSummary, ordered_union
 
 DBT_CLI_STARTUP = 3.0        # seconds a dbt subprocess costs over an in-process call
-# random values upstream of a seed (the clock is adegen.dbt.clock's: such tables are never seeds)
+# random values upstream of a seed (the clock is adegen.dbt.clock's: such tables are never seeds, such
+# columns never compared)
 _VOLATILE = re.compile(r"\b(random\s*\(\)|uuid\s*\(\)|gen_random_uuid)", re.I)
 
 
@@ -87,7 +88,7 @@ class DuckDBRun:
                     ) -> tuple[list[str], dict[str, list[str]]]:
         """Problems that stop the solved-state tables becoming seeds, and the columns to exclude
         (empty strings, out-of-range hugeints, columns the determinism guard found unstable,
-        values differing from `other_db`'s build)."""
+        values differing from `other_db`'s build, columns computed from the clock)."""
         problems: list[str] = []
         excludes: dict[str, list[str]] = {}
         present = dbfiles.list_relations(db)
@@ -108,7 +109,9 @@ class DuckDBRun:
                 problems.append(f"{t} is nondeterministic: two builds of the intact project (another input "
                                 "order and thread count) differ in its rows; it cannot be a solution seed")
                 continue
-            cols = ordered_union(chk.exclude_columns, unstable.get(t, []))
+            # columns computed from the clock: graded without them (adegen.dbt.clock_columns)
+            clocked = (self.base.clock_columns.get(self.base.uid_of(t) or "") or {}).get("columns") or []
+            cols = ordered_union(ordered_union(chk.exclude_columns, unstable.get(t, [])), clocked)
             if chk.rows == 0:
                 problems.append(f"{t} is empty in the solved state")
             if chk.rejected or (chk.columns and len(cols) >= len(chk.columns)):

@@ -53,6 +53,9 @@ class Baseline:
     user_stale: list = field(default_factory=list)  # model relations that run changed (the file was not up to date)
     nondeterministic: dict = field(default_factory=dict)  # model name -> unstable columns ([]: the rows differ)
     clock: dict = field(default_factory=dict)  # uid -> why the model reads the clock (adegen.dbt.clock): never graded
+    # uid -> {"columns": [...], "why": ...}: reads the clock only in those columns (adegen.dbt.clock_columns),
+    # graded without them (exclude_columns); [] reads a clock-dependent model but none of its clock columns
+    clock_columns: dict = field(default_factory=dict)
     shifted_days: int = 0  # the shadow build ran this many days ahead (validate.clockcheck; 0: today's clock)
     packages: list = field(default_factory=list)
     package_notes: list = field(default_factory=list)
