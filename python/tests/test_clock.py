@@ -1,19 +1,25 @@
-"""Time-stable tasks (issue 30): a table that reads the clock is never graded.
+"""Time-stable tasks (issues 30 and 53): a table whose rows depend on the clock is never graded; one
+that reads it only in some columns is graded without them.
 
-By lineage (adegen.dbt.clock): clockfix's customer_tenure calls the project macro days_since, which
-calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure. By execution
-(validate.clockcheck): order_age reads the clock through a database macro an on-run-start hook
-creates, which lineage cannot see; the determinism build, run 40 days ahead, changes it, so it is
-never graded, while a stable task still proves (written `ready`).
+By lineage (adegen.dbt.clock, column by column adegen.dbt.clock_columns): clockfix's customer_tenure
+calls the project macro days_since, which calls as_of_date, which reads `current_date`, in its
+tenure_days column; tenure_by_region reads customer_tenure's tenure_days in longest_tenure_days;
+open_orders computes age_days from `current_date`: all three are graded without those columns.
+daily_orders is a date spine up to `current_date`: its rows grow with the clock, never graded. By
+execution (validate.clockcheck): order_age reads the clock through a database macro an
+on-run-start hook creates, which lineage cannot see; the determinism build, run 40 days ahead,
+changes it, so it is never graded, while a stable task still proves (written `ready`).
 
 Real dbt + DuckDB on one validator (module fixture: one baseline, one shifted build); the
 shifted-clock test skips only where faketime is not installed."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from adegen.backends import ValidatorSetup, make_validator
 from adegen.dbt.clock import clock_models, clock_reasons
@@ -36,6 +42,8 @@ STG_CUSTOMERS = "models/staging/stg_customers.sql"
 REVENUE = "models/marts/customer_revenue.sql"
 TENURE = "models/marts/customer_tenure.sql"
 AGE = "models/marts/order_age.sql"
+OPEN = "models/marts/open_orders.sql"
+DAILY = "models/marts/daily_orders.sql"
 
 
 # --------------------------------------------------------------------------- pure: words and lineage
@@ -181,35 +189,70 @@ def _task(root: Path, task_id: str, rel: str, old: str, new: str, table: str) ->
 
 
 def test_lineage_names_the_clock_dependent_models(validator):
-    clock = validator.facts().clock_dependent
-    assert clock["customer_tenure"] == "reads current_date through macro days_since -> as_of_date"
-    assert clock["tenure_by_region"] == (
-        "reads customer_tenure (reads current_date through macro days_since -> as_of_date)")
+    facts = validator.facts()
+    clock, cols = facts.clock_dependent, facts.clock_columns
+    assert clock["daily_orders"] == "reads current_date; its rows depend on the clock (current_date in its from clause)"
+    assert cols["customer_tenure"] == {"columns": ["tenure_days"], "why": (
+        "reads current_date through macro days_since -> as_of_date: tenure_days from current_date")}
+    assert cols["tenure_by_region"]["columns"] == ["longest_tenure_days"]
+    assert cols["tenure_by_region"]["why"].endswith("longest_tenure_days from main.customer_tenure.tenure_days")
+    assert cols["open_orders"] == {"columns": ["age_days"], "why": "reads current_date: age_days from current_date"}
+    assert not {"customer_tenure", "tenure_by_region", "open_orders"} & set(clock)
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
     assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
 
 
-def test_screening_never_grades_a_clock_dependent_table(validator):
+def test_screening_compares_clock_tables_without_their_clock_columns(validator):
     upper = _mutant(STG_CUSTOMERS, "name as customer_name", "upper(name) as customer_name")[1].decode()
     region = _mutant(TENURE, "    region,", "    upper(region) as region,")[1].decode()
-    shared, own = validator.screen_many([
+    age = _mutant(OPEN, "cast(ordered_at as date) as age_days", "cast(ordered_at as date) + 1 as age_days")[1].decode()
+    spine = _mutant(DAILY, "count(o.order_id)", "count(*)")[1].decode()
+    shared, own, age_only, grows = validator.screen_many([
         ("model.clockfix.stg_customers", STG_CUSTOMERS, upper, _pat("values_wrong", "hard")),
-        ("model.clockfix.customer_tenure", TENURE, region, _pat("values_wrong"))])
-    # a hard pattern grades the farthest changed table: customer_tenure sorts after customer_revenue
-    assert shared.observable and shared.compared_table == "customer_revenue", shared.reason
-    assert set(shared.changed_tables) == {"stg_customers", "customer_revenue"}
-    assert {t["table"] for t in shared.details["tables"]} == {"stg_customers", "customer_revenue"}
-    assert set(shared.details["ignored_clock"]) == {"customer_tenure"}
-    assert not own.observable and own.code is DropCode.CLOCK_DEPENDENT, own.reason
-    assert set(own.details["ignored_clock"]) == {"customer_tenure", "tenure_by_region"}
+        ("model.clockfix.customer_tenure", TENURE, region, _pat("values_wrong")),
+        ("model.clockfix.open_orders", OPEN, age, _pat("values_wrong")),
+        ("model.clockfix.daily_orders", DAILY, spine, _pat("values_wrong"))])
+    # a hard pattern grades the farthest changed table: customer_tenure, compared without tenure_days
+    assert shared.observable and shared.compared_table == "customer_tenure", shared.reason
+    assert set(shared.changed_tables) == {"stg_customers", "customer_revenue", "customer_tenure"}
+    assert shared.details["clock_columns_excluded"] == {"customer_tenure": ["tenure_days"],
+                                                         "tenure_by_region": ["longest_tenure_days"]}
+    assert own.observable and own.compared_table == "customer_tenure", own.reason
+    assert set(own.changed_tables) == {"customer_tenure", "tenure_by_region"}
+    # a change only in the excluded clock column is invisible to the task: not evidence
+    assert not age_only.observable and age_only.code is DropCode.EQUIVALENT, age_only.reason
+    # a row set that grows with the clock is never graded
+    assert not grows.observable and grows.code is DropCode.CLOCK_DEPENDENT, grows.reason
+    assert set(grows.details["ignored_clock"]) == {"daily_orders"}
 
 
-def test_a_clock_dependent_table_is_never_a_solution_seed(validator, db, tmp_path):
-    task = _task(tmp_path, "clockfix001", TENURE, "    region,", "    upper(region) as region,", "customer_tenure")
+def test_a_table_whose_rows_read_the_clock_is_never_a_solution_seed(validator, db, tmp_path):
+    task = _task(tmp_path, "clockfix001", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
     proof = validator.prove(task, PROJECT, db)
     assert not proof.ok and proof.outcome is ProofOutcome.SEEDS_REFUSED, proof.detail
-    assert "customer_tenure depends on the clock (reads current_date through macro days_since" in proof.detail
-    assert not (task / "seeds" / "solution__customer_tenure.csv").exists()
+    assert "daily_orders depends on the clock (reads current_date; its rows depend on the clock" in proof.detail
+    assert not (task / "seeds" / "solution__daily_orders.csv").exists()
+
+
+def test_a_clock_column_is_excluded_and_the_task_stays_valid_40_days_later(validator, db, tmp_path):
+    """open_orders' filter bug is proven with age_days excluded (task.yaml), and ade-bench's
+    procedure, run 40 days ahead under faketime on the same task, still passes the solved state
+    (the broken one's extra row does not depend on the day; without the exclusion this sage trial
+    fails: age_days moved 40 days)."""
+    task = _task(tmp_path, "clockfix004", OPEN, "status != 'cancelled'", "status != 'canceled'", "open_orders")
+    proof = validator.prove(task, PROJECT, db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
+    assert proof.exclude_columns == {"open_orders": ["age_days"]}
+    seeds = yaml.safe_load((task / "task.yaml").read_text())["solution_seeds"]
+    assert seeds == [{"table_name": "open_orders", "exclude_columns": ["age_days"]}]
+    faketime = clockcheck.faketime_path()
+    if faketime is None:
+        pytest.skip("faketime is not installed (apt-get install faketime): the task cannot be graded 40 days ahead")
+    code = "import sys; from adegen.adebench.procedure.command import main; sys.exit(main(sys.argv[1:]))"
+    r = subprocess.run(clockcheck.shift_argv(faketime, code, str(task), "--project", str(PROJECT), "--db", str(db),
+                                             "--mode", "inprocess", "--agent", "sage", "--workdir", str(tmp_path / "later")),
+                       env=clockcheck.shift_env(), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr  # sage passes 40 days on
 
 
 def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(validator, db, tmp_path):
@@ -219,8 +262,10 @@ def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(v
     assert facts.clock_dependent["order_age"] == "changes when the clock moves 40 days (found by execution)"
     assert "order_age" not in facts.nondeterministic and "customer_revenue" not in facts.nondeterministic
     assert facts.clock_check == (
-        "the determinism build ran 40 days ahead (faketime): 3 table(s) changed: customer_tenure (lineage names it), "
-        "order_age (found by execution), tenure_by_region (lineage names it)")
+        "the determinism build ran 40 days ahead (faketime): 5 table(s) changed: customer_tenure (only its clock "
+        "column(s) tenure_days, excluded), daily_orders (lineage names it), open_orders (only its clock column(s) "
+        "age_days, excluded), order_age (found by execution), tenure_by_region (only its clock column(s) "
+        "longest_tenure_days, excluded)")
     # never graded: a task on order_age is never proven (it would pass today and fail next month)
     stale = _task(tmp_path, "clockfix002", AGE, "    amount,", "    round(amount) as amount,", "order_age")
     refused = validator.prove(stale, PROJECT, db)
