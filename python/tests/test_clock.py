@@ -198,6 +198,12 @@ def test_lineage_names_the_clock_dependent_models(validator):
     assert cols["tenure_by_region"]["why"].endswith("longest_tenure_days from main.customer_tenure.tenure_days")
     assert cols["open_orders"] == {"columns": ["age_days"], "why": "reads current_date: age_days from current_date"}
     assert not {"customer_tenure", "tenure_by_region", "open_orders"} & set(clock)
+    # the run record's `runtime` and the summary name what is excluded and why
+    doc = runtime.collect(SimpleNamespace(validator=validator, pending=None))
+    assert doc["clock_columns"]["open_orders"] == cols["open_orders"] and "daily_orders" in doc["clock_dependent"]
+    lines = runtime.lines(doc)
+    assert any(ln.startswith("Graded without their clock columns (3; exclude_columns") for ln in lines)
+    assert "  open_orders without age_days: reads current_date: age_days from current_date" in lines
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
     assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
 
@@ -287,8 +293,13 @@ def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
     why = "reads current_date through macro days_since -> as_of_date"
     (runs / "20261203T000000Z-1.json").write_text(json.dumps({
         "command": "build", "project": {"name": "clockfix"},
-        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None)}}))
+        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None),
+                    "clock_columns": {"open_orders": {"columns": ["age_days"], "why": "reads current_date: "
+                                                      "age_days from current_date"}}}}))
     html = write_report(tmp_path).read_text()
+    assert "Graded without their clock columns" in html
+    assert ("<code>open_orders</code></td><td>age_days</td><td>reads current_date: age_days from current_date"
+            in html)
     assert "Excluded from grading: they read the clock" in html
     assert "<code>customer_tenure</code></td><td>reads current_date through macro days_since -&gt; as_of_date" in html
     assert "Shifted-clock check: skipped: faketime is not installed" in html
