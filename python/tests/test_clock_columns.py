@@ -35,6 +35,10 @@ COLUMNS = [  # (sql, the clock columns) - the row set does not depend on the clo
      {"stale": "current_date"}),
     ("select order_id, sysdate as s from db.main.orders order by s", {"s": "sysdate"}),  # order alone: no rows
     ("select order_id, today as t from db.main.orders", {}),  # `today` is a column name unless called
+    # DuckDB's lateral aliases and star modifiers
+    ("select current_date - created_at as age, age * 2 as age2 from db.main.orders",
+     {"age": "current_date", "age2": "current_date"}),
+    ("select * replace (current_date as created_at) from db.main.orders", {"created_at": "current_date"}),
 ]
 
 ROWS = [  # (sql, the clause its row set depends on the clock through)
@@ -53,6 +57,7 @@ ROWS = [  # (sql, the clause its row set depends on the clock through)
     ("select * from db.main.tenure t join unknown u using (customer_id)", "select * over main.tenure"),
     ("select region from db.main.spine", "whose rows depend on the clock"),  # a whole-table parent
     ("select from where", "cannot be followed column by column"),
+    ("select current_date - created_at as age from db.main.orders where age > 3", "current_date in a filter"),
 ]
 
 

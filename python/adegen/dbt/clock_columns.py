@@ -263,7 +263,7 @@ def sql_clock(sql: str, parents: Mapping[str, ClockColumns] | None = None, *, sc
         tree = qualify(tree, schema=schema, dialect=dialect, validate_qualify_columns=False,
                        quote_identifiers=False, identify=False)
         scopes = list(traverse_scope(tree))
-    except (SqlglotError, ValueError, KeyError, TypeError) as exc:
+    except (SqlglotError, ValueError, KeyError, TypeError, RecursionError) as exc:
         return ClockColumns(rows=f"its compiled SQL cannot be followed column by column ({_first(exc)})")
     if not scopes:
         return ClockColumns(rows="its compiled SQL holds no select")
@@ -311,7 +311,10 @@ def _model(node: dict, use: ClockUse, by_rel: dict, how: tuple) -> ClockColumns:
     code = node.get("compiled_code")
     if not code:
         return ClockColumns(rows="no compiled SQL to follow its clock columns in")
-    cc = sql_clock(code, by_rel, schema=schema, dialect=dialect, stamps=stamps)
+    try:
+        cc = sql_clock(code, by_rel, schema=schema, dialect=dialect, stamps=stamps)
+    except Exception as exc:  # noqa: BLE001 - sqlglot's walk failing on one model: it stays whole-table
+        return ClockColumns(rows=f"its compiled SQL cannot be followed column by column ({type(exc).__name__})")
     if not cc.whole and use.upstream is None and not cc.found:
         return ClockColumns(rows=f"{use.reason()}, which its compiled SQL does not show")
     return cc
