@@ -58,6 +58,8 @@ ROWS = [  # (sql, the clause its row set depends on the clock through)
     ("select region from db.main.spine", "whose rows depend on the clock"),  # a whole-table parent
     ("select from where", "cannot be followed column by column"),
     ("select current_date - created_at as age from db.main.orders where age > 3", "current_date in a filter"),
+    ("select order_id, row_number() over (partition by status order by now() - created_at) as rn "
+     "from db.main.orders qualify rn = 1", "now() in a filter"),
 ]
 
 

@@ -182,7 +182,7 @@ class _Walk:
         rows = next((s.rows for s in sides if s.rows), None)
         if rows is None and cols and (op.args.get("distinct") or not isinstance(op, exp.Union)):
             rows = f"a set operation over clock column(s) {', '.join(cols)} decides its rows"
-        return _Taint(cols, names, rows)
+        return _Taint(cols, names, rows, next((s.cause for s in sides if s.cause), None))
 
     def _select(self, scope: Scope, sel: exp.Select) -> _Taint:
         t = _Taint(names=_outputs(sel))
@@ -200,11 +200,13 @@ class _Walk:
                 t.cols.setdefault(top.alias_or_name.lower(), why)
             elif clause != _ORDER_ONLY or limited:
                 t.rows = t.rows or f"its rows depend on the clock ({why} in {_CLAUSE.get(clause, clause)})"
-        order = sel.args.get("order")
-        if limited and order is not None:  # `order by <alias of a clock column> limit n`
-            named = [c.name.lower() for c in order.find_all(exp.Column) if not c.table and c.name.lower() in t.cols]
+        for key, clause in sel.args.items():  # `qualify rn = 1`, `order by age limit 3`: a clock column's alias
+            if key == "expressions" or not isinstance(clause, exp.Expression) or (key == _ORDER_ONLY and not limited):
+                continue
+            named = [c.name.lower() for c in clause.find_all(exp.Column) if not c.table and c.name.lower() in t.cols]
             if named:
-                t.rows = t.rows or f"its rows depend on the clock ({t.cols[named[0]]} in an order with a limit)"
+                t.rows = t.rows or (f"its rows depend on the clock ({t.cols[named[0]]} in "
+                                    f"{_CLAUSE.get(key, key)})")
         t.rows = t.rows or self._star(scope, sel)
         if t.rows is None and t.cols and sel.args.get("distinct"):
             t.rows = f"select distinct over clock column(s) {', '.join(t.cols)} decides its rows"
