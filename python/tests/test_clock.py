@@ -31,7 +31,7 @@ from adegen.pipeline import runtime
 from adegen.discover.project import load_project
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate.duckdb import clockcheck
+from adegen.validate.duckdb import clockcheck, clockwindow
 from adegen.validate.rules.contract import ProofOutcome
 from adegen.validate.rules.oracle import TableDiff
 from adegen.validate.rules.verdict import ScreenFacts, judge
@@ -46,6 +46,7 @@ TENURE = "models/marts/customer_tenure.sql"
 AGE = "models/marts/order_age.sql"
 OPEN = "models/marts/open_orders.sql"
 DAILY = "models/marts/daily_orders.sql"
+LAST = "models/marts/last_days.sql"
 
 
 # --------------------------------------------------------------------------- pure: words and lineage
@@ -190,10 +191,16 @@ def _task(root: Path, task_id: str, rel: str, old: str, new: str, table: str) ->
     return task
 
 
+def _shifted() -> bool:
+    return clockcheck.faketime_path() is not None
+
+
 def test_lineage_names_the_clock_dependent_models(validator):
     facts = validator.facts()
-    clock, cols = facts.clock_dependent, facts.clock_columns
-    assert clock["daily_orders"] == "reads current_date; its rows depend on the clock (current_date in its from clause)"
+    clock, cols, wins = facts.clock_dependent, facts.clock_columns, facts.clock_windows
+    assert clock["last_days"] == "reads current_date; its rows depend on the clock (current_date in its from clause)"
+    assert (clock.get("daily_orders") or wins["daily_orders"]["why"]).startswith(
+        "reads current_date; its rows depend on the clock (current_date in its from clause)")
     assert cols["customer_tenure"] == {"columns": ["tenure_days"], "why": (
         "reads current_date through macro days_since -> as_of_date: tenure_days from current_date")}
     assert cols["tenure_by_region"]["columns"] == ["longest_tenure_days"]
@@ -202,7 +209,7 @@ def test_lineage_names_the_clock_dependent_models(validator):
     assert not {"customer_tenure", "tenure_by_region", "open_orders"} & set(clock)
     # the run record's `runtime` and the summary name what is excluded and why
     doc = runtime.collect(SimpleNamespace(validator=validator, pending=None))
-    assert doc["clock_columns"]["open_orders"] == cols["open_orders"] and "daily_orders" in doc["clock_dependent"]
+    assert doc["clock_columns"]["open_orders"] == cols["open_orders"] and "last_days" in doc["clock_dependent"]
     lines = runtime.lines(doc)
     assert any(ln.startswith("Graded without their clock columns (") for ln in lines)
     assert "  open_orders without age_days: reads current_date: age_days from current_date" in lines
@@ -215,11 +222,13 @@ def test_screening_compares_clock_tables_without_their_clock_columns(validator):
     region = _mutant(TENURE, "    region,", "    upper(region) as region,")[1].decode()
     age = _mutant(OPEN, "cast(ordered_at as date) as age_days", "cast(ordered_at as date) + 1 as age_days")[1].decode()
     spine = _mutant(DAILY, "count(o.order_id)", "count(*)")[1].decode()
-    shared, own, age_only, grows = validator.screen_many([
+    last = _mutant(LAST, "count(o.order_id)", "count(*)")[1].decode()
+    shared, own, age_only, grows, moves = validator.screen_many([
         ("model.clockfix.stg_customers", STG_CUSTOMERS, upper, _pat("values_wrong", "hard")),
         ("model.clockfix.customer_tenure", TENURE, region, _pat("values_wrong")),
         ("model.clockfix.open_orders", OPEN, age, _pat("values_wrong")),
-        ("model.clockfix.daily_orders", DAILY, spine, _pat("values_wrong"))])
+        ("model.clockfix.daily_orders", DAILY, spine, _pat("values_wrong")),
+        ("model.clockfix.last_days", LAST, last, _pat("values_wrong"))])
     # a hard pattern grades the farthest changed table: customer_tenure, compared without tenure_days
     assert shared.observable and shared.compared_table == "customer_tenure", shared.reason
     assert set(shared.changed_tables) == {"stg_customers", "customer_revenue", "customer_tenure"}
@@ -229,38 +238,51 @@ def test_screening_compares_clock_tables_without_their_clock_columns(validator):
     assert set(own.changed_tables) == {"customer_tenure", "tenure_by_region"}
     # a change only in the excluded clock column is invisible to the task: not evidence
     assert not age_only.observable and age_only.code is DropCode.EQUIVALENT, age_only.reason
-    # a row set that grows with the clock is never graded
-    assert not grows.observable and grows.code is DropCode.CLOCK_DEPENDENT, grows.reason
-    assert set(grows.details["ignored_clock"]) == {"daily_orders"}
+    # rows that move with the clock are never graded; rows that grow are, through a date (shifted check)
+    assert not moves.observable and moves.code is DropCode.CLOCK_DEPENDENT, moves.reason
+    if _shifted():
+        assert grows.observable and grows.compared_table == "daily_orders", grows.reason
+        assert grows.details["clock_window"] == {"daily_orders": f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"}
+    else:
+        assert not grows.observable and grows.code is DropCode.CLOCK_DEPENDENT, grows.reason
 
 
-def test_a_table_whose_rows_read_the_clock_is_never_a_solution_seed(validator, db, tmp_path):
-    task = _task(tmp_path, "clockfix001", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
+def test_a_table_whose_rows_move_with_the_clock_is_never_a_solution_seed(validator, db, tmp_path):
+    task = _task(tmp_path, "clockfix001", LAST, "count(o.order_id)", "count(*)", "last_days")
     proof = validator.prove(task, PROJECT, db)
     assert not proof.ok and proof.outcome is ProofOutcome.SEEDS_REFUSED, proof.detail
-    assert "daily_orders depends on the clock (reads current_date; its rows depend on the clock" in proof.detail
-    assert not (task / "seeds" / "solution__daily_orders.csv").exists()
+    assert "last_days depends on the clock (reads current_date; its rows depend on the clock" in proof.detail
+    assert not (task / "seeds" / "solution__last_days.csv").exists()
 
 
-def test_a_clock_column_is_excluded_and_the_task_stays_valid_40_days_later(validator, db, tmp_path):
-    """open_orders' filter bug is proven with age_days excluded (task.yaml), and ade-bench's
-    procedure, run 40 days ahead under faketime on the same task, still passes the solved state
-    (the broken one's extra row does not depend on the day; without the exclusion this sage trial
-    fails: age_days moved 40 days)."""
+def test_clock_tables_are_graded_and_stay_valid_40_days_later(validator, db, tmp_path):
+    """open_orders' filter bug is proven with age_days excluded (task.yaml); daily_orders' count bug
+    on a date spine up to today is proven by a windowed equality test (its rows through two days
+    ago). ade-bench's procedure, run 40 days ahead under faketime on both tasks, still passes the
+    solved state (the broken states' differences do not depend on the day; without the exclusion
+    open_orders' sage trial fails there: age_days moved 40 days)."""
     task = _task(tmp_path, "clockfix004", OPEN, "status != 'cancelled'", "status != 'canceled'", "open_orders")
     proof = validator.prove(task, PROJECT, db)
     assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
     assert proof.exclude_columns == {"open_orders": ["age_days"]}
     seeds = yaml.safe_load((task / "task.yaml").read_text())["solution_seeds"]
     assert seeds == [{"table_name": "open_orders", "exclude_columns": ["age_days"]}]
-    faketime = clockcheck.faketime_path()
-    if faketime is None:
+    if not _shifted():
         pytest.skip("faketime is not installed (apt-get install faketime): the task cannot be graded 40 days ahead")
-    code = "import sys; from adegen.adebench.procedure.command import main; sys.exit(main(sys.argv[1:]))"
-    r = subprocess.run(clockcheck.shift_argv(faketime, code, str(task), "--project", str(PROJECT), "--db", str(db),
-                                             "--mode", "inprocess", "--agent", "sage", "--workdir", str(tmp_path / "later")),
+    spine = _task(tmp_path, "clockfix005", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
+    proof = validator.prove(spine, PROJECT, db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
+    seeds = yaml.safe_load((spine / "task.yaml").read_text())["solution_seeds"]
+    assert seeds == [{"table_name": "daily_orders", "exclude_tests": ["equality_test"]}]
+    windowed = (spine / "tests" / "daily_orders_windowed.sql").read_text()
+    assert f"{{{{ adapter.quote('order_date') }}}} <= cast('{clockwindow.through_date()}' as date)" in windowed
+    code = ("import sys; from adegen.adebench.procedure.command import main\n"
+            "sys.exit(max(main([t, *sys.argv[3:]]) for t in sys.argv[1:3]))")
+    r = subprocess.run(clockcheck.shift_argv(clockcheck.faketime_path(), code, str(task), str(spine), "--project",
+                                             str(PROJECT), "--db", str(db), "--mode", "inprocess", "--agent", "sage",
+                                             "--workdir", str(tmp_path / "later")),
                        env=clockcheck.shift_env(), capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr  # sage passes 40 days on
+    assert r.returncode == 0, r.stdout + r.stderr  # sage passes 40 days on, both tasks
 
 
 def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(validator, db, tmp_path):
@@ -270,8 +292,9 @@ def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(v
     assert facts.clock_dependent["order_age"] == "changes when the clock moves 40 days (found by execution)"
     assert "order_age" not in facts.nondeterministic and "customer_revenue" not in facts.nondeterministic
     assert facts.clock_check == (
-        "the determinism build ran 40 days ahead (faketime): 6 table(s) changed: customer_tenure (only its clock "
-        "column(s) tenure_days, excluded), daily_orders (lineage names it), open_orders (only its clock column(s) "
+        "the determinism build ran 40 days ahead (faketime): 7 table(s) changed: customer_tenure (only its clock "
+        "column(s) tenure_days, excluded), daily_orders (rows grow; graded on order_date through "
+        f"{clockwindow.through_date()}), last_days (lineage names it), open_orders (only its clock column(s) "
         "age_days, excluded), order_age (found by execution), stale_orders (found by execution), tenure_by_region "
         "(only its clock column(s) longest_tenure_days, excluded)")
     # lineage saw age_days alone; the rows changed 40 days ahead too: never graded

@@ -326,10 +326,13 @@ def _model(node: dict, use: ClockUse, by_rel: dict, how: tuple) -> ClockColumns:
 class ClockSplit:
     """The clock-reading models sorted for grading: `whole` ({uid: why}: never graded, as before)
     and `columns` ({uid: {"columns": [...], "why": ...}}: graded without those columns; an empty
-    list is a model that reads a clock-dependent model but none of its clock columns)."""
+    list is a model that reads a clock-dependent model but none of its clock columns). `windowable`
+    ({uid: clock columns}): the whole tables whose rows lineage saw depend on the clock, candidates
+    for a window on their rows (validate.duckdb.clockwindow decides by execution)."""
 
     whole: dict[str, str]
     columns: dict[str, dict]
+    windowable: dict[str, list[str]] = field(default_factory=dict)
 
 
 def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
@@ -339,12 +342,15 @@ def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
     built table does not have, or a table whose every column reads the clock, stays whole."""
     whole: dict[str, str] = {}
     columns: dict[str, dict] = {}
+    windowable: dict[str, list[str]] = {}
     for uid, why in reasons.items():
         cc = lineage.get(uid)
         built = {c.lower(): c for c in table_columns.get(uid) or []}
         if cc is None or cc.whole:
             rows = cc.rows if cc is not None else "no column-level lineage"
             whole[uid] = why if rows.startswith(why) else f"{why}; {rows}"
+            if cc is not None and cc.found and built and all(c.lower() in built for c in cc.columns):
+                windowable[uid] = [built[c.lower()] for c in cc.columns]
         elif any(c.lower() not in built for c in cc.columns):
             missing = [c for c in cc.columns if c.lower() not in built]
             whole[uid] = f"{why}; its clock column(s) {', '.join(missing)} are not among the built table's columns"
@@ -354,4 +360,4 @@ def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
             names = [built[c.lower()] for c in cc.columns]
             columns[uid] = {"columns": names, "why": f"{why}: {cc.reason()}" if names else
                             f"{why}, but {cc.reason()}"}
-    return ClockSplit(whole, columns)
+    return ClockSplit(whole, columns, windowable)

@@ -23,7 +23,7 @@ def collect(ctx: RunContext) -> dict:
     doc: dict = {"memory_peak_bytes": peak_rss_bytes(), "temp_bytes_peak": 0, "temp_bytes_limit": None,
                  "memory_limit": None, "storage": None, "nondeterministic": {}, "packages_reused": [],
                  "package_notes": [], "runaway": [], "db_note": None, "clock_dependent": {}, "clock_columns": {},
-                 "clock_check": None}
+                 "clock_windows": {}, "clock_check": None}
     if facts is None:
         return doc
     doc.update({"temp_bytes_peak": int(facts.temp_bytes_peak), "temp_bytes_limit": facts.temp_bytes_limit,
@@ -32,7 +32,8 @@ def collect(ctx: RunContext) -> dict:
                 "packages_reused": list(facts.packages), "package_notes": list(facts.package_notes),
                 "runaway": list(facts.runaway), "db_note": facts.db_note,
                 "clock_dependent": dict(facts.clock_dependent), "clock_check": facts.clock_check,
-                "clock_columns": {m: dict(c) for m, c in getattr(facts, "clock_columns", {}).items()}})
+                "clock_columns": {m: dict(c) for m, c in getattr(facts, "clock_columns", {}).items()},
+                "clock_windows": {m: dict(w) for m, w in getattr(facts, "clock_windows", {}).items()}})
     if facts.storage is not None:  # set by a validator that writes a DuckDB file, after its baseline
         doc["storage"] = {"version": facts.storage.version, "reason": facts.storage.reason}
     return doc
@@ -61,6 +62,11 @@ def lines(runtime: dict) -> list[str]:
         out.append(f"Graded without their clock columns ({len(cols)}; exclude_columns, as ade-bench's asana001 "
                    "grades days_open):")
         out += [f"  {m} without {', '.join(c['columns'])}: {c.get('why', '')}" for m, c in cols.items()]
+    wins = runtime.get("clock_windows") or {}
+    if wins:
+        out.append(f"Graded on their rows up to a date, which grow with the clock ({len(wins)}; a windowed "
+                   "equality test):")
+        out += [f"  {m} through {w['column']} <= {w['through']}: {w.get('why', '')}" for m, w in wins.items()]
     if runtime.get("clock_check"):
         out.append(f"Shifted-clock check: {runtime['clock_check']}")
     if runtime.get("packages_reused"):

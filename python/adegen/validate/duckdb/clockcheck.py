@@ -27,6 +27,7 @@ from adegen.core.settings import get_settings
 SHIFT_DAYS = 40
 FOUND = f"changes when the clock moves {SHIFT_DAYS} days (found by execution)"
 ONLY = "only its clock column(s)"  # a table graded without its clock columns changed in them alone
+WINDOW = "rows grow; graded on"     # a table whose rows grow with the clock, graded through a date
 _PYTHONPATH = str(Path(__file__).resolve().parents[3])  # the directory holding the adegen package
 
 
@@ -67,7 +68,7 @@ def label(why: str) -> str:
     """How the summary line names why a table changed."""
     if why.startswith(FOUND):
         return "found by execution"
-    return why if why.startswith(ONLY) else "lineage names it"
+    return why if why.startswith((ONLY, WINDOW)) else "lineage names it"
 
 
 def line(faketime: str | None, changed: dict[str, str] | None = None, days: int = SHIFT_DAYS) -> str:

@@ -110,7 +110,7 @@ class DuckDBRun:
                                 "order and thread count) differ in its rows; it cannot be a solution seed")
                 continue
             # columns computed from the clock: graded without them (adegen.dbt.clock_columns)
-            clocked = (self.base.clock_columns.get(self.base.uid_of(t) or "") or {}).get("columns") or []
+            clocked = self.base.clock_grading(self.base.uid_of(t) or "")[0]
             cols = ordered_union(ordered_union(chk.exclude_columns, unstable.get(t, [])), clocked)
             if chk.rows == 0:
                 problems.append(f"{t} is empty in the solved state")
@@ -119,6 +119,12 @@ class DuckDBRun:
             elif cols:
                 excludes[t] = cols
         return problems, excludes
+
+    def windows(self, tables: list[str]) -> dict[str, dict]:
+        """The tables whose rows grow with the clock, graded through a date (validate.duckdb.clockwindow)."""
+        wins = {t: self.base.clock_windows.get(self.base.uid_of(t) or "") for t in tables}
+        return {t: {"column": w["column"], "through": w["through"], "why": w.get("why", "")}
+                for t, w in wins.items() if w}
 
     def volatile_notes(self, tables: list[str]) -> list[str]:
         """Two builds minutes apart may not reveal random values: scan the compiled SQL of each
@@ -169,7 +175,7 @@ class FullEmulation:
             return SolvedState(None, [failed])
         dbs = [Path(s["root"]) / "app" / f"{req.spec.db_name}.duckdb" for s in solved]
         problems, excludes = run.seed_tables(dbs[0], req.tables, other_db=dbs[1])
-        return SolvedState(dbs[0], problems, excludes, run.volatile_notes(req.tables))
+        return SolvedState(dbs[0], problems, excludes, run.volatile_notes(req.tables), run.windows(req.tables))
 
     def write_seeds(self, req: ProveRequest, solved: SolvedState) -> None:
         self.run.write_seeds(req, solved)

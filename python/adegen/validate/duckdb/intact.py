@@ -379,7 +379,7 @@ def build(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
             if not shadow:  # the validator reads the baseline's
                 clock = clock_lineage(json.loads((build.app / "target" / "manifest.json").read_text()), build.live,
                                       base.models)
-                base.clock, base.clock_columns = clock.whole, clock.columns
+                base.clock, base.clock_columns, base.clock_windowable = clock.whole, clock.columns, clock.windowable
             base.ok, base.reason = True, "baseline built"
     except Exception as exc:  # noqa: BLE001 - reported through usable()/InputError
         base.reason = f"baseline failed: {type(exc).__name__}: {exc}"

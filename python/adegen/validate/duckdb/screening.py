@@ -232,10 +232,15 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
                 return judge(facts, None)
             # named as tasks name it (the model: ref() finds its relation), compared where dbt built it,
             # without the columns computed from the clock (the task excludes them: adegen.dbt.clock_columns)
-            clocked = (base.clock_columns.get(u) or {}).get("columns") or []
+            # and, for rows that grow with the clock, on the rows through a date (validate.duckdb.clockwindow)
+            clocked, window = base.clock_grading(u)
+            if clocked or window:
+                base_rel = oracle.without(con, base_rel, clocked, window)
+                mut_rel = oracle.without(con, mut_rel, clocked, window)
             if clocked:
-                base_rel, mut_rel = oracle.without(con, base_rel, clocked), oracle.without(con, mut_rel, clocked)
                 facts.details.setdefault("clock_columns_excluded", {})[mm["name"]] = list(clocked)
+            if window:
+                facts.details.setdefault("clock_window", {})[mm["name"]] = window
             facts.diffs[u] = oracle.compare_relations(con, mm["name"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
         facts.relation_kind = _relation_kind(con, cfg.db_name, m)

@@ -20,7 +20,7 @@ from adegen.core.drops import DropCode
 from adegen.core.errors import InputError
 from adegen.adebench.procedure import dbfiles
 from adegen.core.settings import get_settings
-from adegen.validate.duckdb import clockcheck
+from adegen.validate.duckdb import clockcheck, clockwindow
 from adegen.validate.duckdb import fastprove
 from adegen.validate.duckdb import intact
 from adegen.validate.rules import proof
@@ -183,6 +183,8 @@ class Validator:
         f.clock_dependent = {base.models[u]["name"]: why for u, why in sorted(base.clock.items()) if u in base.models}
         f.clock_columns = {base.models[u]["name"]: dict(c) for u, c in sorted(base.clock_columns.items())
                            if u in base.models}
+        f.clock_windows = {base.models[u]["name"]: dict(w) for u, w in sorted(base.clock_windows.items())
+                           if u in base.models}
         f.packages, f.package_notes = list(base.packages), list(base.package_notes)
         if base.from_user:
             f.db_note = (f"baseline: {userbase.BASELINE}, on a copy of {self.db_source} (the file is only read); "
@@ -233,7 +235,14 @@ class Validator:
                                 if beyond and beyond.get("columns") else "")
                 else:  # they stay nondeterministic: never evidence, unstable columns never seeds
                     base.package_notes.append(f"shifted-clock recheck not run: {snap['reason']}")
-        base.nondeterministic = {name[r]: cols for r, cols in diff.items() if r in uids and uids[r] not in base.clock}
+        if shadow.shifted_days and base.clock_windowable:  # rows that grow with the clock: graded through a date
+            base.clock_windows = clockwindow.windows(base, Path(shadow.snapshot_db), clockwindow.through_date())
+            for u, w in base.clock_windows.items():
+                base.clock.pop(u, None)
+                if changed is not None and base.models[u]["name"] in changed:
+                    changed[base.models[u]["name"]] = f"{clockcheck.WINDOW} {w['column']} through {w['through']}"
+        base.nondeterministic = {name[r]: cols for r, cols in diff.items()
+                                 if r in uids and uids[r] not in base.clock and uids[r] not in base.clock_windows}
         return changed
 
     # ------------------------------------------------------------------ screening

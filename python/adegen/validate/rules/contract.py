@@ -82,6 +82,8 @@ class RunFacts:
     clock_dependent: dict[str, str] = field(default_factory=dict)  # model -> why it reads the clock (never graded)
     # model -> {"columns": [...], "why": ...}: reads the clock only in those columns, graded without them
     clock_columns: dict[str, dict] = field(default_factory=dict)
+    # model -> {"column", "through", "columns", "why"}: its rows grow with the clock, graded through a date
+    clock_windows: dict[str, dict] = field(default_factory=dict)
     clock_check: str | None = None           # the shifted-clock grading of proven tasks: how it ran, or why not
 
 
