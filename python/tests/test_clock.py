@@ -213,6 +213,10 @@ def test_lineage_names_the_clock_dependent_models(validator):
     lines = runtime.lines(doc)
     assert any(ln.startswith("Graded without their clock columns (") for ln in lines)
     assert "  open_orders without age_days: reads current_date: age_days from current_date" in lines
+    if _shifted():  # the rows of a date spine up to today, graded through a date
+        through = clockwindow.through_date()
+        assert wins["daily_orders"]["column"] == "order_date" and doc["clock_windows"] == wins
+        assert any(ln.startswith(f"  daily_orders through order_date <= {through}: reads current_date") for ln in lines)
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
     assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
 
@@ -242,7 +246,8 @@ def test_screening_compares_clock_tables_without_their_clock_columns(validator):
     assert not moves.observable and moves.code is DropCode.CLOCK_DEPENDENT, moves.reason
     if _shifted():
         assert grows.observable and grows.compared_table == "daily_orders", grows.reason
-        assert grows.details["clock_window"] == {"daily_orders": f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"}
+        window = f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"
+        assert grows.details["clock_window"] == {"daily_orders": window}
     else:
         assert not grows.observable and grows.code is DropCode.CLOCK_DEPENDENT, grows.reason
 
@@ -323,9 +328,12 @@ def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
         "command": "build", "project": {"name": "clockfix"},
         "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None),
                     "clock_columns": {"open_orders": {"columns": ["age_days"], "why": "reads current_date: "
-                                                      "age_days from current_date"}}}}))
+                                                      "age_days from current_date"}},
+                    "clock_windows": {"daily_orders": {"column": "order_date", "through": "2026-12-05", "columns": [],
+                                                       "why": "reads current_date; its rows depend on the clock"}}}}))
     html = write_report(tmp_path).read_text()
-    assert "Graded without their clock columns" in html
+    assert "Graded without their clock columns" in html and "Graded on their rows up to a date" in html
+    assert "<code>daily_orders</code></td><td>order_date &lt;= 2026-12-05</td>" in html
     assert ("<code>open_orders</code></td><td>age_days</td><td>reads current_date: age_days from current_date"
             in html)
     assert "Excluded from grading: they read the clock" in html

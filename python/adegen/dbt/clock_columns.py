@@ -219,7 +219,8 @@ class _Walk:
         for node in scope.find_all(exp.Func):
             if _is_clock(node):
                 name = node.name.lower() if isinstance(node, exp.Anonymous) else ""
-                hits.append((node, name[len(_MARK) + 1:] if name.startswith(_MARK) else node.sql(dialect="duckdb").lower()))
+                said = name[len(_MARK) + 1:] if name.startswith(_MARK) else node.sql(dialect="duckdb").lower()
+                hits.append((node, said))
         for col in scope.columns:
             why = self.column(scope, col)
             if why:
@@ -242,7 +243,8 @@ class _Walk:
 
 
 _CLAUSE = {"where": "a filter", "joins": "a join", "group": "a grouping", "having": "a filter",
-           "qualify": "a filter", "from": "its from clause", "from_": "its from clause", "order": "an order with a limit",
+           "qualify": "a filter", "from": "its from clause", "from_": "its from clause",
+           "order": "an order with a limit",
            "limit": "a limit", "offset": "a limit", "distinct": "a distinct on", "laterals": "a lateral"}
 
 

@@ -13,7 +13,8 @@ error is observable only when the pattern's symptom is `build_error`. Tables who
 builds differ (nondeterministic) are never evidence, nor are tables whose rows read the clock
 (adegen.dbt.clock): a seed exported today fails when the task runs next month, so they are never
 graded. Tables that read it only in some columns (adegen.dbt.clock_columns) arrive here compared
-without those columns, as their tasks grade them (exclude_columns), and are evidence like any other.
+without those columns, as their tasks grade them (exclude_columns), and tables whose rows grow with
+it compared on their rows through a date (validate.clockwindow): evidence like any other.
 """
 from __future__ import annotations
 
