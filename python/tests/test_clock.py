@@ -277,6 +277,7 @@ def test_clock_tables_are_graded_and_stay_valid_40_days_later(validator, db, tmp
     spine = _task(tmp_path, "clockfix005", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
     proof = validator.prove(spine, PROJECT, db)
     assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
+    assert f"daily_orders graded on its rows with order_date through {clockwindow.through_date()}" in proof.detail
     seeds = yaml.safe_load((spine / "task.yaml").read_text())["solution_seeds"]
     assert seeds == [{"table_name": "daily_orders", "exclude_tests": ["equality_test"]}]
     windowed = (spine / "tests" / "daily_orders_windowed.sql").read_text()

@@ -149,6 +149,8 @@ def _prove(s: ProofStrategy, req: ProveRequest, fallback: str | None, progress: 
             update_task_yaml(req.task_dir / "task.yaml", exclude_columns=merged)
         if solved.windows:
             write_windows(req.task_dir, solved.windows)
+            solved.notes.extend(f"{t} graded on its rows with {w['column']} through {w['through']} (its later rows "
+                                "grow with the clock)" for t, w in solved.windows.items())
         seconds["solved_state"] = time.monotonic() - t0
         progress(f"validate: {req.task_dir.name}: grading none and sage {s.grading}")
         t1 = time.monotonic()
