@@ -138,6 +138,16 @@ def test_shifted_clock_summary_lines():
     assert f"Shifted-clock check: {line}" in lines
 
 
+def test_without_the_shifted_clock_check_no_clock_table_is_graded():
+    """Column lineage cannot see a value Jinja computes from today (clockfix's stale_orders): only the
+    shifted-clock check can, so without it every table graded without its clock columns is excluded."""
+    clock = {"model.p.spine": "reads current_date; its rows depend on the clock"}
+    cols = {"model.p.age": {"columns": ["age_days"], "why": "reads current_date: age_days from current_date"}}
+    assert clockcheck.unchecked(clock, cols) == {**clock, "model.p.age": (
+        "reads current_date: age_days from current_date; graded without its clock columns only where the "
+        "shifted-clock check runs")}
+
+
 def test_shifted_clock_turned_off_says_so():
     """ADEGEN_SHIFTED_CLOCK=0: no faketime even where it is installed (the determinism build runs
     with today's clock in the worker), and the summary says why the check was skipped."""
@@ -195,10 +205,16 @@ def _shifted() -> bool:
     return clockcheck.faketime_path() is not None
 
 
+NO_FAKETIME = "faketime is not installed (apt-get install faketime): without the shifted-clock check no clock table is graded"
+
+
 def test_lineage_names_the_clock_dependent_models(validator):
     facts = validator.facts()
     clock, cols, wins = facts.clock_dependent, facts.clock_columns, facts.clock_windows
     assert clock["last_days"] == "reads current_date; its rows depend on the clock (current_date in its from clause)"
+    if not _shifted():
+        assert not cols and not wins and clock["open_orders"].endswith("only where the shifted-clock check runs")
+        pytest.skip(NO_FAKETIME)
     assert (clock.get("daily_orders") or wins["daily_orders"]["why"]).startswith(
         "reads current_date; its rows depend on the clock (current_date in its from clause)")
     assert cols["customer_tenure"] == {"columns": ["tenure_days"], "why": (
@@ -213,15 +229,17 @@ def test_lineage_names_the_clock_dependent_models(validator):
     lines = runtime.lines(doc)
     assert any(ln.startswith("Graded without their clock columns (") for ln in lines)
     assert "  open_orders without age_days: reads current_date: age_days from current_date" in lines
-    if _shifted():  # the rows of a date spine up to today, graded through a date
-        through = clockwindow.through_date()
-        assert wins["daily_orders"]["column"] == "order_date" and doc["clock_windows"] == wins
-        assert any(ln.startswith(f"  daily_orders through order_date <= {through}: reads current_date") for ln in lines)
+    # the rows of a date spine up to today, graded through a date
+    through = clockwindow.through_date()
+    assert wins["daily_orders"]["column"] == "order_date" and doc["clock_windows"] == wins
+    assert any(ln.startswith(f"  daily_orders through order_date <= {through}: reads current_date") for ln in lines)
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
     assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
 
 
 def test_screening_compares_clock_tables_without_their_clock_columns(validator):
+    if not _shifted():
+        pytest.skip(NO_FAKETIME)
     upper = _mutant(STG_CUSTOMERS, "name as customer_name", "upper(name) as customer_name")[1].decode()
     region = _mutant(TENURE, "    region,", "    upper(region) as region,")[1].decode()
     age = _mutant(OPEN, "cast(ordered_at as date) as age_days", "cast(ordered_at as date) + 1 as age_days")[1].decode()
@@ -244,12 +262,9 @@ def test_screening_compares_clock_tables_without_their_clock_columns(validator):
     assert not age_only.observable and age_only.code is DropCode.EQUIVALENT, age_only.reason
     # rows that move with the clock are never graded; rows that grow are, through a date (shifted check)
     assert not moves.observable and moves.code is DropCode.CLOCK_DEPENDENT, moves.reason
-    if _shifted():
-        assert grows.observable and grows.compared_table == "daily_orders", grows.reason
-        window = f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"
-        assert grows.details["clock_window"] == {"daily_orders": window}
-    else:
-        assert not grows.observable and grows.code is DropCode.CLOCK_DEPENDENT, grows.reason
+    assert grows.observable and grows.compared_table == "daily_orders", grows.reason
+    window = f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"
+    assert grows.details["clock_window"] == {"daily_orders": window}
 
 
 def test_a_table_whose_rows_move_with_the_clock_is_never_a_solution_seed(validator, db, tmp_path):
@@ -266,14 +281,14 @@ def test_clock_tables_are_graded_and_stay_valid_40_days_later(validator, db, tmp
     ago). ade-bench's procedure, run 40 days ahead under faketime on both tasks, still passes the
     solved state (the broken states' differences do not depend on the day; without the exclusion
     open_orders' sage trial fails there: age_days moved 40 days)."""
+    if not _shifted():
+        pytest.skip(NO_FAKETIME)
     task = _task(tmp_path, "clockfix004", OPEN, "status != 'cancelled'", "status != 'canceled'", "open_orders")
     proof = validator.prove(task, PROJECT, db)
     assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
     assert proof.exclude_columns == {"open_orders": ["age_days"]}
     seeds = yaml.safe_load((task / "task.yaml").read_text())["solution_seeds"]
     assert seeds == [{"table_name": "open_orders", "exclude_columns": ["age_days"]}]
-    if not _shifted():
-        pytest.skip("faketime is not installed (apt-get install faketime): the task cannot be graded 40 days ahead")
     spine = _task(tmp_path, "clockfix005", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
     proof = validator.prove(spine, PROJECT, db)
     assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
