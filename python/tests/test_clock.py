@@ -1,19 +1,27 @@
-"""Time-stable tasks (issue 30): a table that reads the clock is never graded.
+"""Time-stable tasks (issues 30 and 53): a table whose rows depend on the clock is never graded; one
+that reads it only in some columns is graded without them.
 
-By lineage (adegen.dbt.clock): clockfix's customer_tenure calls the project macro days_since, which
-calls as_of_date, which reads `current_date`; tenure_by_region reads customer_tenure. By execution
-(validate.clockcheck): order_age reads the clock through a database macro an on-run-start hook
-creates, which lineage cannot see; the determinism build, run 40 days ahead, changes it, so it is
-never graded, while a stable task still proves (written `ready`).
+By lineage (adegen.dbt.clock, column by column adegen.dbt.clock_columns): clockfix's customer_tenure
+calls the project macro days_since, which calls as_of_date, which reads `current_date`, in its
+tenure_days column; tenure_by_region reads customer_tenure's tenure_days in longest_tenure_days;
+open_orders computes age_days from `current_date`: all three are graded without those columns.
+daily_orders is a date spine up to `current_date`: its rows grow with the clock, never graded. By
+execution (validate.clockcheck): order_age reads the clock through a database macro an
+on-run-start hook creates, which lineage cannot see; the determinism build, run 40 days ahead,
+changes it, so it is never graded, while a stable task still proves (written `ready`); stale_orders'
+rows depend on a literal Jinja computes from today's date, which column lineage cannot see: the
+same build finds its rows change beyond its clock column, and it is never graded either.
 
 Real dbt + DuckDB on one validator (module fixture: one baseline, one shifted build); the
 shifted-clock test skips only where faketime is not installed."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from adegen.backends import ValidatorSetup, make_validator
 from adegen.dbt.clock import clock_models, clock_reasons
@@ -23,7 +31,7 @@ from adegen.pipeline import runtime
 from adegen.discover.project import load_project
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate.duckdb import clockcheck
+from adegen.validate.duckdb import clockcheck, clockwindow
 from adegen.validate.rules.contract import ProofOutcome
 from adegen.validate.rules.oracle import TableDiff
 from adegen.validate.rules.verdict import ScreenFacts, judge
@@ -36,6 +44,9 @@ STG_CUSTOMERS = "models/staging/stg_customers.sql"
 REVENUE = "models/marts/customer_revenue.sql"
 TENURE = "models/marts/customer_tenure.sql"
 AGE = "models/marts/order_age.sql"
+OPEN = "models/marts/open_orders.sql"
+DAILY = "models/marts/daily_orders.sql"
+LAST = "models/marts/last_days.sql"
 
 
 # --------------------------------------------------------------------------- pure: words and lineage
@@ -127,6 +138,16 @@ def test_shifted_clock_summary_lines():
     assert f"Shifted-clock check: {line}" in lines
 
 
+def test_without_the_shifted_clock_check_no_clock_table_is_graded():
+    """Column lineage cannot see a value Jinja computes from today (clockfix's stale_orders): only the
+    shifted-clock check can, so without it every table graded without its clock columns is excluded."""
+    clock = {"model.p.spine": "reads current_date; its rows depend on the clock"}
+    cols = {"model.p.age": {"columns": ["age_days"], "why": "reads current_date: age_days from current_date"}}
+    assert clockcheck.unchecked(clock, cols) == {**clock, "model.p.age": (
+        "reads current_date: age_days from current_date; graded without its clock columns only where the "
+        "shifted-clock check runs")}
+
+
 def test_shifted_clock_turned_off_says_so():
     """ADEGEN_SHIFTED_CLOCK=0: no faketime even where it is installed (the determinism build runs
     with today's clock in the worker), and the summary says why the check was skipped."""
@@ -180,36 +201,109 @@ def _task(root: Path, task_id: str, rel: str, old: str, new: str, table: str) ->
     return task
 
 
+def _shifted() -> bool:
+    return clockcheck.faketime_path() is not None
+
+
+NO_FAKETIME = "faketime is not installed (apt-get install faketime): without the shifted-clock check no clock table is graded"
+
+
 def test_lineage_names_the_clock_dependent_models(validator):
-    clock = validator.facts().clock_dependent
-    assert clock["customer_tenure"] == "reads current_date through macro days_since -> as_of_date"
-    assert clock["tenure_by_region"] == (
-        "reads customer_tenure (reads current_date through macro days_since -> as_of_date)")
+    facts = validator.facts()
+    clock, cols, wins = facts.clock_dependent, facts.clock_columns, facts.clock_windows
+    assert clock["last_days"] == "reads current_date; its rows depend on the clock (current_date in its from clause)"
+    if not _shifted():
+        assert not cols and not wins and clock["open_orders"].endswith("only where the shifted-clock check runs")
+        pytest.skip(NO_FAKETIME)
+    assert (clock.get("daily_orders") or wins["daily_orders"]["why"]).startswith(
+        "reads current_date; its rows depend on the clock (current_date in its from clause)")
+    assert cols["customer_tenure"] == {"columns": ["tenure_days"], "why": (
+        "reads current_date through macro days_since -> as_of_date: tenure_days from current_date")}
+    assert cols["tenure_by_region"]["columns"] == ["longest_tenure_days"]
+    assert cols["tenure_by_region"]["why"].endswith("longest_tenure_days from main.customer_tenure.tenure_days")
+    assert cols["open_orders"] == {"columns": ["age_days"], "why": "reads current_date: age_days from current_date"}
+    assert not {"customer_tenure", "tenure_by_region", "open_orders"} & set(clock)
+    # the run record's `runtime` and the summary name what is excluded and why
+    doc = runtime.collect(SimpleNamespace(validator=validator, pending=None))
+    assert doc["clock_columns"]["open_orders"] == cols["open_orders"] and "last_days" in doc["clock_dependent"]
+    lines = runtime.lines(doc)
+    assert any(ln.startswith("Graded without their clock columns (") for ln in lines)
+    assert "  open_orders without age_days: reads current_date: age_days from current_date" in lines
+    # the rows of a date spine up to today, graded through a date
+    through = clockwindow.through_date()
+    assert wins["daily_orders"]["column"] == "order_date" and doc["clock_windows"] == wins
+    assert any(ln.startswith(f"  daily_orders through order_date <= {through}: reads current_date") for ln in lines)
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
     assert clock.get("order_age", clockcheck.FOUND) == clockcheck.FOUND and "customer_revenue" not in clock
 
 
-def test_screening_never_grades_a_clock_dependent_table(validator):
+def test_screening_compares_clock_tables_without_their_clock_columns(validator):
+    if not _shifted():
+        pytest.skip(NO_FAKETIME)
     upper = _mutant(STG_CUSTOMERS, "name as customer_name", "upper(name) as customer_name")[1].decode()
     region = _mutant(TENURE, "    region,", "    upper(region) as region,")[1].decode()
-    shared, own = validator.screen_many([
+    age = _mutant(OPEN, "cast(ordered_at as date) as age_days", "cast(ordered_at as date) + 1 as age_days")[1].decode()
+    spine = _mutant(DAILY, "count(o.order_id)", "count(*)")[1].decode()
+    last = _mutant(LAST, "count(o.order_id)", "count(*)")[1].decode()
+    shared, own, age_only, grows, moves = validator.screen_many([
         ("model.clockfix.stg_customers", STG_CUSTOMERS, upper, _pat("values_wrong", "hard")),
-        ("model.clockfix.customer_tenure", TENURE, region, _pat("values_wrong"))])
-    # a hard pattern grades the farthest changed table: customer_tenure sorts after customer_revenue
-    assert shared.observable and shared.compared_table == "customer_revenue", shared.reason
-    assert set(shared.changed_tables) == {"stg_customers", "customer_revenue"}
-    assert {t["table"] for t in shared.details["tables"]} == {"stg_customers", "customer_revenue"}
-    assert set(shared.details["ignored_clock"]) == {"customer_tenure"}
-    assert not own.observable and own.code is DropCode.CLOCK_DEPENDENT, own.reason
-    assert set(own.details["ignored_clock"]) == {"customer_tenure", "tenure_by_region"}
+        ("model.clockfix.customer_tenure", TENURE, region, _pat("values_wrong")),
+        ("model.clockfix.open_orders", OPEN, age, _pat("values_wrong")),
+        ("model.clockfix.daily_orders", DAILY, spine, _pat("values_wrong")),
+        ("model.clockfix.last_days", LAST, last, _pat("values_wrong"))])
+    # a hard pattern grades the farthest changed table: customer_tenure, compared without tenure_days
+    assert shared.observable and shared.compared_table == "customer_tenure", shared.reason
+    assert set(shared.changed_tables) == {"stg_customers", "customer_revenue", "customer_tenure"}
+    assert shared.details["clock_columns_excluded"] == {"customer_tenure": ["tenure_days"],
+                                                         "tenure_by_region": ["longest_tenure_days"]}
+    assert own.observable and own.compared_table == "customer_tenure", own.reason
+    assert set(own.changed_tables) == {"customer_tenure", "tenure_by_region"}
+    # a change only in the excluded clock column is invisible to the task: not evidence
+    assert not age_only.observable and age_only.code is DropCode.EQUIVALENT, age_only.reason
+    # rows that move with the clock are never graded; rows that grow are, through a date (shifted check)
+    assert not moves.observable and moves.code is DropCode.CLOCK_DEPENDENT, moves.reason
+    assert grows.observable and grows.compared_table == "daily_orders", grows.reason
+    window = f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"
+    assert grows.details["clock_window"] == {"daily_orders": window}
 
 
-def test_a_clock_dependent_table_is_never_a_solution_seed(validator, db, tmp_path):
-    task = _task(tmp_path, "clockfix001", TENURE, "    region,", "    upper(region) as region,", "customer_tenure")
+def test_a_table_whose_rows_move_with_the_clock_is_never_a_solution_seed(validator, db, tmp_path):
+    task = _task(tmp_path, "clockfix001", LAST, "count(o.order_id)", "count(*)", "last_days")
     proof = validator.prove(task, PROJECT, db)
     assert not proof.ok and proof.outcome is ProofOutcome.SEEDS_REFUSED, proof.detail
-    assert "customer_tenure depends on the clock (reads current_date through macro days_since" in proof.detail
-    assert not (task / "seeds" / "solution__customer_tenure.csv").exists()
+    assert "last_days depends on the clock (reads current_date; its rows depend on the clock" in proof.detail
+    assert not (task / "seeds" / "solution__last_days.csv").exists()
+
+
+def test_clock_tables_are_graded_and_stay_valid_40_days_later(validator, db, tmp_path):
+    """open_orders' filter bug is proven with age_days excluded (task.yaml); daily_orders' count bug
+    on a date spine up to today is proven by a windowed equality test (its rows through two days
+    ago). ade-bench's procedure, run 40 days ahead under faketime on both tasks, still passes the
+    solved state (the broken states' differences do not depend on the day; without the exclusion
+    open_orders' sage trial fails there: age_days moved 40 days)."""
+    if not _shifted():
+        pytest.skip(NO_FAKETIME)
+    task = _task(tmp_path, "clockfix004", OPEN, "status != 'cancelled'", "status != 'canceled'", "open_orders")
+    proof = validator.prove(task, PROJECT, db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
+    assert proof.exclude_columns == {"open_orders": ["age_days"]}
+    seeds = yaml.safe_load((task / "task.yaml").read_text())["solution_seeds"]
+    assert seeds == [{"table_name": "open_orders", "exclude_columns": ["age_days"]}]
+    spine = _task(tmp_path, "clockfix005", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
+    proof = validator.prove(spine, PROJECT, db)
+    assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
+    assert f"daily_orders graded on its rows with order_date through {clockwindow.through_date()}" in proof.detail
+    seeds = yaml.safe_load((spine / "task.yaml").read_text())["solution_seeds"]
+    assert seeds == [{"table_name": "daily_orders", "exclude_tests": ["equality_test"]}]
+    windowed = (spine / "tests" / "daily_orders_windowed.sql").read_text()
+    assert f"{{{{ adapter.quote('order_date') }}}} <= cast('{clockwindow.through_date()}' as date)" in windowed
+    code = ("import sys; from adegen.adebench.procedure.command import main\n"
+            "sys.exit(max(main([t, *sys.argv[3:]]) for t in sys.argv[1:3]))")
+    r = subprocess.run(clockcheck.shift_argv(clockcheck.faketime_path(), code, str(task), str(spine), "--project",
+                                             str(PROJECT), "--db", str(db), "--mode", "inprocess", "--agent", "sage",
+                                             "--workdir", str(tmp_path / "later")),
+                       env=clockcheck.shift_env(), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr  # sage passes 40 days on, both tasks
 
 
 def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(validator, db, tmp_path):
@@ -219,8 +313,14 @@ def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(v
     assert facts.clock_dependent["order_age"] == "changes when the clock moves 40 days (found by execution)"
     assert "order_age" not in facts.nondeterministic and "customer_revenue" not in facts.nondeterministic
     assert facts.clock_check == (
-        "the determinism build ran 40 days ahead (faketime): 3 table(s) changed: customer_tenure (lineage names it), "
-        "order_age (found by execution), tenure_by_region (lineage names it)")
+        "the determinism build ran 40 days ahead (faketime): 7 table(s) changed: customer_tenure (only its clock "
+        "column(s) tenure_days, excluded), daily_orders (rows grow; graded on order_date through "
+        f"{clockwindow.through_date()}), last_days (lineage names it), open_orders (only its clock column(s) "
+        "age_days, excluded), order_age (found by execution), stale_orders (found by execution), tenure_by_region "
+        "(only its clock column(s) longest_tenure_days, excluded)")
+    # lineage saw age_days alone; the rows changed 40 days ahead too: never graded
+    assert facts.clock_dependent["stale_orders"] == clockcheck.FOUND + ", beyond its clock column(s) age_days"
+    assert "stale_orders" not in facts.clock_columns
     # never graded: a task on order_age is never proven (it would pass today and fail next month)
     stale = _task(tmp_path, "clockfix002", AGE, "    amount,", "    round(amount) as amount,", "order_age")
     refused = validator.prove(stale, PROJECT, db)
@@ -242,8 +342,16 @@ def test_the_review_page_names_the_models_excluded_from_grading(tmp_path):
     why = "reads current_date through macro days_since -> as_of_date"
     (runs / "20261203T000000Z-1.json").write_text(json.dumps({
         "command": "build", "project": {"name": "clockfix"},
-        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None)}}))
+        "runtime": {"clock_dependent": {"customer_tenure": why}, "clock_check": clockcheck.line(None),
+                    "clock_columns": {"open_orders": {"columns": ["age_days"], "why": "reads current_date: "
+                                                      "age_days from current_date"}},
+                    "clock_windows": {"daily_orders": {"column": "order_date", "through": "2026-12-05", "columns": [],
+                                                       "why": "reads current_date; its rows depend on the clock"}}}}))
     html = write_report(tmp_path).read_text()
+    assert "Graded without their clock columns" in html and "Graded on their rows up to a date" in html
+    assert "<code>daily_orders</code></td><td>order_date &lt;= 2026-12-05</td>" in html
+    assert ("<code>open_orders</code></td><td>age_days</td><td>reads current_date: age_days from current_date"
+            in html)
     assert "Excluded from grading: they read the clock" in html
     assert "<code>customer_tenure</code></td><td>reads current_date through macro days_since -&gt; as_of_date" in html
     assert "Shifted-clock check: skipped: faketime is not installed" in html

@@ -2,9 +2,12 @@
 
 A table whose values depend on the day it is built (an age in days, a date spine up to today, a
 "last 7 days" window) passes the day its solution seed is exported and fails when ade-bench runs
-the task a month later. Such tables are never graded: screening never takes them as evidence
-(validate.verdict), the proof refuses them as seeds (validate.fullprove), and the run summary names
-them with the reason (`RunFacts.clock_dependent`).
+the task a month later. adegen.dbt.clock_columns follows each model named here column by column:
+one that reads the clock only in some columns is graded without them (`RunFacts.clock_columns`),
+one whose rows grow with it through a date (`RunFacts.clock_windows`, validate.clockwindow); the
+others are never graded: screening never takes them as evidence (validate.verdict), the proof
+refuses them as seeds (validate.fullprove), and the run summary names them with the reason
+(`RunFacts.clock_dependent`).
 
 A model reads the clock when
 1. its raw code names a clock word (`lexer.code_words`: Jinja read, comments and SQL string

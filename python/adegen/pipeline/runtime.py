@@ -1,6 +1,6 @@
 """The run's runtime facts: what the validator measured and decided (temp bytes, DuckDB limits,
-storage version and why, nondeterministic tables, clock-dependent models never graded and the
-shifted-clock check, packages reused offline, runaway candidates, how the user's database was used) plus the peak resident memory of the run's processes.
+storage version and why, nondeterministic tables, clock-dependent models never graded, those graded
+without their clock columns, and the shifted-clock check, packages reused offline, runaway candidates, how the user's database was used) plus the peak resident memory of the run's processes.
 
 `collect` builds the --json / run record entry `runtime` (schema: build.schema.json); `lines`
 renders it for the human summary."""
@@ -22,7 +22,8 @@ def collect(ctx: RunContext) -> dict:
     facts = validator.facts() if validator is not None and hasattr(validator, "facts") else None
     doc: dict = {"memory_peak_bytes": peak_rss_bytes(), "temp_bytes_peak": 0, "temp_bytes_limit": None,
                  "memory_limit": None, "storage": None, "nondeterministic": {}, "packages_reused": [],
-                 "package_notes": [], "runaway": [], "db_note": None, "clock_dependent": {}, "clock_check": None}
+                 "package_notes": [], "runaway": [], "db_note": None, "clock_dependent": {}, "clock_columns": {},
+                 "clock_windows": {}, "clock_check": None}
     if facts is None:
         return doc
     doc.update({"temp_bytes_peak": int(facts.temp_bytes_peak), "temp_bytes_limit": facts.temp_bytes_limit,
@@ -30,7 +31,9 @@ def collect(ctx: RunContext) -> dict:
                 "nondeterministic": {str(t): list(c) for t, c in sorted(facts.nondeterministic.items())},
                 "packages_reused": list(facts.packages), "package_notes": list(facts.package_notes),
                 "runaway": list(facts.runaway), "db_note": facts.db_note,
-                "clock_dependent": dict(facts.clock_dependent), "clock_check": facts.clock_check})
+                "clock_dependent": dict(facts.clock_dependent), "clock_check": facts.clock_check,
+                "clock_columns": {m: dict(c) for m, c in getattr(facts, "clock_columns", {}).items()},
+                "clock_windows": {m: dict(w) for m, w in getattr(facts, "clock_windows", {}).items()}})
     if facts.storage is not None:  # set by a validator that writes a DuckDB file, after its baseline
         doc["storage"] = {"version": facts.storage.version, "reason": facts.storage.reason}
     return doc
@@ -54,6 +57,16 @@ def lines(runtime: dict) -> list[str]:
         out.append(f"Excluded from grading, they read the clock ({len(clock)}; a solution seed exported today "
                    "would fail next month):")
         out += [f"  {m}: {why}" for m, why in clock.items()]
+    cols = {m: c for m, c in (runtime.get("clock_columns") or {}).items() if c.get("columns")}
+    if cols:
+        out.append(f"Graded without their clock columns ({len(cols)}; exclude_columns, as ade-bench's asana001 "
+                   "grades days_open):")
+        out += [f"  {m} without {', '.join(c['columns'])}: {c.get('why', '')}" for m, c in cols.items()]
+    wins = runtime.get("clock_windows") or {}
+    if wins:
+        out.append(f"Graded on their rows up to a date, which grow with the clock ({len(wins)}; a windowed "
+                   "equality test):")
+        out += [f"  {m} through {w['column']} <= {w['through']}: {w.get('why', '')}" for m, w in wins.items()]
     if runtime.get("clock_check"):
         out.append(f"Shifted-clock check: {runtime['clock_check']}")
     if runtime.get("packages_reused"):

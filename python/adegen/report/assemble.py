@@ -253,6 +253,8 @@ def overview(tasks: list[TaskView], folders: list[TaskFolder], records: Records)
     db_file = (newest.get("database") or {}).get("db_file") if isinstance(newest.get("database"), dict) else None
     rt = newest.get("runtime") if isinstance(newest.get("runtime"), dict) else {}
     clock = rt.get("clock_dependent") if isinstance(rt.get("clock_dependent"), dict) else {}
+    clock_cols = rt.get("clock_columns") if isinstance(rt.get("clock_columns"), dict) else {}
+    clock_wins = rt.get("clock_windows") if isinstance(rt.get("clock_windows"), dict) else {}
     return Overview(
         project=str(name), database=f"{db_type} {db_name}" + (f" ({db_file})" if db_file else ""),
         tasks=len(tasks), by_status=_sorted_counts(t.status for t in tasks),
@@ -262,6 +264,10 @@ def overview(tasks: list[TaskView], folders: list[TaskFolder], records: Records)
         runs=runs, phases=phases, warnings=list(records.warnings),
         by_measured=_sorted_counts(t.measured_label for t in tasks) if any(t.measured for t in tasks) else {},
         clock_dependent={str(k): str(v) for k, v in sorted(clock.items())},
+        clock_columns={str(k): {"columns": [str(c) for c in v.get("columns") or []], "why": str(v.get("why", ""))}
+                       for k, v in sorted(clock_cols.items()) if isinstance(v, dict) and v.get("columns")},
+        clock_windows={str(k): {"column": str(v.get("column", "")), "through": str(v.get("through", "")),
+                                "why": str(v.get("why", ""))} for k, v in sorted(clock_wins.items()) if isinstance(v, dict)},
         clock_check=str(rt["clock_check"]) if rt.get("clock_check") else None,
     )
 

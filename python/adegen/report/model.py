@@ -117,6 +117,8 @@ class Overview:
     warnings: list[str]
     by_measured: dict[str, int] = field(default_factory=dict)  # measured difficulty labels (calibrated tasks)
     clock_dependent: dict[str, str] = field(default_factory=dict)  # model -> why it reads the clock (never graded)
+    clock_columns: dict[str, dict] = field(default_factory=dict)  # model -> {columns, why}: graded without them
+    clock_windows: dict[str, dict] = field(default_factory=dict)  # model -> {column, through, why}: rows graded through a date
     clock_check: str | None = None  # the newest run's shifted-clock check, or why it was skipped
 
 

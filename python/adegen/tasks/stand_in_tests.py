@@ -75,3 +75,35 @@ def render_all(seeds) -> dict[str, str]:
         if applies(seed):
             out.update(render(seed))
     return out
+
+
+def window_file(table: str) -> str:
+    """tests/<name> of a table's windowed equality test (short enough for the harness to count)."""
+    name = f"{table}_windowed"
+    return f"tests/{name if len(name) <= MAX_TEST_NAME else stem(table) + '_w'}.sql"
+
+
+def render_windowed(seed, column: str, through: str, why: str) -> tuple[str, str]:
+    """(tests/<name>, text): ade-bench's equality test of one seed entry (same exclude_columns and
+    answer keys), its macro body inlined as `render` does, comparing only the rows with `column`
+    up to the date `through` on both sides: the table's later rows grow with the clock (`why`),
+    so the entry's AUTO equality test is excluded (`exclude_tests: [equality_test]`)."""
+    from adegen.adebench.procedure.testgen import SolutionSeed, equality_macro, generate_equality_test
+
+    cfg = SolutionSeed(table_name=seed.table_name, exclude_columns=list(seed.exclude_columns) or None,
+                       alternates=list(seed.extra.get("alternates") or []) or None)
+    equality = generate_equality_test(seed.table_name, cfg)
+    body = _MACRO_BODY.search(equality_macro())
+    if body is None or not _CALL.search(equality) or body.group(1).count(_FROM_KEY) != 2 \
+            or body.group(1).count(_FROM_TABLE) != 2:
+        raise RuntimeError("ade-bench's equality test text has changed; adegen cannot window it")
+    cond = f"{{{{ adapter.quote('{column}') }}}} <= cast('{through}' as date)"
+    windowed = (body.group(1).rstrip("\n").replace(_FROM_KEY, f"{_FROM_KEY} where {cond}")
+                .replace(_FROM_TABLE, f"{_FROM_TABLE} where {cond}"))
+    head = (f"-- adegen: ade-bench's equality test on the rows of {seed.table_name} with {column} through "
+            f"{through}\n-- (its later rows grow with the clock: {' '.join(why.split())})\n")
+    return window_file(seed.table_name), head + _CALL.sub(lambda _m: windowed, equality, count=1)
+
+
+_FROM_KEY = "from {{ ref(answer_key) }}"
+_FROM_TABLE = "from {{ ref(table_name) }}"

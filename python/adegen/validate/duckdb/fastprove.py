@@ -209,7 +209,7 @@ class PreparedProof:
             self._broken = run.workers.submit(proving.state_job, run.cfg, run.base, state, deadline=run.deadline)
         db = Path(run.base.baseline_db)
         problems, excludes = run.seed_tables(db, req.tables)
-        return SolvedState(db, problems, excludes, run.volatile_notes(req.tables))
+        return SolvedState(db, problems, excludes, run.volatile_notes(req.tables), run.windows(req.tables))
 
     def write_seeds(self, req: ProveRequest, solved: SolvedState) -> None:
         self.run.write_seeds(req, solved)

@@ -14,12 +14,14 @@ from typing import Any, Callable, Protocol
 from adegen.adebench.procedure import dbfiles
 from adegen.adebench.procedure.seeds import check_table, export_solution_seeds
 from adegen.dbt.relations import Relation
+from adegen.tasks.stand_in_tests import needs_stand_ins
 from adegen.validate.duckdb import proving
 from adegen.validate.duckdb.jobs import Baseline, TrialJob, WorkerConfig
 from adegen.validate.rules.proof import GradedTrials, ProveRequest, SolvedState, TrialSummary, ordered_union
 
 DBT_CLI_STARTUP = 3.0        # seconds a dbt subprocess costs over an in-process call
-# random values upstream of a seed (the clock is adegen.dbt.clock's: such tables are never seeds)
+# random values upstream of a seed (the clock is adegen.dbt.clock's: such tables are never seeds, such
+# columns never compared)
 _VOLATILE = re.compile(r"\b(random\s*\(\)|uuid\s*\(\)|gen_random_uuid)", re.I)
 
 
@@ -87,7 +89,7 @@ class DuckDBRun:
                     ) -> tuple[list[str], dict[str, list[str]]]:
         """Problems that stop the solved-state tables becoming seeds, and the columns to exclude
         (empty strings, out-of-range hugeints, columns the determinism guard found unstable,
-        values differing from `other_db`'s build)."""
+        values differing from `other_db`'s build, columns computed from the clock)."""
         problems: list[str] = []
         excludes: dict[str, list[str]] = {}
         present = dbfiles.list_relations(db)
@@ -99,6 +101,8 @@ class DuckDBRun:
                 problems.append(f"the solved state has no table {rel} (where dbt builds {t})")
                 continue
             clock = self.base.clock.get(self.base.uid_of(t) or "")
+            if self.base.clock_windows.get(self.base.uid_of(t) or "") and needs_stand_ins(t):
+                clock = "its rows grow with the clock, and its name is too long for a windowed equality test"
             if clock:
                 problems.append(f"{t} depends on the clock ({clock}): a solution seed exported today fails "
                                 "when the task runs later")
@@ -108,7 +112,9 @@ class DuckDBRun:
                 problems.append(f"{t} is nondeterministic: two builds of the intact project (another input "
                                 "order and thread count) differ in its rows; it cannot be a solution seed")
                 continue
-            cols = ordered_union(chk.exclude_columns, unstable.get(t, []))
+            # columns computed from the clock: graded without them (adegen.dbt.clock_columns)
+            clocked = self.base.clock_grading(self.base.uid_of(t) or "")[0]
+            cols = ordered_union(ordered_union(chk.exclude_columns, unstable.get(t, [])), clocked)
             if chk.rows == 0:
                 problems.append(f"{t} is empty in the solved state")
             if chk.rejected or (chk.columns and len(cols) >= len(chk.columns)):
@@ -116,6 +122,12 @@ class DuckDBRun:
             elif cols:
                 excludes[t] = cols
         return problems, excludes
+
+    def windows(self, tables: list[str]) -> dict[str, dict]:
+        """The tables whose rows grow with the clock, graded through a date (validate.duckdb.clockwindow)."""
+        wins = {t: self.base.clock_windows.get(self.base.uid_of(t) or "") for t in tables}
+        return {t: {"column": w["column"], "through": w["through"], "why": w.get("why", "")}
+                for t, w in wins.items() if w}
 
     def volatile_notes(self, tables: list[str]) -> list[str]:
         """Two builds minutes apart may not reveal random values: scan the compiled SQL of each
@@ -166,7 +178,7 @@ class FullEmulation:
             return SolvedState(None, [failed])
         dbs = [Path(s["root"]) / "app" / f"{req.spec.db_name}.duckdb" for s in solved]
         problems, excludes = run.seed_tables(dbs[0], req.tables, other_db=dbs[1])
-        return SolvedState(dbs[0], problems, excludes, run.volatile_notes(req.tables))
+        return SolvedState(dbs[0], problems, excludes, run.volatile_notes(req.tables), run.windows(req.tables))
 
     def write_seeds(self, req: ProveRequest, solved: SolvedState) -> None:
         self.run.write_seeds(req, solved)

@@ -20,13 +20,13 @@ from pathlib import Path
 import duckdb
 
 from adegen.core.graph import ProjectGraph
-from adegen.dbt.clock import clock_reasons
 from adegen.dbt import NO_ARTIFACTS, DbtCall, DbtResult, InProcessRunner, ScratchProject, duckdb_output
 from adegen.dbt.profiles import write_profiles as write_profiles_dir
 from adegen.dbt.relations import is_current, node_relation
 from adegen.adebench.procedure import dbfiles
 from adegen.sql.quote import ident
 from adegen.validate.duckdb import clockcheck
+from adegen.validate.duckdb.clocklineage import clock_lineage
 from adegen.validate.duckdb import userbase
 from adegen.validate.rules.contract import StorageChoice
 from adegen.validate.duckdb.jobs import Baseline, WorkerConfig
@@ -374,8 +374,12 @@ def build(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
             base.snapshot_db = str(snap)
             base.rows = snapshot(build.live, snap, base.models)
             base.snapshot_tables = sorted(base.rows)
-            # the manifest `dbt run` wrote: macro lineage plus every model's compiled code
-            base.clock = clock_reasons(json.loads((build.app / "target" / "manifest.json").read_text()))
+            # the manifest `dbt run` wrote: macro lineage plus every model's compiled code, followed
+            # column by column: tables that read the clock only in some columns are graded without them
+            if not shadow:  # the validator reads the baseline's
+                clock = clock_lineage(json.loads((build.app / "target" / "manifest.json").read_text()), build.live,
+                                      base.models)
+                base.clock, base.clock_columns, base.clock_windowable = clock.whole, clock.columns, clock.windowable
             base.ok, base.reason = True, "baseline built"
     except Exception as exc:  # noqa: BLE001 - reported through usable()/InputError
         base.reason = f"baseline failed: {type(exc).__name__}: {exc}"

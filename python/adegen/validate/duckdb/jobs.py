@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from adegen.core.graph import ProjectGraph
 from adegen.dbt.relations import ModelRelations
+from adegen.sql.quote import ident, literal
 from adegen.validate.workers.budget import Budget
 from adegen.validate.rules.contract import StorageChoice
 
@@ -53,6 +54,13 @@ class Baseline:
     user_stale: list = field(default_factory=list)  # model relations that run changed (the file was not up to date)
     nondeterministic: dict = field(default_factory=dict)  # model name -> unstable columns ([]: the rows differ)
     clock: dict = field(default_factory=dict)  # uid -> why the model reads the clock (adegen.dbt.clock): never graded
+    # uid -> {"columns": [...], "why": ...}: reads the clock only in those columns (adegen.dbt.clock_columns),
+    # graded without them (exclude_columns); [] reads a clock-dependent model but none of its clock columns
+    clock_columns: dict = field(default_factory=dict)
+    clock_windowable: dict = field(default_factory=dict)  # uid -> clock columns: rows read the clock (lineage)
+    # uid -> {"column", "through", "columns", "why"}: rows grow with the clock, graded through a date
+    # (validate.duckdb.clockwindow; moved out of `clock` by the shifted-clock check)
+    clock_windows: dict = field(default_factory=dict)
     shifted_days: int = 0  # the shadow build ran this many days ahead (validate.clockcheck; 0: today's clock)
     packages: list = field(default_factory=list)
     package_notes: list = field(default_factory=list)
@@ -77,11 +85,24 @@ class Baseline:
         named = [u for u, m in self.models.items() if m["name"].lower() == t]
         return next((u for u in named if self.models[u].get("current", True)), named[0] if named else None)
 
+    def clock_grading(self, uid: str) -> tuple[list[str], str | None]:
+        """How model `uid`'s table is compared: the clock columns left out, and the window on its
+        rows (a SQL condition; None: every row)."""
+        win = self.clock_windows.get(uid)
+        if win:
+            return list(win.get("columns") or []), window_condition(win["column"], win["through"])
+        return list((self.clock_columns.get(uid) or {}).get("columns") or []), None
+
     def uid_at(self, relation: str) -> str | None:
         """The model built at "schema.identifier" (a snapshot table's name)."""
         schema, _, identifier = relation.lower().partition(".")
         return next((u for u, m in self.models.items()
                      if (m["schema"].lower(), m["alias"].lower()) == (schema, identifier)), None)
+
+
+def window_condition(column: str, through: str) -> str:
+    """The rows of a table graded through a date (validate.duckdb.clockwindow)."""
+    return f"{ident(column)} <= cast({literal(through)} as date)"
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,17 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
                 facts.stopped = DropCode.RUNAWAY, (f"runaway: {mm['alias']} has {n:.2g} rows after "
                                                    f"{run.seconds:.0f} s, over 20x its intact rows")
                 return judge(facts, None)
-            # named as tasks name it (the model: ref() finds its relation), compared where dbt built it
+            # named as tasks name it (the model: ref() finds its relation), compared where dbt built it,
+            # without the columns computed from the clock (the task excludes them: adegen.dbt.clock_columns)
+            # and, for rows that grow with the clock, on the rows through a date (validate.duckdb.clockwindow)
+            clocked, window = base.clock_grading(u)
+            if clocked or window:
+                base_rel = oracle.without(con, base_rel, clocked, window)
+                mut_rel = oracle.without(con, mut_rel, clocked, window)
+            if clocked:
+                facts.details.setdefault("clock_columns_excluded", {})[mm["name"]] = list(clocked)
+            if window:
+                facts.details.setdefault("clock_window", {})[mm["name"]] = window
             facts.diffs[u] = oracle.compare_relations(con, mm["name"], base_rel, mut_rel)
             rels[u] = (base_rel, mut_rel)
         facts.relation_kind = _relation_kind(con, cfg.db_name, m)

@@ -20,7 +20,7 @@ from adegen.core.drops import DropCode
 from adegen.core.errors import InputError
 from adegen.adebench.procedure import dbfiles
 from adegen.core.settings import get_settings
-from adegen.validate.duckdb import clockcheck
+from adegen.validate.duckdb import clockcheck, clockwindow
 from adegen.validate.duckdb import fastprove
 from adegen.validate.duckdb import intact
 from adegen.validate.rules import proof
@@ -173,6 +173,8 @@ class Validator:
             self.progress(f"validate: baseline failed: {base.reason}")
             return
         changed = self._determinism(base, shadow) if shadow.ok else None
+        if changed is None:  # no shifted-clock check: nothing that reads the clock is graded
+            base.clock, base.clock_columns = clockcheck.unchecked(base.clock, base.clock_columns), {}
         if not shadow.ok:
             base.package_notes.append(f"determinism check not run: {shadow.reason}")
         self._facts.clock_check = clockcheck.line(clockcheck.faketime_path(), changed)
@@ -181,6 +183,10 @@ class Validator:
         f = self._facts
         f.storage, f.nondeterministic = base.storage, dict(base.nondeterministic)
         f.clock_dependent = {base.models[u]["name"]: why for u, why in sorted(base.clock.items()) if u in base.models}
+        f.clock_columns = {base.models[u]["name"]: dict(c) for u, c in sorted(base.clock_columns.items())
+                           if u in base.models}
+        f.clock_windows = {base.models[u]["name"]: dict(w) for u, w in sorted(base.clock_windows.items())
+                           if u in base.models}
         f.packages, f.package_notes = list(base.packages), list(base.package_notes)
         if base.from_user:
             f.db_note = (f"baseline: {userbase.BASELINE}, on a copy of {self.db_source} (the file is only read); "
@@ -198,15 +204,22 @@ class Validator:
     def _determinism(self, base: Baseline, shadow: Baseline) -> dict[str, str] | None:
         """Sort the tables the shadow build changed: clock-dependent when lineage names them, or when
         the shadow build ran days ahead and they match the baseline once built again with today's
-        clock (found by execution: added to `base.clock`); nondeterministic otherwise. {table: why}
-        of the clock-dependent ones the shifted build changed (None: it ran with today's clock)."""
-        diff = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db), base.snapshot_tables)
+        clock (found by execution: added to `base.clock`); nondeterministic otherwise. A table graded
+        without its clock columns (`base.clock_columns`) may change there only: one that changes
+        beyond them the same way becomes whole-table clock-dependent. {table: why} of the
+        clock-dependent ones the shifted build changed (None: it ran with today's clock)."""
+        clocked = {f"{m['schema']}.{m['alias']}": (base.clock_columns.get(u) or {}).get("columns") or []
+                   for u, m in base.models.items() if u in base.clock_columns}
+        full = unstable_tables(Path(base.snapshot_db), Path(shadow.snapshot_db), base.snapshot_tables)
+        diff, only = clockcheck.beyond_clock(full, clocked)
         # snapshot tables are "schema.alias" (where dbt built each model); reported by model name
         uids = {rel: u for rel in diff if (u := base.uid_at(rel)) is not None}
         name = {rel: base.models[u]["name"] for rel, u in uids.items()}
         changed = None
         if shadow.shifted_days:
             changed = {name[r]: base.clock[u] for r, u in uids.items() if u in base.clock}
+            changed.update({base.models[u]["name"]: f"{clockcheck.ONLY} {', '.join(cols)}, excluded"
+                            for r, cols in only.items() if (u := base.uid_at(r)) is not None})
             suspects = {u: base.models[u] for u in uids.values() if u not in base.clock}
             if suspects:
                 self.progress(f"validate: {len(suspects)} table(s) changed {shadow.shifted_days} days ahead; "
@@ -214,13 +227,24 @@ class Validator:
                 snap = self.result(self.submit(intact.recheck_job, self.cfg, suspects), "the determinism recheck")
                 if isinstance(snap, str):
                     rels = [f"{m['schema']}.{m['alias']}" for m in suspects.values()]
-                    still = unstable_tables(Path(base.snapshot_db), Path(snap), rels)
+                    still = clockcheck.beyond_clock(unstable_tables(Path(base.snapshot_db), Path(snap), rels),
+                                                    clocked)[0]
                     for r, u in uids.items():
                         if u in suspects and r not in still:
-                            base.clock[u] = changed[name[r]] = clockcheck.FOUND
+                            beyond = base.clock_columns.pop(u, None)
+                            base.clock[u] = changed[name[r]] = clockcheck.FOUND + (
+                                f", beyond its clock column(s) {', '.join(beyond['columns'])}"
+                                if beyond and beyond.get("columns") else "")
                 else:  # they stay nondeterministic: never evidence, unstable columns never seeds
                     base.package_notes.append(f"shifted-clock recheck not run: {snap['reason']}")
-        base.nondeterministic = {name[r]: cols for r, cols in diff.items() if r in uids and uids[r] not in base.clock}
+        if shadow.shifted_days and base.clock_windowable:  # rows that grow with the clock: graded through a date
+            base.clock_windows = clockwindow.windows(base, Path(shadow.snapshot_db), clockwindow.through_date())
+            for u, w in base.clock_windows.items():
+                base.clock.pop(u, None)
+                if changed is not None and base.models[u]["name"] in changed:
+                    changed[base.models[u]["name"]] = f"{clockcheck.WINDOW} {w['column']} through {w['through']}"
+        base.nondeterministic = {name[r]: cols for r, cols in diff.items()
+                                 if r in uids and uids[r] not in base.clock and uids[r] not in base.clock_windows}
         return changed
 
     # ------------------------------------------------------------------ screening

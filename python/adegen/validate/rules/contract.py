@@ -80,6 +80,10 @@ class RunFacts:
     runaway: list[str] = field(default_factory=list)   # candidates stopped over budget, with the reason
     db_note: str | None = None               # how the user's database was used (copy, fast proof or not)
     clock_dependent: dict[str, str] = field(default_factory=dict)  # model -> why it reads the clock (never graded)
+    # model -> {"columns": [...], "why": ...}: reads the clock only in those columns, graded without them
+    clock_columns: dict[str, dict] = field(default_factory=dict)
+    # model -> {"column", "through", "columns", "why"}: its rows grow with the clock, graded through a date
+    clock_windows: dict[str, dict] = field(default_factory=dict)
     clock_check: str | None = None           # the shifted-clock grading of proven tasks: how it ran, or why not
 
 

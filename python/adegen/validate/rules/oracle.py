@@ -65,6 +65,24 @@ def columns(con, rel: str) -> list[str]:
     return [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()]
 
 
+def without(con, rel: str, exclude: list[str], where: str | None = None) -> str:
+    """`rel` without the `exclude` columns (case-insensitive, as ade-bench's `cols_to_exclude`
+    removes them from both sides) and, given `where`, only its rows that hold it: a subquery, or
+    `rel` itself when nothing is left out or it cannot be read (the comparison reports the error)."""
+    drop = {c.lower() for c in exclude}
+    if not drop and not where:
+        return rel
+    try:
+        cols = columns(con, rel)
+    except Exception:  # noqa: BLE001 - a missing relation: compare_relations says so
+        return rel
+    keep = [c for c in cols if c.lower() not in drop]
+    if not keep:
+        return rel
+    listed = "*" if len(keep) == len(cols) else ", ".join(q(c) for c in keep)
+    return f"(select {listed} from {rel}" + (f" where {where})" if where else ")")
+
+
 def typed_columns(con, rel: str) -> dict[str, str]:
     return {r[0]: str(r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()}
 

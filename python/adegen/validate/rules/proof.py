@@ -22,7 +22,8 @@ from typing import Callable, Protocol, Sequence
 
 from adegen.adebench.procedure.testgen import GradingSpec, check_test_names
 from adegen.validate.rules.contract import Proof, ProofOutcome
-from adegen.tasks.task_yaml import update_task_yaml
+from adegen.tasks.stand_in_tests import render_windowed
+from adegen.tasks.task_yaml import read_task_yaml, update_task_yaml
 
 DEFAULT_TEST_TIMEOUT = 30.0  # ade-bench's DEFAULT_TEST_TIMEOUT_SEC
 
@@ -78,6 +79,8 @@ class SolvedState:
     problems: list[str] = field(default_factory=list)             # any: the proof fails with them
     excludes: dict[str, list[str]] = field(default_factory=dict)  # table -> columns not compared
     notes: list[str] = field(default_factory=list)                # remarks for Proof.detail
+    # table -> {"column", "through", "why"}: rows that grow with the clock, graded through a date
+    windows: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass
@@ -144,6 +147,10 @@ def _prove(s: ProofStrategy, req: ProveRequest, fallback: str | None, progress: 
         merged = {t: ordered_union(existing_excludes(req.spec, t), c) for t, c in solved.excludes.items()}
         if merged:
             update_task_yaml(req.task_dir / "task.yaml", exclude_columns=merged)
+        if solved.windows:
+            write_windows(req.task_dir, solved.windows)
+            solved.notes.extend(f"{t} graded on its rows with {w['column']} through {w['through']} (its later rows "
+                                "grow with the clock)" for t, w in solved.windows.items())
         seconds["solved_state"] = time.monotonic() - t0
         progress(f"validate: {req.task_dir.name}: grading none and sage {s.grading}")
         t1 = time.monotonic()
@@ -158,6 +165,20 @@ def _prove(s: ProofStrategy, req: ProveRequest, fallback: str | None, progress: 
         return proof
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def write_windows(task_dir: Path, windows: dict[str, dict]) -> None:
+    """Tables whose rows grow with the clock: their AUTO equality test excluded, a windowed
+    stand-in in the task's tests/ (tasks.stand_in_tests.render_windowed, after exclude_columns)."""
+    doc = update_task_yaml(task_dir / "task.yaml", exclude_tests={
+        s.table_name: ordered_union(list(s.exclude_tests), ["equality_test"])
+        for s in read_task_yaml(task_dir / "task.yaml").solution_seeds if s.table_name in windows})
+    for seed in doc.solution_seeds:
+        w = windows.get(seed.table_name)
+        if w:
+            rel, text = render_windowed(seed, w["column"], w["through"], w.get("why", ""))
+            (task_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (task_dir / rel).write_text(text)
 
 
 def ordered_union(a: list[str], b: list[str]) -> list[str]:

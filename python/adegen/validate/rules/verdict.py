@@ -10,8 +10,11 @@ both ways over the typed columns, against the intact build; row counts are compa
 sets with different counts are "duplicates only", and equal sets whose text differs are "column
 types only" (0 vs 0.0; both dropped: ade-bench's test cannot see them). A build
 error is observable only when the pattern's symptom is `build_error`. Tables whose two intact
-builds differ (nondeterministic) are never evidence, nor are tables that read the clock
-(adegen.dbt.clock): a seed exported today fails when the task runs next month, so they are never graded.
+builds differ (nondeterministic) are never evidence, nor are tables whose rows read the clock
+(adegen.dbt.clock): a seed exported today fails when the task runs next month, so they are never
+graded. Tables that read it only in some columns (adegen.dbt.clock_columns) arrive here compared
+without those columns, as their tasks grade them (exclude_columns), and tables whose rows grow with
+it compared on their rows through a date (validate.clockwindow): evidence like any other.
 """
 from __future__ import annotations
 
