@@ -89,3 +89,36 @@ def test_verdict_unmeasured_difference_is_not_shown():
     both = obs(fct_orders=5)
     both.details["tables"] = []
     assert "does not show" in compound.verdict(both, obs(fct_orders=5), obs(fct_orders=1), ["fct_orders"])
+
+
+def _reporting(model, family, table, *levels):
+    """A slip's proposal whose own report levels are given as (key, text, tables)."""
+    from adegen.propose.model import PromptLevel
+
+    lv = [PromptLevel(k, text, tuple(named)) for k, text, named in levels]
+    return prop(model, family, table, prompt_set=None, prompt_levels=lambda: lv)
+
+
+def test_a_compound_message_holds_both_slips_own_reports():
+    from adegen.propose.compound_task import two_report_levels
+
+    up = _reporting("stg_orders", "filter", "fct_orders",
+                    ("base", "fct_orders is missing most of the refunded orders.", ()),
+                    ("medium", "Revenue by month looks low.", ("rpt_revenue",)))
+    other = _reporting("stg_customers", "join", "dim_customers",
+                       ("base", "Why is customer_tier blank for half the customers in dim_customers?", ()))
+    levels = two_report_levels(up, other, obs(fct_orders=3, dim_customers=5, rpt_revenue=1), "seed")
+    assert [lv.key for lv in levels] == ["base"]  # the other slip has no medium report: no medium key
+    text = levels[0].text
+    assert "refunded orders" in text and "customer_tier blank" in text  # both symptoms are reported
+    assert levels[0].tables == ("dim_customers",)  # the other slip's table is graded too
+
+
+def test_a_compound_whose_second_report_no_longer_holds_has_no_message():
+    from adegen.propose.compound_task import two_report_levels
+
+    up = _reporting("stg_orders", "filter", "fct_orders", ("base", "fct_orders is missing rows.", ()))
+    other = _reporting("stg_customers", "join", "dim_customers", ("base", "dim_customers has blanks.", ()))
+    assert two_report_levels(up, other, obs(fct_orders=3, dim_customers=0), "s") == []  # masked in the combined state
+    same = _reporting("stg_customers", "join", "dim_customers", ("base", "fct_orders is missing rows!", ()))
+    assert two_report_levels(up, same, obs(fct_orders=3, dim_customers=5), "s") == []  # the same report twice

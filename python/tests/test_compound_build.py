@@ -28,6 +28,8 @@ def test_one_compound_task_proven_and_recorded(acme_tasks_built, acme_run_record
     assert {a["table"], b["table"]} <= set(rec["graded_tables"])
     prop = doc["proposals"][task["proposal"] - 1]
     assert prop["compound"] is True and prop["slips"] == rec["slips"]
+    # the message reports both slips, each as its own report: an agent is asked only what it is told
+    assert all(s["table"] in prop["prompt"] for s in rec["slips"]) and "\n\n" in prop["prompt"], prop["prompt"]
 
 
 def _file_sections(patch: str) -> list[str]:

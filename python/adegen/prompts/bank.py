@@ -24,7 +24,7 @@ SHAPES: dict[str, dict] = {
                "also_other_column": [str], "several": [str]},
     "base": {"leads": _BODY, "whole": _BODY, "follow": _BODY, "exact_now": [str], "exact_then": [str]},
     "asks": {"openers": [{"text": str, "mode": ("none", "sentence", "lead"), "tone": ("any", "data"), "times": int}],
-             "none": int, "asks": {str: [str]}, "build": [str]},
+             "none": int, "asks": {str: [str]}, "build": [str], "two_reports": [str]},
     "words": {"acronyms": [str], "abbreviations": {str: str}, "units": [str], "uncountable": [str],
               "layer_prefixes": [str], "build_words": [str], "key_suffixes": [str], "name_parts": [str],
               "grains": [str], "not_entities": [str], "singular_verbs": {str: str}, "they": {str: str},

@@ -21,3 +21,4 @@ def also(f: Finding, voice: Voice, salt: str, same: bool = True) -> str:
     # a template starts with a capital or with the name itself, written as the voice writes names
     # ("dim_customers has the same problem.": never capitalised)
     return shuffled(tpls, voice.seed, f"also:{salt}")[0].format(table=t, column=c)
+

@@ -19,6 +19,7 @@ OPENERS: list[tuple[str, str, str]] = [(o["text"], o["mode"], o["tone"]) for o i
 ASKS: dict[str, list[str]] = _ASKS["asks"]
 ASKS_NONE: int = _ASKS["none"]
 ASKS_BUILD: list[str] = _ASKS["build"]
+TWO_REPORTS: list[str] = _ASKS["two_reports"]  # a compound task's two reports in one message
 
 # after a body: a sibling table has the same problem (or another one); several tables at once
 ALSO, ALSO_COLUMN = _BODIES["also"], _BODIES["also_column"]

@@ -460,3 +460,10 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
     if not period and not ask and out.endswith(".") and "\n" not in out and not out.endswith(".."):
         out = out[:-1]  # some people leave the last full stop off (not after a stock request)
     return out
+
+
+def two_reports(first: str, second: str, seed: str) -> str:
+    """One message holding two whole reports (a compound task's two slips, each reported as its
+    own task would report it), joined by a frame of the bank picked by `seed`."""
+    v: dict[str, str] = {"first_report": first.strip(), "second_report": second.strip()}
+    return phrases.TWO_REPORTS[spin(seed, "two_reports", len(phrases.TWO_REPORTS))].format(**v)

@@ -100,7 +100,7 @@ def pairs(props: list, discovery: dict) -> list[tuple]:
     return [(up, other) for _k, up, other in sorted(out, key=lambda x: x[0])]
 
 
-def _differs(obs) -> set[str]:
+def differing_tables(obs) -> set[str]:
     """The tables whose rows differ from intact (the screening's complete `changed_tables`)."""
     return {str(t) for t in (getattr(obs, "changed_tables", None) or {})}
 
@@ -121,7 +121,7 @@ def _shows(both, alone_other, graded: list[str]) -> bool:
     """Whether fixing a slip changes the combined state on a graded table, i.e. the combined state
     differs there from the other slip's alone: one of them differs from intact and the other does
     not, or both do and their measured differences are not the same (unmeasured: not shown)."""
-    bd, od, bf, of = _differs(both), _differs(alone_other), _facts(both), _facts(alone_other)
+    bd, od, bf, of = differing_tables(both), differing_tables(alone_other), _facts(both), _facts(alone_other)
     for t in graded:
         if (t in bd) != (t in od):
             return True
@@ -138,11 +138,11 @@ def verdict(combined, alone_up, alone_other, graded: list[str]) -> str | None:
         return "the combined mutant shows nothing: " + str(getattr(combined, "reason", "not screened"))
     if getattr(combined, "build_error", False):
         return "the combined mutant breaks the build"
-    if not _differs(combined) & set(graded):
+    if not differing_tables(combined) & set(graded):
         return "the combined state equals intact on every graded table"
-    if not _differs(alone_up) & set(graded):
+    if not differing_tables(alone_up) & set(graded):
         return "with the downstream slip fixed alone every graded table is intact (one fix would pass)"
-    if not _differs(alone_other) & set(graded):
+    if not differing_tables(alone_other) & set(graded):
         return "with the upstream slip fixed alone every graded table is intact (one fix would pass)"
     if not _shows(combined, alone_other, graded):
         return "the upstream slip does not show in the combined state (the other one masks it)"

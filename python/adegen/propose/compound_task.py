@@ -1,7 +1,6 @@
 """A compound (adegen.propose.compound) as a Proposal: the upstream slip's proposal with the other
-slip's file as its sibling, the combined screening as its observation, prompts written by the
-prompt writer the way a sibling pair's are (the base reports the upstream slip's table and says
-the other slip's table looks off too; never "the same problem": they are two different slips)."""
+slip's file as its sibling, the combined screening as its observation, and a message holding
+both slips' own reports (each as its own task would have it), so the agent is asked about both."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,8 +8,9 @@ from dataclasses import dataclass
 
 from adegen import prompts
 from adegen.core.drops import Drop, DropCode
-from adegen.propose.compound import FAMILY, slip_of
-from adegen.propose.model import Proposal, SiblingChange, levels_of
+from adegen.prompts.render import two_reports
+from adegen.propose.compound import FAMILY, differing_tables, slip_of
+from adegen.propose.model import PromptLevel, Proposal, SiblingChange, levels_of
 from adegen.propose.site import prompt_key, retarget
 
 
@@ -42,25 +42,24 @@ def _measured(obs, table: str) -> bool:
 
 def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Drop:
     """The compound's Proposal, or the Drop that says why it has none (no prompt, a prompt the run
-    already has). `combined`: the screening of both slips; `avoid`: normalised prompt -> who has it."""
+    already has). `combined`: the screening of both slips; `avoid`: normalised prompt -> who has it.
+
+    The message holds both slips' own reports, each as its own task would have it (written from that
+    slip's own screening), key by key: an agent may only be asked to fix what the message reports,
+    and a compound whose message reports one slip and says another table "looks off too" asks for a
+    fix of something it never describes (a strong agent, seeing the second symptom, rightly left it
+    alone). Every table a report names must still differ in the combined state."""
     pattern = pattern_for(up, other)
-    discovery = scope.discovery
-    model = next(m for m in discovery.get("models", []) if m["unique_id"] == up.model_unique_id)
     t_up, t_other = up.compared_table, other.compared_table
     if not _measured(combined, t_up):
         return Drop(up.model, pattern.id, f"the combined screening did not inspect {t_up} (nothing to report)",
                     DropCode.COMPOUND_UNFAIR)
     obs = retarget(combined, t_up)
-    two = t_other != t_up
-    pset = prompts.write_prompts(prompts.PromptRequest(
-        seed=f"{scope.project_name}:{pattern.id}:{up.site.line}:{other.site.line}", model=up.model,
-        project_name=scope.project_name, pattern=pattern, site=up.site, model_path=up.model_path, observation=obs,
-        table=t_up, column=None, avoid=frozenset(avoid), start=t_up, sibling=t_other if two else None,
-        distinct=True, **prompts.model_facts(model, discovery)))
-    if pset.base is None:
-        why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
-        return Drop(up.model, pattern.id, f"no prompt: {why or 'nothing a user would report'}", DropCode.NO_PROMPT)
-    repeated = next((t for t in pset.prompts.values() if prompt_key(t) in avoid), None)
+    levels = two_report_levels(up, other, combined, f"{scope.project_name}:{pattern.id}:{up.site.line}:{other.site.line}")
+    if not levels:
+        return Drop(up.model, pattern.id, "no prompt: the two slips' own reports do not both hold in the combined state",
+                    DropCode.NO_PROMPT)
+    repeated = next((lv.text for lv in levels if prompt_key(lv.text) in avoid), None)
     if repeated is not None:
         return Drop(up.model, pattern.id, f"the prompt repeats the one of {avoid[prompt_key(repeated)]}",
                     DropCode.PROMPT_REPEATS)
@@ -71,11 +70,45 @@ def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Dro
     return dataclasses.replace(
         # the upstream slip's own pattern names the task (the catalog knows it; `compound` lists both slips)
         up, number=0, pattern_id=up.pattern_id, pattern_name=up.pattern_name, family=up.family, difficulty="hard",
-        realistic=pattern.realistic, prompt=pset.base, prompt_source=pset.sources["base"],
-        levels=levels_of(pset, t_up), prompt_set=pset,
+        realistic=pattern.realistic, prompt=levels[0].text, prompt_source="adegen (two reports)",
+        # no PromptSet: a --prompt-command rewrites one report from one screening, and this message is two
+        levels=levels, prompt_set=None,
         # the upstream slip's own description first (`<pattern name> in <model>`: the review page reads it)
         description=f"{up.description.rstrip('.')}; and, independently, {other.description.rstrip('.')}.",
         assertion_tests=list(up.assertion_tests) + list(other.assertion_tests), observation=obs, test_setup_models=between, solution_rebuild=between,
         tags=list(dict.fromkeys(up.tags + other.tags + ["compound"])), candidate=None,
         precondition=[*(up.precondition or []), *(other.precondition or [])] or None,
         siblings=(sib,), story=up.story, shallow_because=None, compound=slips)
+
+
+def two_report_levels(up, other, combined, seed: str) -> list[PromptLevel]:
+    """The compound's prompt levels, base first ([] when there is no base): for each key both slips'
+    own reports have, the two joined in one message (prompts.pairs.two_reports), provided the two
+    differ and every table either names (its compared table included) still differs from intact in
+    the combined state."""
+    changed = differing_tables(combined)
+    theirs = {lv.key: lv for lv in _reported_again(other, seed)}
+    out: list[PromptLevel] = []
+    for mine in _reported_again(up, seed):
+        their = theirs.get(mine.key)
+        if their is None or prompt_key(mine.text) == prompt_key(their.text):
+            continue
+        named = list(dict.fromkeys([*mine.tables, other.compared_table, *their.tables]))
+        if not {up.compared_table, *named} <= changed:
+            continue
+        tables = tuple(t for t in named if t != up.compared_table)
+        out.append(PromptLevel(mine.key, two_reports(mine.text, their.text, f"{seed}:{mine.key}"), tables))
+    return out if out and out[0].key == "base" else []
+
+
+def _reported_again(p, seed: str) -> list[PromptLevel]:
+    """A slip's own report levels in another voice than its own task's (the slip may be a task of the
+    run too, and one message should not repeat another's word for word): the prompt writer's request
+    again with another seed, its own texts to avoid; its own levels when it has no request (a prompt
+    command's, a diff's)."""
+    req = getattr(getattr(p, "prompt_set", None), "request", None)
+    if req is None:
+        return p.prompt_levels()
+    again = prompts.write_prompts(dataclasses.replace(
+        req, seed=f"{req.seed}:compound:{seed}", avoid=req.avoid | {lv.text for lv in p.prompt_levels()}))
+    return levels_of(again, p.compared_table) if again.base else p.prompt_levels()
