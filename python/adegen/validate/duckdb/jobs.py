@@ -96,6 +96,7 @@ class ScreenJob:
     compiled: str | None = None          # the mutant's SELECT from the compile check, when there is one
     compiled_catalog: str | None = None  # the catalog it was compiled against
     extra: tuple = ()                    # (uid, path, text) of sibling models changed the same way
+    second_run: bool = False             # an is_incremental() slip: screened on a run over late rows
 
 
 @dataclass(frozen=True)
