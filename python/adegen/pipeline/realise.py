@@ -63,8 +63,14 @@ def task_plan(ctx: RunContext, job: TaskJob):
         difficulty=p.difficulty, tags=p.tags, test_setup_models=_models_to_rebuild(ctx, p, tables),
         solution_seeds=[SeedEntry(t) for t in tables], variant=variant, seed_based=plan.seed_based,
         status="ready" if ctx.validator is not None else "dev", solution_rebuild=p.solution_rebuild,
-        max_test_timeout_sec=120 if plan.seed_based else None,
+        max_test_timeout_sec=120 if plan.seed_based else None, late_rows_sql=_late_rows_sql(p),
     )
+
+
+def _late_rows_sql(p) -> str:
+    """The late rows the screen of an is_incremental() slip loaded (validate.duckdb.laterows)."""
+    late = (getattr(getattr(p, "observation", None), "details", None) or {}).get("late_rows") or {}
+    return str(late.get("sql") or "")
 
 
 def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:

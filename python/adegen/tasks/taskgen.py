@@ -102,9 +102,14 @@ class TaskPlan:
     status: str = "ready"
     max_test_timeout_sec: int | None = None
     solution_rebuild: list[str] = field(default_factory=list)  # models solution.sh rebuilds
+    # an is_incremental() slip: the rows setup.sh inserts between the first run and the second
+    # (validate.duckdb.laterows); empty for every other task
+    late_rows_sql: str = ""
 
     def test_setup(self) -> str:
-        cmds = ["dbt seed"] if self.seed_based else []
+        # a seed-based project reseeds, except where the raw table holds the late rows: `dbt seed`
+        # would delete them before a fix that was never run could load them
+        cmds = ["dbt seed"] if self.seed_based and not self.late_rows_sql else []
         cmds.append("dbt run --select " + " ".join(self.test_setup_models))
         return "\n".join(cmds)
 
@@ -138,13 +143,24 @@ SETUP_PATCH = "patch -p1 --silent --no-backup-if-mismatch --reject-file=- < '/ap
 SAME_MTIME = "find . -exec touch -h -r dbt_project.yml {} +"
 
 
-def render_setup_sh(seed_based: bool, build_may_fail: bool = False) -> str:
+LATE_ROWS_FILE = "setup/late_rows.sql"
+# ade-bench's own SQL runner (its run_sql.py reads the statements from stdin)
+LATE_ROWS = f"bash /scripts/run_sql.sh \"$@\" < '/app/{LATE_ROWS_FILE}'"
+
+
+def render_setup_sh(seed_based: bool, build_may_fail: bool = False, late_rows: bool = False) -> str:
+    """setup.sh: the patch, the build; for an is_incremental() slip (`late_rows`) the way production
+    meets it: that first run, rows arriving late at the newest loaded timestamp, the next run."""
     run = "dbt run || true" if build_may_fail else "dbt run"
     body = ["#!/bin/bash", SETUP_PATCH, "",
             "# Run dbt to materialize the broken state", "dbt deps"]
     if seed_based:
         body.append("dbt seed")
-    body += [run, "", "# One modification time for every file, so the changed one does not stand out", SAME_MTIME]
+    body.append(run)
+    if late_rows:
+        body += ["", "# Rows arrive late, with the newest timestamp already loaded; the next scheduled run",
+                 LATE_ROWS, run]
+    body += ["", "# One modification time for every file, so the changed one does not stand out", SAME_MTIME]
     return "\n".join(body) + "\n"
 
 
@@ -190,11 +206,13 @@ def build_task_files(spec: TaskPlan, setup_patch: bytes, solution_patch: bytes,
     doc = spec.task_yaml()
     files: dict[str, bytes] = {
         "task.yaml": doc.render().encode(),
-        "setup.sh": render_setup_sh(spec.seed_based, build_may_fail).encode(),
+        "setup.sh": render_setup_sh(spec.seed_based, build_may_fail, bool(spec.late_rows_sql)).encode(),
         "solution.sh": render_solution_sh(spec.solution_rebuild).encode(),
         "setup/changes.patch": setup_patch,
         "solutions/changes.patch": solution_patch,
     }
+    if spec.late_rows_sql:
+        files[LATE_ROWS_FILE] = spec.late_rows_sql.encode()
     for rel, text in stand_in_tests.render_all(doc.solution_seeds).items():
         files[rel] = text.encode()
     used: set[str] = {Path(rel).stem for rel in files if rel.startswith("tests/")}

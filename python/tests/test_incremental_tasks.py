@@ -1,0 +1,136 @@
+"""Tasks for an is_incremental() slip (issue 52 item 2), on the incfix fixture (seeds, a staging
+view, an incremental model loading `event_at >= max(event_at)` with a unique_key, a daily mart),
+real dbt + DuckDB: the screen runs the model a second time over late rows (copies of the newest raw
+rows with new keys), the task's setup.sh runs the same sequence through ade-bench's run_sql.sh, and
+the emulated harness grades it: the broken state fails, the solution passes, and so does a fix
+that is never run (test_setup's incremental run loads the rows the slip left out)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+
+from adegen.adebench.procedure.emulate import run_harness
+from adegen.adebench.procedure.runsql import statements
+from adegen.backends import ValidatorSetup, make_validator
+from adegen.core.drops import DropCode
+from adegen.discover.project import load_project
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.validate.duckdb import laterows
+
+INCFIX = Path(__file__).resolve().parent / "fixtures" / "incfix"
+FCT = "models/marts/fct_events.sql"
+UID = "model.incfix.fct_events"
+SLIP = SimpleNamespace(id="incremental_gte_to_gt", name="Incremental boundary tightened",
+                      family="incremental", symptom="rows_missing", difficulty="hard")
+
+
+def test_filter_and_key_are_read_from_the_model():
+    sql = (INCFIX / FCT).read_text()
+    assert laterows.filter_column(sql) == "event_at" and laterows.unique_key(sql) == "event_id"
+    assert laterows.filter_column("where t.loaded_at > (select max(loaded_at) from {{ this }})") == "loaded_at"
+    assert laterows.filter_column("where x > 1") is None
+    assert laterows.unique_key("{{ config(materialized='incremental') }}") is None
+
+
+def test_insert_sql_is_one_statement_of_literals():
+    sql = laterows.insert_sql("main.raw_events", ["id", "kind", "at", "n"],
+                              [[41, "it's", None, 1.5], [42, "x", True, 2]])
+    assert statements(sql) == [sql.strip()]
+    assert "(41, 'it''s', null, 1.5)" in sql and "(42, 'x', true, 2)" in sql
+    assert laterows.insert_sql("main.t", ["a"], [["a;b"]]) is None  # run_sql.sh would split it
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("incfix") / "incfix"
+    shutil.copytree(INCFIX, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def screened(project, tmp_path_factory):
+    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("incfix-work"), jobs=1))
+    v.baseline()
+    src = (project / FCT).read_text()
+    slip = src.replace(">= (select max", "> (select max")
+    same = src.replace("-- events load", "-- rows load")  # a comment: the second run shows nothing
+    yield v, dict(zip(("slip", "same"), v.screen_many([(UID, FCT, slip, SLIP), (UID, FCT, same, SLIP)])))
+    v.close()
+
+
+def test_the_slip_shows_only_on_the_second_run(screened):
+    _, obs = screened
+    slip, same = obs["slip"], obs["same"]
+    assert slip.observable and slip.compared_table == "rpt_daily_events", slip.reason
+    late = slip.details["late_rows"]
+    assert late["relation"] == "main.raw_events" and late["key_column"] == "id" and late["keys"] == ("41", "42")
+    assert late["sql"].count("'2024-03-05 17:00:00'") == 2  # at the newest loaded timestamp
+    assert not same.observable and same.code is DropCode.EQUIVALENT
+
+
+def _task(tasks: Path, project: Path, late_sql: str) -> Path:
+    original = (project / FCT).read_bytes()
+    mutant = original.replace(b">= (select max", b"> (select max")
+    rebuild = ["fct_events", "rpt_daily_events"]
+    plan = TaskPlan(task_id="incfix001", description="the incremental filter skips late rows",
+                    prompts=[PromptEntry("base", "rpt_daily_events is missing some events compared to the raw "
+                                                 "data. Can you fix it?")],
+                    difficulty="hard", tags=["dbt", "incremental"], test_setup_models=rebuild,
+                    solution_seeds=[SeedEntry("rpt_daily_events")],
+                    variant=Variant("duckdb", "incfix", "incfix", str(project.parent)),
+                    seed_based=True, max_test_timeout_sec=120, solution_rebuild=rebuild, late_rows_sql=late_sql)
+    files = build_task_files(plan, unified_diff(original, mutant, FCT), unified_diff(mutant, original, FCT), [])
+    task = tasks / "incfix001"
+    for rel, data in files.files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+    (task / "seeds").mkdir(exist_ok=True)
+    return task
+
+
+@pytest.fixture(scope="module")
+def proven(screened, project, tmp_path_factory):
+    v, obs = screened
+    tmp = tmp_path_factory.mktemp("incfix-task")
+    task = _task(tmp / "tasks", project, obs["slip"].details["late_rows"]["sql"])
+    db = v.prepare_database(tmp / "databases")
+    return task, db, v.prove(task, project, db)
+
+
+def test_the_task_runs_production_sequence_and_is_proven(proven):
+    task, _, proof = proven
+    setup = (task / "setup.sh").read_text()
+    first, late, second = setup.index("dbt run"), setup.index("run_sql.sh"), setup.rindex("dbt run")
+    assert first < late < second, setup
+    assert (task / "setup" / "late_rows.sql").read_text().startswith('insert into "main"."raw_events"')
+    assert "dbt seed" not in (task / "task.yaml").read_text().split("test_setup:")[1].split("\n\n")[0]
+    assert "--full-refresh" not in setup + (task / "solution.sh").read_text()
+    assert proof.ok and proof.broken_fails and proof.solved_passes, proof.detail
+    assert "full emulation" in proof.detail or "emulat" in proof.detail, proof.detail
+    # the expected table holds the late events: 8 that day in the raw seed, 2 more arrived late
+    csv = (task / "seeds" / "solution__rpt_daily_events.csv").read_text().splitlines()
+    assert any(line.startswith("2024-03-05,10,") for line in csv), csv
+
+
+def test_a_fix_never_run_passes_and_the_slip_left_alone_fails(proven, project, tmp_path):
+    """Fairness: the expected table is what the correct incremental model holds after the same
+    runs, so an agent that only corrects the filter passes (test_setup's incremental run loads the
+    late rows); one that changes nothing fails, even after test_setup's run."""
+    task, db, _ = proven
+    fixed_only = tmp_path / "incfix001"
+    shutil.copytree(task, fixed_only)
+    (fixed_only / "solution.sh").write_text("#!/bin/bash\npatch -p1 < '/sage/solutions/changes.patch'\n")
+    res = run_harness(fixed_only, project, db, "sage", workdir=tmp_path / "w", mode="inprocess", keep=True)
+    assert res.resolved, res.summary()
+    con = duckdb.connect(str(res.app / "incfix.duckdb"), read_only=True)
+    try:  # the late rows are in fct_events once, next to the rows of the first run
+        assert con.execute("select count(*), count(distinct event_id) from fct_events").fetchone() == (42, 42)
+    finally:
+        con.close()
+    none = run_harness(task, project, db, "none", workdir=tmp_path / "w", mode="inprocess")
+    assert not none.resolved, none.summary()
