@@ -117,10 +117,10 @@ def test_the_task_runs_production_sequence_and_is_proven(proven):
     assert any(line.startswith("2024-03-05,10,") for line in csv), csv
 
 
-def test_a_fix_never_run_passes_and_the_slip_left_alone_fails(proven, project, tmp_path):
+def test_a_fix_never_run_passes(proven, project, tmp_path):
     """Fairness: the expected table is what the correct incremental model holds after the same
     runs, so an agent that only corrects the filter passes (test_setup's incremental run loads the
-    late rows); one that changes nothing fails, even after test_setup's run."""
+    late rows). (One that changes nothing fails even after test_setup's run: the proof's none trial.)"""
     task, db, _ = proven
     fixed_only = tmp_path / "incfix001"
     shutil.copytree(task, fixed_only)
@@ -132,5 +132,3 @@ def test_a_fix_never_run_passes_and_the_slip_left_alone_fails(proven, project, t
         assert con.execute("select count(*), count(distinct event_id) from fct_events").fetchone() == (42, 42)
     finally:
         con.close()
-    none = run_harness(task, project, db, "none", workdir=tmp_path / "w", mode="inprocess")
-    assert not none.resolved, none.summary()
