@@ -158,7 +158,7 @@ def render_setup_sh(seed_based: bool, build_may_fail: bool = False, late_rows: b
         body.append("dbt seed")
     body.append(run)
     if late_rows:
-        body += ["", "# Rows arrive late, with the newest timestamp already loaded; the next scheduled run",
+        body += ["", "# Rows arrive late, at the newest timestamp already loaded; the next scheduled run loads them",
                  LATE_ROWS, run]
     body += ["", "# One modification time for every file, so the changed one does not stand out", SAME_MTIME]
     return "\n".join(body) + "\n"

@@ -183,7 +183,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         if isinstance(second, Observation):
             return second
         args, reference = list(second.args), second.reference
-        facts.details["late_rows"] = second.late.to_json()
+        facts.details["late_rows"], facts.second_run = second.late.to_json(), True
     elif base.from_user:  # the shipped DB is the user's: incremental models run incrementally (userbase)
         plan = userbase.broken_plan(base.baseline_db, str(user_copy_path(cfg)), base.user_stale, names)
         args = list(plan.args)

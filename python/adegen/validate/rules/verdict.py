@@ -49,6 +49,7 @@ class ScreenFacts:
     stopped: tuple[DropCode, str] | None = None  # the build was stopped: (code, "runaway: ...")
     relation_kind: RelationKind | None = None  # the mutated model's object kinds
     details: dict = field(default_factory=dict)
+    second_run: bool = False  # an is_incremental() slip screened on a second run: the fix's rerun restores its table
 
 
 class Inspector(Protocol):
@@ -162,8 +163,10 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     d = visible[target]
     ev = inspect.evidence(target, d)
     # a prompt may name only tables the fix restores: ade-bench's rerun of an incremental model
-    # keeps the broken rows it already merged, so one downstream is never named (nor graded)
-    nameable = {u: x for u, x in visible.items() if u == target or models[u].get("materialized") != "incremental"}
+    # keeps the broken rows it already merged, so one downstream is never named (nor graded); the
+    # model of an is_incremental() slip is the exception: the fixed filter's rerun loads what it left out
+    nameable = {u: x for u, x in visible.items() if u == target or models[u].get("materialized") != "incremental"
+                or (facts.second_run and u == facts.uid)}
     details["tables"] = inspect.tables(nameable, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
     code = None
