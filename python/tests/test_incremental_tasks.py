@@ -14,12 +14,13 @@ import duckdb
 import pytest
 
 from adegen.adebench.procedure.emulate import run_harness
+from adegen.adebench.procedure import runsql
 from adegen.adebench.procedure.runsql import statements
 from adegen.backends import ValidatorSetup, make_validator
 from adegen.core.drops import DropCode
 from adegen.discover.project import load_project
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, render_setup_sh, unified_diff
 from adegen.validate.duckdb import laterows
 
 INCFIX = Path(__file__).resolve().parent / "fixtures" / "incfix"
@@ -73,7 +74,7 @@ def test_the_slip_shows_only_on_the_second_run(screened):
     assert not same.observable and same.code is DropCode.EQUIVALENT
 
 
-def _task(tasks: Path, project: Path, late_sql: str) -> Path:
+def _task(tasks: Path, project: Path, late: dict) -> Path:
     original = (project / FCT).read_bytes()
     mutant = original.replace(b">= (select max", b"> (select max")
     rebuild = ["fct_events", "rpt_daily_events"]
@@ -83,7 +84,8 @@ def _task(tasks: Path, project: Path, late_sql: str) -> Path:
                     difficulty="hard", tags=["dbt", "incremental"], test_setup_models=rebuild,
                     solution_seeds=[SeedEntry("rpt_daily_events")],
                     variant=Variant("duckdb", "incfix", "incfix", str(project.parent)),
-                    seed_based=True, max_test_timeout_sec=120, solution_rebuild=rebuild, late_rows_sql=late_sql)
+                    seed_based=True, max_test_timeout_sec=120, solution_rebuild=rebuild,
+                    late_rows=LateRowsStep(late["sql"], late["seed_file"], late["csv"]))
     files = build_task_files(plan, unified_diff(original, mutant, FCT), unified_diff(mutant, original, FCT), [])
     task = tasks / "incfix001"
     for rel, data in files.files.items():
@@ -97,7 +99,7 @@ def _task(tasks: Path, project: Path, late_sql: str) -> Path:
 def proven(screened, project, tmp_path_factory):
     v, obs = screened
     tmp = tmp_path_factory.mktemp("incfix-task")
-    task = _task(tmp / "tasks", project, obs["slip"].details["late_rows"]["sql"])
+    task = _task(tmp / "tasks", project, obs["slip"].details["late_rows"])
     db = v.prepare_database(tmp / "databases")
     return task, db, v.prove(task, project, db)
 
@@ -105,10 +107,9 @@ def proven(screened, project, tmp_path_factory):
 def test_the_task_runs_production_sequence_and_is_proven(proven):
     task, _, proof = proven
     setup = (task / "setup.sh").read_text()
-    first, late, second = setup.index("dbt run"), setup.index("run_sql.sh"), setup.rindex("dbt run")
-    assert first < late < second, setup
-    assert (task / "setup" / "late_rows.sql").read_text().startswith('insert into "main"."raw_events"')
-    assert "dbt seed" not in (task / "task.yaml").read_text().split("test_setup:")[1].split("\n\n")[0]
+    first, late, second = setup.index("dbt run"), setup.index("late_rows.csv' >> seeds/raw_events.csv"), setup.rindex("dbt run")
+    assert first < late < setup.rindex("dbt seed") < second, setup
+    assert (task / "setup" / "late_rows.csv").read_text() == "41,3,view,2024-03-05 17:00:00\n42,1,VIEW,2024-03-05 17:00:00\n"
     assert "--full-refresh" not in setup + (task / "solution.sh").read_text()
     assert proof.ok and proof.broken_fails and proof.solved_passes, proof.detail
     assert "full emulation" in proof.detail or "emulat" in proof.detail, proof.detail
@@ -117,14 +118,15 @@ def test_the_task_runs_production_sequence_and_is_proven(proven):
     assert any(line.startswith("2024-03-05,10,") for line in csv), csv
 
 
-def test_a_fix_never_run_passes(proven, project, tmp_path):
+def test_a_fix_never_run_passes_after_a_reseed(proven, project, tmp_path):
     """Fairness: the expected table is what the correct incremental model holds after the same
-    runs, so an agent that only corrects the filter passes (test_setup's incremental run loads the
-    late rows). (One that changes nothing fails even after test_setup's run: the proof's none trial.)"""
+    runs, so an agent that corrects the filter and reseeds (as `dbt build` does) but never runs the
+    model passes: the late rows are in the seed's CSV, test_setup's incremental run loads them.
+    (One that changes nothing fails even after test_setup's run: the proof's none trial.)"""
     task, db, _ = proven
     fixed_only = tmp_path / "incfix001"
     shutil.copytree(task, fixed_only)
-    (fixed_only / "solution.sh").write_text("#!/bin/bash\npatch -p1 < '/sage/solutions/changes.patch'\n")
+    (fixed_only / "solution.sh").write_text("#!/bin/bash\npatch -p1 < '/sage/solutions/changes.patch'\ndbt seed\n")
     res = run_harness(fixed_only, project, db, "sage", workdir=tmp_path / "w", mode="inprocess", keep=True)
     assert res.resolved, res.summary()
     con = duckdb.connect(str(res.app / "incfix.duckdb"), read_only=True)
@@ -132,3 +134,25 @@ def test_a_fix_never_run_passes(proven, project, tmp_path):
         assert con.execute("select count(*), count(distinct event_id) from fct_events").fetchone() == (42, 42)
     finally:
         con.close()
+
+
+def test_late_rows_in_a_source_go_through_run_sql(tmp_path):
+    """A source table (no seed): setup.sh pipes the INSERT to ade-bench's run_sql.sh, whose stand-in
+    reads the profile's `dev` output as the harness script does."""
+    step = LateRowsStep(sql='insert into "main"."raw" ("id") values\n  (3)\n')
+    setup = render_setup_sh(False, late_rows=step)
+    assert "bash /scripts/run_sql.sh \"$@\" < '/app/setup/late_rows.sql'\ndbt run\n" in setup
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "dbt_project.yml").write_text("name: p\nprofile: p\n")
+    (app / "profiles.yml").write_text("p:\n  target: ci\n  outputs:\n    dev: {type: duckdb, path: ./p.duckdb}\n")
+    con = duckdb.connect(str(app / "p.duckdb"))
+    con.execute("create table raw (id integer)")
+    con.close()
+    (app / "late.sql").write_text(step.sql)
+    assert runsql.main(["--app", str(app), "--db-type=duckdb", "--project-type=dbt", f"--sql-file={app / 'late.sql'}"]) == 0
+    (app / "bad.sql").write_text("insert into nowhere values (1)")
+    assert runsql.main(["--app", str(app), "--db-type=duckdb", f"--sql-file={app / 'bad.sql'}"]) == 1
+    con = duckdb.connect(str(app / "p.duckdb"), read_only=True)
+    assert con.execute("select * from raw").fetchall() == [(3,)]
+    con.close()

@@ -40,6 +40,7 @@ class Baseline:
     seed_based: bool = False
     seed_sources: list = field(default_factory=list)
     seeds: list = field(default_factory=list)
+    seed_files: dict = field(default_factory=dict)  # "schema.name" (lower case) of a seed -> its CSV in the project
     raw_db: str | None = None          # raw data only (prepare_database writes from it)
     baseline_db: str | None = None     # the intact build
     snapshot_db: str | None = None     # every model relation as a table (the oracle's reference)

@@ -15,6 +15,8 @@ the model's newest rows; the filter's column and the `unique_key` are read from 
 `plan` returns the `LateRows` or why there are none; `insert_sql` is the pure SQL text."""
 from __future__ import annotations
 
+import csv
+import io
 import re
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, time
@@ -32,12 +34,16 @@ MAX_ROWS = 2   # late rows per task: copies of at most this many of the newest r
 
 @dataclass(frozen=True)
 class LateRows:
-    """The rows setup.sh inserts (`sql`, one INSERT) into `relation` ("schema.name")."""
+    """The rows setup.sh adds to `relation` ("schema.name"): `sql`, one INSERT through run_sql.sh;
+    for a seed, `csv` (lines without the header, appended to `seed_file`, then `dbt seed`), so a
+    `dbt seed` or `dbt build` of the agent's keeps them as production's raw data would."""
 
     relation: str
     key_column: str
     keys: tuple[str, ...]   # the new keys, as text
     sql: str
+    seed_file: str = ""     # the seed's CSV (project-relative) when the relation is a seed
+    csv: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -55,9 +61,10 @@ def unique_key(model_sql: str) -> str | None:
     return m.group(1) if m else None
 
 
-def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[tuple[str, str]]
-         ) -> LateRows | str:
-    """The late rows for the model built at `model_rel` in `con`'s database, or why there are none."""
+def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[tuple[str, str]],
+         seed_files: dict[str, str]) -> LateRows | str:
+    """The late rows for the model built at `model_rel` in `con`'s database, or why there are none
+    (`seed_files`: "schema.name" of each seed -> its CSV file)."""
     ts, key = filter_column(model_sql), unique_key(model_sql)
     if ts is None:
         return "no `>= (select max(...) from {{ this }})` filter to load late rows against"
@@ -88,7 +95,9 @@ def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[t
     sql = insert_sql(f"{schema}.{table}", names, rows)
     if sql is None:
         return "a copied value holds a `;` (run_sql.sh splits statements on every `;`)"
-    return LateRows(f"{schema}.{table}", column, tuple(str(k) for k in new_keys), sql)
+    seed = seed_files.get(f"{schema}.{table}".lower()) or ""
+    return LateRows(f"{schema}.{table}", column, tuple(str(k) for k in new_keys), sql,
+                    seed, csv_lines(rows) if seed else "")
 
 
 def _raw_key_columns(con, keys: list[str], model_relations: set[tuple[str, str]]) -> list[tuple]:
@@ -140,6 +149,25 @@ def insert_sql(relation: str, columns: list[str], rows: list[list]) -> str | Non
     body = ",\n".join("  (" + ", ".join(r) + ")" for r in values)
     return (f"insert into {ident(schema)}.{ident(name)} ({', '.join(ident(c) for c in columns)}) values\n"
             f"{body}\n")
+
+
+def csv_lines(rows: list[list]) -> str:
+    """`rows` as seed CSV lines (no header): NULL empty, timestamps as `dbt seed` reads them."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    for r in rows:
+        w.writerow(["" if v is None else _text(v) for v in r])
+    return out.getvalue()
+
+
+def _text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, (date, time)):
+        return v.isoformat()
+    return repr(v) if isinstance(v, float) else str(v)
 
 
 def _value(v) -> str:

@@ -44,7 +44,8 @@ def start(base: Baseline, job: ScreenJob, app: Path, live: Path, sel: dict) -> S
     raw_only = {(s.lower(), a.lower()) for s, a in model_relations(base.models)}
     con = duckdb.connect(str(live))
     try:
-        late = laterows.plan(con, (model["schema"], model["alias"]), (app / job.path).read_text(), raw_only)
+        late = laterows.plan(con, (model["schema"], model["alias"]), (app / job.path).read_text(), raw_only,
+                             base.seed_files)
         if isinstance(late, str):
             return Observation.dropped(DropCode.NO_LATE_ROWS, f"no late rows: {late}")
         for s in statements(late.sql):
