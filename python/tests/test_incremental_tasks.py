@@ -156,3 +156,23 @@ def test_late_rows_in_a_source_go_through_run_sql(tmp_path):
     con = duckdb.connect(str(app / "p.duckdb"), read_only=True)
     assert con.execute("select * from raw").fetchall() == [(3,)]
     con.close()
+
+
+def test_late_rows_for_text_keys_and_when_there_are_none():
+    """Plan on a database without dbt: text keys continue their numbering; a key two raw tables hold
+    or a model without a unique_key gives no late rows (and says why)."""
+    con = duckdb.connect()
+    con.execute("create table raw_events (event_id varchar, seen_at timestamp)")
+    con.execute("insert into raw_events values ('ev-0009', '2024-01-01 10:00'), ('ev-0010', '2024-01-01 11:00'), "
+                "('ev-0011', '2024-01-01 11:00')")
+    con.execute("create table fct (event_id varchar, seen_at timestamp)")
+    con.execute("insert into fct select * from raw_events")
+    sql = "{{ config(unique_key='event_id') }} select * from x where seen_at >= (select max(seen_at) from {{ this }})"
+    late = laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {"main.raw_events": "seeds/raw_events.csv"})
+    assert late.keys == ("ev-0012", "ev-0013") and late.seed_file == "seeds/raw_events.csv"
+    assert late.csv == "ev-0012,2024-01-01 11:00:00\nev-0013,2024-01-01 11:00:00\n"
+    assert "no single-column unique_key" in laterows.plan(con, ("main", "fct"), sql.replace("unique_key", "x"),
+                                                          {("main", "fct")}, {})
+    con.execute("create table raw_copy as select * from raw_events")
+    assert "not in exactly one raw column" in laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {})
+    con.close()
