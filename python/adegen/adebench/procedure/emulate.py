@@ -44,7 +44,7 @@ from adegen.dbt import DbtCall, InProcessRunner, copy_tree, harness_env, run_pro
 from adegen.dbt.runner import write_dbt_shim
 from adegen.dbt import packages as pk
 from adegen.core.errors import InputError
-from adegen.adebench.procedure import runsql, yamlc
+from adegen.adebench.procedure import yamlc
 from adegen.adebench.procedure.parser import ParseResult, parse_dbt_output
 from adegen.adebench.procedure.testgen import EQUALITY_MACRO_FILENAME, GradingSpec, check_test_names, generate_solution_tests
 
@@ -273,8 +273,6 @@ class TrialRunner:
     def _make_dirs(self) -> None:
         for d in ("sage/solutions", "scripts", "tests", "seeds", "solutions", "logs"):
             (self.root / d).mkdir(parents=True, exist_ok=True)
-        # ade-bench puts run_sql.sh in /scripts before setup.sh runs (setup/base_setup.py)
-        (self.root / "scripts" / "run_sql.sh").write_text(runsql.stand_in_script(self.app))
 
     def _place_project(self) -> None:
         copy_tree(self.project_dir, self.app)

@@ -16,7 +16,6 @@ from pathlib import Path
 import duckdb
 
 from adegen.adebench.procedure import dbfiles
-from adegen.adebench.procedure.runsql import statements
 from adegen.core.drops import DropCode
 from adegen.dbt import NO_ARTIFACTS
 from adegen.sql.quote import ident
@@ -48,8 +47,7 @@ def start(base: Baseline, job: ScreenJob, app: Path, live: Path, sel: dict) -> S
                              base.seed_files)
         if isinstance(late, str):
             return Observation.dropped(DropCode.NO_LATE_ROWS, f"no late rows: {late}")
-        for s in statements(late.sql):
-            con.execute(s)
+        con.execute(late.sql)  # one INSERT (a seed's CSV lines load the same rows in the task)
         con.execute("CHECKPOINT")
     finally:
         con.close()
