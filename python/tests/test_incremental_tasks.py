@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
+from adegen import prompts
 from adegen.adebench.procedure.emulate import run_harness
 from adegen.backends import ValidatorSetup, make_validator
 from adegen.core.drops import DropCode
@@ -58,7 +59,9 @@ def screened(project, tmp_path_factory):
     src = (project / FCT).read_text()
     slip = src.replace(">= (select max", "> (select max")
     same = src.replace("-- events load", "-- rows load")  # a comment: the second run shows nothing
-    yield v, dict(zip(("slip", "same"), v.screen_many([(UID, FCT, slip, SLIP), (UID, FCT, same, SLIP)])))
+    no_key = src.replace(", unique_key='event_id'", "")  # the second run appends the newest rows again
+    obs = v.screen_many([(UID, FCT, slip, SLIP), (UID, FCT, same, SLIP), (UID, FCT, no_key, SLIP)])
+    yield v, dict(zip(("slip", "same", "no_key"), obs))
     v.close()
 
 
@@ -70,6 +73,24 @@ def test_the_slip_shows_only_on_the_second_run(screened):
     assert late["relation"] == "main.raw_events" and late["key_column"] == "id" and late["keys"] == ("41", "42")
     assert late["sql"].count("'2024-03-05 17:00:00'") == 2  # at the newest loaded timestamp
     assert not same.observable and same.code is DropCode.EQUIVALENT
+
+
+def test_a_dropped_unique_key_duplicates_the_newest_rows_and_is_reported_downstream(screened):
+    """Without its unique_key the second run appends the rows at the newest timestamp again: the
+    model's own table holds the same set of rows, some twice (42 rows, 44 after the slip), so the
+    report names the daily mart, whose counts are too high."""
+    _, obs = screened
+    o = obs["no_key"]
+    assert o.observable and o.compared_table == "rpt_daily_events", o.reason
+    assert o.details["model_rows_changed"] == [42, 44]
+    site = SimpleNamespace(before=", unique_key='event_id'", after="", line=1, placeholders={})
+    pattern = SimpleNamespace(**{**vars(SLIP), "id": "incremental_unique_key_dropped", "symptom": "values_too_high"})
+    ps = prompts.write_prompts(prompts.PromptRequest(
+        seed="incfix:no_key", model="fct_events", project_name="incfix", pattern=pattern, site=site, model_path=FCT,
+        observation=o, table=o.compared_table, model_materialized="incremental",
+        project_models=("stg_events", "fct_events", "rpt_daily_events"), layer="marts", convention=True,
+        avoid=frozenset()))
+    assert ps.base and "rpt_daily_events" in ps.base, ps.rejected[:3]
 
 
 def _task(tasks: Path, project: Path, late: dict) -> Path:

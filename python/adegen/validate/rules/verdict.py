@@ -169,6 +169,11 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
                 or (facts.second_run and u == facts.uid)}
     details["tables"] = inspect.tables(nameable, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
+    own = facts.diffs.get(uid)
+    if facts.second_run and own is not None and uid not in visible and own.rows_mut != own.rows_base:
+        # the slip's own table holds the same rows, some of them twice (a dropped unique_key): a
+        # real change, so a table downstream may report it (prompts.levels)
+        details["model_rows_changed"] = [own.rows_base, own.rows_mut]
     code = None
     if symptom == "build_error":
         code, observable = DropCode.NO_BUILD_ERROR, False
