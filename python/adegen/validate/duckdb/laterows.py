@@ -101,23 +101,30 @@ def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[t
 
 
 def _raw_key_columns(con, keys: list[str], model_relations: set[tuple[str, str]]) -> list[tuple]:
-    """(schema, table, column, type) of every raw table column holding all `keys`, unique there."""
+    """(schema, table, column, type) of every raw table column holding all `keys`, unique there:
+    one scan per raw table for its columns, a second one for the uniqueness of those that hold them."""
     cols = con.execute(
         "select c.table_schema, c.table_name, c.column_name, c.data_type from information_schema.columns c "
         "join information_schema.tables t using (table_catalog, table_schema, table_name) "
         "where t.table_type = 'BASE TABLE' and c.table_catalog = current_database() "
         "order by 1, 2, c.ordinal_position").fetchall()
+    tables: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, table, column, sql_type in cols:
+        if (schema.lower(), table.lower()) not in model_relations:
+            tables.setdefault((schema, table), []).append((column, sql_type))
     wanted = ", ".join(literal(k) for k in keys)
     out = []
-    for schema, table, column, sql_type in cols:
-        if (schema.lower(), table.lower()) in model_relations:
-            continue
-        raw, c = f"{ident(schema)}.{ident(table)}", ident(column)
-        hits, rows, distinct = con.execute(
-            f"select count(distinct case when cast({c} as varchar) in ({wanted}) then cast({c} as varchar) end), "
-            f"count(*), count(distinct {c}) from {raw}").fetchone()
-        if hits == len(keys) and rows == distinct:
-            out.append((schema, table, column, sql_type))
+    for (schema, table), columns in tables.items():
+        raw = f"{ident(schema)}.{ident(table)}"
+        held = con.execute("select " + ", ".join(
+            f"count(distinct case when cast({ident(c)} as varchar) in ({wanted}) then cast({ident(c)} as varchar) end)"
+            for c, _ in columns) + f" from {raw}").fetchone()
+        for (column, sql_type), hits in zip(columns, held):
+            if hits != len(keys):
+                continue
+            rows, distinct = con.execute(f"select count(*), count(distinct {ident(column)}) from {raw}").fetchone()
+            if rows == distinct:
+                out.append((schema, table, column, sql_type))
     return out
 
 

@@ -27,8 +27,8 @@ from adegen.validate.rules.contract import Observation
 
 @dataclass(frozen=True)
 class SecondRun:
-    """What the mutant's screen starts from: `live` holds the intact build plus the late rows;
-    `args` is the second run; `reference` the intact project's tables after it."""
+    """What the mutant's screen starts from (the app's database then holds the intact build plus
+    the late rows): `args`, the second run; `reference`, the intact project's tables after it."""
 
     args: list
     reference: str
@@ -55,22 +55,24 @@ def start(base: Baseline, job: ScreenJob, app: Path, live: Path, sel: dict) -> S
     work.mkdir(parents=True, exist_ok=True)
     first = work / f"{Path(job.keep_db).stem}.late-start.duckdb"
     dbfiles.copy_file(live, first)
-    args = ["run", "--select", f"{model['name']}+"]
-    run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
-    if not run.success:
-        return Observation.dropped(DropCode.SCREENING_FAILED, "the intact project's second run (after the late "
-                                   f"rows) failed: {run.first_error() or run.console[-300:]}")
-    reference = work / f"{Path(job.keep_db).stem}.late-reference.duckdb"
-    snapshot(live, reference, {u: base.models[u] for u in sel})
-    gained = _rows(reference, model) - int(base.rows.get(f"{model['schema']}.{model['alias']}", 0))
-    if gained != len(late.keys):
-        return Observation.dropped(DropCode.NO_LATE_ROWS, (
-            f"no late rows: the intact {model['name']} gained {gained} of the {len(late.keys)} late rows on its "
-            "second run (a fix could not give the table they should add)"))
-    dbfiles.copy_file(first, live)
-    for p in (first, Path(str(first) + ".wal")):
-        p.unlink(missing_ok=True)
-    return SecondRun(args, str(reference), late)
+    try:
+        args = ["run", "--select", f"{model['name']}+"]
+        run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
+        if not run.success:
+            return Observation.dropped(DropCode.SCREENING_FAILED, "the intact project's second run (after the "
+                                       f"late rows) failed: {run.first_error() or run.console[-300:]}")
+        reference = work / f"{Path(job.keep_db).stem}.late-reference.duckdb"
+        snapshot(live, reference, {u: base.models[u] for u in sel})
+        gained = _rows(reference, model) - int(base.rows.get(f"{model['schema']}.{model['alias']}", 0))
+        if gained != len(late.keys):
+            return Observation.dropped(DropCode.NO_LATE_ROWS, (
+                f"no late rows: the intact {model['name']} gained {gained} of the {len(late.keys)} late rows on "
+                "its second run (a fix could not give the table they should add)"))
+        dbfiles.copy_file(first, live)
+        return SecondRun(args, str(reference), late)
+    finally:
+        for p in (first, Path(str(first) + ".wal")):
+            p.unlink(missing_ok=True)
 
 
 def _rows(db: Path, model: dict) -> int:
