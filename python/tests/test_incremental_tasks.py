@@ -165,8 +165,9 @@ def test_late_rows_in_a_source_go_through_run_sql():
 
 
 def test_late_rows_for_text_keys_and_when_there_are_none():
-    """Plan on a database without dbt: text keys continue their numbering; a key two raw tables hold
-    or a model without a unique_key gives no late rows (and says why)."""
+    """Plan on a database without dbt: text keys continue their numbering, raw rows delivered twice
+    are copied twice; a key two raw tables hold or a model without a unique_key gives no late rows
+    (and says why)."""
     con = duckdb.connect()
     con.execute("create table raw_events (event_id varchar, seen_at timestamp)")
     con.execute("insert into raw_events values ('ev-0009', '2024-01-01 10:00'), ('ev-0010', '2024-01-01 11:00'), "
@@ -179,6 +180,10 @@ def test_late_rows_for_text_keys_and_when_there_are_none():
     assert late.csv == "ev-0012,2024-01-01 11:00:00\nev-0013,2024-01-01 11:00:00\n"
     assert "no single-column unique_key" in laterows.plan(con, ("main", "fct"), sql.replace("unique_key", "x"),
                                                           {("main", "fct")}, {})
+    # raw data delivered at least once: the key column is not unique, every delivery gets the new key
+    con.execute("insert into raw_events values ('ev-0011', '2024-01-01 11:00')")
+    late = laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {})
+    assert late.keys == ("ev-0012", "ev-0013") and late.sql.count("'ev-0013'") == 2
     con.execute("create table raw_copy as select * from raw_events")
     assert "not in exactly one raw column" in laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {})
     con.close()

@@ -76,7 +76,10 @@ def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[t
         f"and {ident(key)} is not null order by 1 limit {MAX_ROWS}").fetchall()]
     if not newest:
         return f"{model_rel[1]} has no rows to load late siblings of"
-    found = _raw_key_columns(con, newest, model_relations)
+    held = _raw_key_columns(con, newest, model_relations)
+    # the table the keys come from holds each once; raw data delivered at least once holds them
+    # more often, and then only one column of the raw tables may hold them
+    found = [h[:4] for h in held if h[4]] or [h[:4] for h in held]
     if len(found) != 1:
         where = ", ".join(f"{s}.{t}.{c}" for s, t, c, _ in found) or "no raw table"
         return f"the keys of {model_rel[1]}'s newest rows are in {where}, not in exactly one raw column"
@@ -90,8 +93,9 @@ def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[t
     names = [d[0] for d in cur.description]
     rows = [list(r) for r in cur.fetchall()]
     at = names.index(column)
-    for r, k in zip(rows, new_keys):
-        r[at] = k
+    renamed = dict(zip(newest, new_keys))   # every delivery of a key gets the same new key
+    for r in rows:
+        r[at] = renamed[str(r[at])]
     sql = insert_sql(f"{schema}.{table}", names, rows)
     if sql is None:
         return "a copied value holds a `;` (run_sql.sh splits statements on every `;`)"
@@ -101,8 +105,8 @@ def plan(con, model_rel: tuple[str, str], model_sql: str, model_relations: set[t
 
 
 def _raw_key_columns(con, keys: list[str], model_relations: set[tuple[str, str]]) -> list[tuple]:
-    """(schema, table, column, type) of every raw table column holding all `keys`, unique there:
-    one scan per raw table for its columns, a second one for the uniqueness of those that hold them."""
+    """(schema, table, column, type, unique) of every raw table column holding all `keys`: one scan
+    per raw table for its columns, a second one for the uniqueness of those that hold them."""
     cols = con.execute(
         "select c.table_schema, c.table_name, c.column_name, c.data_type from information_schema.columns c "
         "join information_schema.tables t using (table_catalog, table_schema, table_name) "
@@ -123,8 +127,7 @@ def _raw_key_columns(con, keys: list[str], model_relations: set[tuple[str, str]]
             if hits != len(keys):
                 continue
             rows, distinct = con.execute(f"select count(*), count(distinct {ident(column)}) from {raw}").fetchone()
-            if rows == distinct:
-                out.append((schema, table, column, sql_type))
+            out.append((schema, table, column, sql_type, rows == distinct))
     return out
 
 

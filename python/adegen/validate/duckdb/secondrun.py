@@ -66,7 +66,7 @@ def start(base: Baseline, job: ScreenJob, app: Path, live: Path, sel: dict) -> S
         gained = _rows(reference, model) - int(base.rows.get(f"{model['schema']}.{model['alias']}", 0))
         if gained != len(late.keys):
             return Observation.dropped(DropCode.NO_LATE_ROWS, (
-                f"no late rows: the intact {model['name']} gained {gained} of the {len(late.keys)} late rows on "
+                f"no late rows: the intact {model['name']} gained {gained} of the {len(late.keys)} late row(s) on "
                 "its second run (a fix could not give the table they should add)"))
         dbfiles.copy_file(first, live)
         return SecondRun(args, str(reference), late)
