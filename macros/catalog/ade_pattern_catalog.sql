@@ -445,6 +445,14 @@
       'requires': {'materialized': ['incremental']}
     },
     {
+      'id': 'incremental_unique_key_dropped',
+      'family': 'incremental',
+      'difficulty': 'hard',
+      'db_types': 'all',
+      'applies_when': [],
+      'requires': {'materialized': ['incremental']}
+    },
+    {
       'id': 'qualify_dropped',
       'family': 'snowflake-specific',
       'difficulty': 'medium',

@@ -49,6 +49,7 @@ class DropCode(Coded):
     NONDETERMINISTIC_ONLY = "nondeterministic_only", "nondeterministic tables only"
     CLOCK_DEPENDENT = "clock_dependent", "clock-dependent tables only"  # adegen.dbt.clock: never graded
     EQUIVALENT = "equivalent", "equivalent on this data"
+    NO_LATE_ROWS = "no_late_rows", "no late rows an incremental run shows"
     SCREENING_FAILED = "screening_failed", "screening failed"
     NOT_SCREENABLE = "not_screenable", "not observable"  # the emulator cannot run the mutant
     UNKNOWN_MODEL = "unknown_model", "not observable"

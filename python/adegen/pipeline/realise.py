@@ -12,7 +12,7 @@ from adegen.core.errors import AdegenError
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.propose.facts import models_between
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
-from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, unified_diff
 from adegen.catalog.retired import check_task as check_retired
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.record import task_details
@@ -63,8 +63,22 @@ def task_plan(ctx: RunContext, job: TaskJob):
         difficulty=p.difficulty, tags=p.tags, test_setup_models=_models_to_rebuild(ctx, p, tables),
         solution_seeds=[SeedEntry(t) for t in tables], variant=variant, seed_based=plan.seed_based,
         status="ready" if ctx.validator is not None else "dev", solution_rebuild=p.solution_rebuild,
-        max_test_timeout_sec=120 if plan.seed_based else None,
+        max_test_timeout_sec=120 if plan.seed_based else None, late_rows=_late_rows(project.project_dir, p),
     )
+
+
+def _late_rows(project_dir, p) -> LateRowsStep | None:
+    """The late rows the screen of an is_incremental() slip loaded (validate.duckdb.laterows); a
+    seed's lines start on a line of their own (a CSV without a final newline gets one first)."""
+    late = (getattr(getattr(p, "observation", None), "details", None) or {}).get("late_rows")
+    if not late:
+        return None
+    seed, lines = str(late.get("seed_file") or ""), str(late.get("csv") or "")
+    if seed:
+        data = (Path(project_dir) / seed).read_bytes()
+        newline = "\r\n" if data.endswith(b"\r\n") else "\n"
+        lines = ("" if data.endswith(b"\n") or not data else newline) + lines.replace("\n", newline)
+    return LateRowsStep(str(late.get("sql") or ""), seed, lines)
 
 
 def _models_to_rebuild(ctx: RunContext, p, tables: list[str]) -> list[str]:

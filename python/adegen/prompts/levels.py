@@ -122,8 +122,10 @@ def plan(req: PromptRequest, facts: list[TableFacts]) -> list[_Plan]:
         return _pair_plans(req, by_table)
     root = by_table[0]
     measured_model = str(req.model_materialized or "").lower() not in ("ephemeral", "")
-    if root.distance > 0 and measured_model:
+    obs_details = getattr(req.observation, "details", None) or {}
+    if root.distance > 0 and measured_model and not obs_details.get("model_rows_changed"):
         # the mutated model's own table is unchanged: downstream differences can only be chance
+        # (unless its rows changed in number only: duplicates a set comparison does not list)
         return []
     # the voice fixes the frame of the report (a statement, a rule, a question, a story) and how
     # concrete it is (nothing, an entity's name, its values); medium and hard say less

@@ -86,6 +86,17 @@ def _emit(prefix: bytes, line: bytes) -> bytes:
 # task.yaml and scripts
 
 
+@dataclass(frozen=True)
+class LateRowsStep:
+    """Rows that arrive between setup.sh's first `dbt run` and its second. In a source table: `sql`
+    through ade-bench's run_sql.sh. In a seed: `csv` lines appended to `seed_file`, then `dbt seed`
+    (a table insert would not survive the agent's `dbt seed` or `dbt build`)."""
+
+    sql: str = ""
+    seed_file: str = ""   # project-relative CSV path
+    csv: str = ""
+
+
 @dataclass
 class TaskPlan:
     """Everything one task directory is rendered from (task.yaml through `task_yaml()`)."""
@@ -105,6 +116,9 @@ class TaskPlan:
     status: str = "ready"
     max_test_timeout_sec: int | None = None
     solution_rebuild: list[str] = field(default_factory=list)  # models solution.sh rebuilds
+    # an is_incremental() slip: the rows setup.sh adds between the first run and the second
+    # (validate.duckdb.laterows); None for every other task
+    late_rows: LateRowsStep | None = None
 
     def test_setup(self) -> str:
         cmds = ["dbt seed"] if self.seed_based and not self.data_change else []
@@ -141,13 +155,30 @@ SETUP_PATCH = "patch -p1 --silent --no-backup-if-mismatch --reject-file=- < '/ap
 SAME_MTIME = "find . -exec touch -h -r dbt_project.yml {} +"
 
 
-def render_setup_sh(seed_based: bool, build_may_fail: bool = False) -> str:
+LATE_SQL, LATE_CSV = "setup/late_rows.sql", "setup/late_rows.csv"
+
+
+def late_rows_lines(late: LateRowsStep) -> list[str]:
+    """The lines that add the late rows: ade-bench's own SQL runner (its run_sql.py reads the
+    statements from stdin), or the seed's CSV gains them and `dbt seed` loads them."""
+    if late.seed_file:
+        return [f"cat '/app/{LATE_CSV}' >> {_shq(late.seed_file)}", "dbt seed"]
+    return [f"bash /scripts/run_sql.sh \"$@\" < '/app/{LATE_SQL}'"]
+
+
+def render_setup_sh(seed_based: bool, build_may_fail: bool = False, late_rows: LateRowsStep | None = None) -> str:
+    """setup.sh: the patch, the build; for an is_incremental() slip (`late_rows`) the way production
+    meets it: that first run, rows arriving late at the newest loaded timestamp, the next run."""
     run = "dbt run || true" if build_may_fail else "dbt run"
     body = ["#!/bin/bash", SETUP_PATCH, "",
             "# Run dbt to materialize the broken state", "dbt deps"]
     if seed_based:
         body.append("dbt seed")
-    body += [run, "", "# One modification time for every file, so the changed one does not stand out", SAME_MTIME]
+    body.append(run)
+    if late_rows is not None:
+        body += ["", "# Rows arrive late, at the newest timestamp already loaded; the next scheduled run loads them",
+                 *late_rows_lines(late_rows), run]
+    body += ["", "# One modification time for every file, so the changed one does not stand out", SAME_MTIME]
     return "\n".join(body) + "\n"
 
 
@@ -193,11 +224,14 @@ def build_task_files(spec: TaskPlan, setup_patch: bytes, solution_patch: bytes,
     doc = spec.task_yaml()
     files: dict[str, bytes] = {
         "task.yaml": doc.render().encode(),
-        "setup.sh": render_setup_sh(spec.seed_based, build_may_fail).encode(),
+        "setup.sh": render_setup_sh(spec.seed_based, build_may_fail, spec.late_rows).encode(),
         "solution.sh": render_solution_sh(spec.solution_rebuild).encode(),
         "setup/changes.patch": setup_patch,
         "solutions/changes.patch": solution_patch,
     }
+    late = spec.late_rows
+    if late is not None:
+        files.update({LATE_CSV: late.csv.encode()} if late.seed_file else {LATE_SQL: late.sql.encode()})
     for rel, text in stand_in_tests.render_all(doc.solution_seeds).items():
         files[rel] = text.encode()
     used: set[str] = {Path(rel).stem for rel in files if rel.startswith("tests/")}

@@ -122,3 +122,22 @@ def set_materialization(S, args, ctx):
         out.append(Candidate("top", [Edit(0, 0, "{{ config(materialized='%s') }}%s" % (new, nl))], f"materialized {cur} -> {new}",
                              placeholders={"original_materialization": cur, "wrong_materialization": new}))
     return out
+
+
+# `unique_key='id'` with one comma that separates it from the other arguments (the one before it,
+# else the one after it): removing both leaves the config() call well formed
+_UNIQUE_KEY_ARG = re.compile(r",\s*unique_key\s*=\s*(['\"])[^'\"]*\1|unique_key\s*=\s*(['\"])[^'\"]*\2\s*,?\s*")
+
+
+@operator("drop_unique_key")
+def drop_unique_key(S, args, ctx):
+    """config(..., unique_key='id') -> without it: an incremental model's runs append the rows its
+    filter selects instead of replacing the ones with the same key (one-column keys only)."""
+    out = []
+    for a, b in _jinja_blocks(S):
+        for m in _CFG_RE.finditer(S.raw, a, b):
+            k = _UNIQUE_KEY_ARG.search(S.raw, m.end(), b)
+            if k:
+                out.append(Candidate(k.start(), [Edit(k.start(), k.end(), "")], "unique_key dropped",
+                                     touches_jinja=True))
+    return out

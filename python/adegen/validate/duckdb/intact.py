@@ -101,7 +101,7 @@ def manifest_facts(manifest: dict) -> dict:
     """The models (name, path, package, where dbt builds them, materialization, parents), their
     children, and whether the project's raw data comes from its seeds."""
     nodes = manifest.get("nodes", {})
-    models, seeds = {}, {}
+    models, seeds, seed_files = {}, {}, {}
     for uid, n in nodes.items():
         if n.get("resource_type") == "model":
             rel = node_relation(n)  # where dbt builds it: custom schema, alias (adegen.dbt.relations)
@@ -112,6 +112,7 @@ def manifest_facts(manifest: dict) -> dict:
                            "current": is_current(n)}  # what ref('<name>') resolves to (versioned models)
         elif n.get("resource_type") == "seed":
             seeds[uid] = node_relation(n).key
+            seed_files[".".join(seeds[uid])] = n.get("original_file_path")
     seed_rel = set(seeds.values())
     sources = manifest.get("sources", {})
     seed_sources = [uid for uid, s in sources.items()
@@ -119,7 +120,7 @@ def manifest_facts(manifest: dict) -> dict:
     graph = ProjectGraph.from_manifest(manifest)
     seed_based = bool(seed_sources) or any(d in seeds for d in graph.inputs())
     return {"models": models, "graph": graph, "seed_based": seed_based,
-            "seed_sources": seed_sources, "seeds": sorted(seeds)}
+            "seed_sources": seed_sources, "seeds": sorted(seeds), "seed_files": seed_files}
 
 
 def model_relations(models: dict) -> list[tuple[str, str]]:

@@ -41,6 +41,7 @@ class Baseline:
     seed_based: bool = False
     seed_sources: list = field(default_factory=list)
     seeds: list = field(default_factory=list)
+    seed_files: dict = field(default_factory=dict)  # "schema.name" (lower case) of a seed -> its CSV in the project
     raw_db: str | None = None          # raw data only (prepare_database writes from it)
     baseline_db: str | None = None     # the intact build
     snapshot_db: str | None = None     # every model relation as a table (the oracle's reference)
@@ -117,6 +118,7 @@ class ScreenJob:
     compiled: str | None = None          # the mutant's SELECT from the compile check, when there is one
     compiled_catalog: str | None = None  # the catalog it was compiled against
     extra: tuple = ()                    # (uid, path, text) of sibling models changed the same way
+    second_run: bool = False             # an is_incremental() slip: screened on a run over late rows
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,10 @@ from adegen.validate.workers.executor import LOCAL, ExecutorSpec, make_pool
 from adegen.validate.workers.pool import BudgetExceeded, WorkerLost, WorkerPool
 
 
+# patterns of this family change an is_incremental() filter: screened on a second run over late rows
+SECOND_RUN_FAMILY = "incremental"
+
+
 class Validator:
     """One per build run; owns scratch dirs under `workdir` (removed by close())."""
 
@@ -277,7 +281,7 @@ class Validator:
         keep = self.root / "screens" / f"{key}.duckdb"
         return ScreenJob(uid, path, text, getattr(pattern, "symptom", None), getattr(pattern, "difficulty", None),
                          str(keep), budget, getattr(compiled, "compiled", None), getattr(compiled, "catalog", None),
-                         extra)
+                         extra, second_run=getattr(pattern, "family", None) == SECOND_RUN_FAMILY)
 
     def _largest_table_rows(self) -> int | None:
         """Rows of the largest table of the intact build (raw tables included; once per run)."""

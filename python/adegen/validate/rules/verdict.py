@@ -52,6 +52,7 @@ class ScreenFacts:
     stopped: tuple[DropCode, str] | None = None  # the build was stopped: (code, "runaway: ...")
     relation_kind: RelationKind | None = None  # the mutated model's object kinds
     details: dict = field(default_factory=dict)
+    second_run: bool = False  # an is_incremental() slip screened on a second run: the fix's rerun restores its table
 
 
 class Inspector(Protocol):
@@ -165,10 +166,17 @@ def judge(facts: ScreenFacts, inspect: Inspector | None) -> Observation:
     d = visible[target]
     ev = inspect.evidence(target, d)
     # a prompt may name only tables the fix restores: ade-bench's rerun of an incremental model
-    # keeps the broken rows it already merged, so one downstream is never named (nor graded)
-    nameable = {u: x for u, x in visible.items() if u == target or models[u].get("materialized") != "incremental"}
+    # keeps the broken rows it already merged, so one downstream is never named (nor graded); the
+    # model of an is_incremental() slip is the exception: the fixed filter's rerun loads what it left out
+    nameable = {u: x for u, x in visible.items() if u == target or models[u].get("materialized") != "incremental"
+                or (facts.second_run and u == facts.uid)}
     details["tables"] = inspect.tables(nameable, target, {target: ev.details})
     details["rows_intact"], details["rows_broken"] = d.rows_base, d.rows_mut
+    own = facts.diffs.get(uid)
+    if facts.second_run and own is not None and uid not in visible and own.rows_mut != own.rows_base:
+        # the slip's own table holds the same rows, some of them twice (a dropped unique_key): a
+        # real change, so a table downstream may report it (prompts.levels)
+        details["model_rows_changed"] = [own.rows_base, own.rows_mut]
     code = None
     if symptom == "build_error":
         code, observable = DropCode.NO_BUILD_ERROR, False

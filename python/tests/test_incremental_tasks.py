@@ -1,0 +1,189 @@
+"""Tasks for an is_incremental() slip (issue 52 item 2), on the incfix fixture (seeds, a staging
+view, an incremental model loading `event_at >= max(event_at)` with a unique_key, a daily mart),
+real dbt + DuckDB: the screen runs the model a second time over late rows (copies of the newest raw
+rows with new keys), the task's setup.sh runs the same sequence through ade-bench's run_sql.sh, and
+the emulated harness grades it: the broken state fails, the solution passes, and so does a fix
+that is never run (test_setup's incremental run loads the rows the slip left out)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+
+from adegen import prompts
+from adegen.adebench.procedure.emulate import run_harness
+from adegen.backends import ValidatorSetup, make_validator
+from adegen.core.drops import DropCode
+from adegen.discover.project import load_project
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, render_setup_sh, unified_diff
+from adegen.validate.duckdb import laterows
+
+INCFIX = Path(__file__).resolve().parent / "fixtures" / "incfix"
+FCT = "models/marts/fct_events.sql"
+UID = "model.incfix.fct_events"
+SLIP = SimpleNamespace(id="incremental_gte_to_gt", name="Incremental boundary tightened",
+                      family="incremental", symptom="rows_missing", difficulty="hard")
+
+
+def test_filter_and_key_are_read_from_the_model():
+    sql = (INCFIX / FCT).read_text()
+    assert laterows.filter_column(sql) == "event_at" and laterows.unique_key(sql) == "event_id"
+    assert laterows.filter_column("where t.loaded_at > (select max(loaded_at) from {{ this }})") == "loaded_at"
+    assert laterows.filter_column("where x > 1") is None
+    assert laterows.unique_key("{{ config(materialized='incremental') }}") is None
+
+
+def test_insert_sql_is_one_statement_of_literals():
+    sql = laterows.insert_sql("main.raw_events", ["id", "kind", "at", "n"],
+                              [[41, "it's", None, 1.5], [42, "x", True, 2]])
+    assert ";" not in sql and sql.startswith('insert into "main"."raw_events" ("id", "kind", "at", "n") values')
+    assert "(41, 'it''s', null, 1.5)" in sql and "(42, 'x', true, 2)" in sql
+    assert laterows.insert_sql("main.t", ["a"], [["a;b"]]) is None  # run_sql.sh would split it
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("incfix") / "incfix"
+    shutil.copytree(INCFIX, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def screened(project, tmp_path_factory):
+    v = make_validator(load_project(project), ValidatorSetup(tmp_path_factory.mktemp("incfix-work"), jobs=1))
+    v.baseline()
+    src = (project / FCT).read_text()
+    slip = src.replace(">= (select max", "> (select max")
+    same = src.replace("-- events load", "-- rows load")  # a comment: the second run shows nothing
+    no_key = src.replace(", unique_key='event_id'", "")  # the second run appends the newest rows again
+    obs = v.screen_many([(UID, FCT, slip, SLIP), (UID, FCT, same, SLIP), (UID, FCT, no_key, SLIP)])
+    yield v, dict(zip(("slip", "same", "no_key"), obs))
+    v.close()
+
+
+def test_the_slip_shows_only_on_the_second_run(screened):
+    _, obs = screened
+    slip, same = obs["slip"], obs["same"]
+    assert slip.observable and slip.compared_table == "rpt_daily_events", slip.reason
+    late = slip.details["late_rows"]
+    assert late["relation"] == "main.raw_events" and late["key_column"] == "id" and late["keys"] == ("41", "42")
+    assert late["sql"].count("'2024-03-05 17:00:00'") == 2  # at the newest loaded timestamp
+    assert not same.observable and same.code is DropCode.EQUIVALENT
+
+
+def test_a_dropped_unique_key_duplicates_the_newest_rows_and_is_reported_downstream(screened):
+    """Without its unique_key the second run appends the rows at the newest timestamp again: the
+    model's own table holds the same set of rows, some twice (42 rows, 44 after the slip), so the
+    report names the daily mart, whose counts are too high."""
+    _, obs = screened
+    o = obs["no_key"]
+    assert o.observable and o.compared_table == "rpt_daily_events", o.reason
+    assert o.details["model_rows_changed"] == [42, 44]
+    site = SimpleNamespace(before=", unique_key='event_id'", after="", line=1, placeholders={})
+    pattern = SimpleNamespace(**{**vars(SLIP), "id": "incremental_unique_key_dropped", "symptom": "values_too_high"})
+    ps = prompts.write_prompts(prompts.PromptRequest(
+        seed="incfix:no_key", model="fct_events", project_name="incfix", pattern=pattern, site=site, model_path=FCT,
+        observation=o, table=o.compared_table, model_materialized="incremental",
+        project_models=("stg_events", "fct_events", "rpt_daily_events"), layer="marts", convention=True,
+        avoid=frozenset()))
+    assert ps.base and "rpt_daily_events" in ps.base, ps.rejected[:3]
+
+
+def _task(tasks: Path, project: Path, late: dict) -> Path:
+    original = (project / FCT).read_bytes()
+    mutant = original.replace(b">= (select max", b"> (select max")
+    rebuild = ["fct_events", "rpt_daily_events"]
+    plan = TaskPlan(task_id="incfix001", description="the incremental filter skips late rows",
+                    prompts=[PromptEntry("base", "rpt_daily_events is missing some events compared to the raw "
+                                                 "data. Can you fix it?")],
+                    difficulty="hard", tags=["dbt", "incremental"], test_setup_models=rebuild,
+                    solution_seeds=[SeedEntry("rpt_daily_events")],
+                    variant=Variant("duckdb", "incfix", "incfix", str(project.parent)),
+                    seed_based=True, max_test_timeout_sec=120, solution_rebuild=rebuild,
+                    late_rows=LateRowsStep(late["sql"], late["seed_file"], late["csv"]))
+    files = build_task_files(plan, unified_diff(original, mutant, FCT), unified_diff(mutant, original, FCT), [])
+    task = tasks / "incfix001"
+    for rel, data in files.files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+    (task / "seeds").mkdir(exist_ok=True)
+    return task
+
+
+@pytest.fixture(scope="module")
+def proven(screened, project, tmp_path_factory):
+    v, obs = screened
+    tmp = tmp_path_factory.mktemp("incfix-task")
+    task = _task(tmp / "tasks", project, obs["slip"].details["late_rows"])
+    db = v.prepare_database(tmp / "databases")
+    return task, db, v.prove(task, project, db)
+
+
+def test_the_task_runs_production_sequence_and_is_proven(proven):
+    task, _, proof = proven
+    setup = (task / "setup.sh").read_text()
+    first, late, second = setup.index("dbt run"), setup.index("late_rows.csv' >> seeds/raw_events.csv"), setup.rindex("dbt run")
+    assert first < late < setup.rindex("dbt seed") < second, setup
+    assert (task / "setup" / "late_rows.csv").read_text() == "41,3,view,2024-03-05 17:00:00\n42,1,VIEW,2024-03-05 17:00:00\n"
+    assert "--full-refresh" not in setup + (task / "solution.sh").read_text()
+    assert proof.ok and proof.broken_fails and proof.solved_passes, proof.detail
+    assert "full emulation" in proof.detail or "emulat" in proof.detail, proof.detail
+    # the expected table holds the late events: 8 that day in the raw seed, 2 more arrived late
+    csv = (task / "seeds" / "solution__rpt_daily_events.csv").read_text().splitlines()
+    assert any(line.startswith("2024-03-05,10,") for line in csv), csv
+
+
+def test_a_fix_never_run_passes_after_a_reseed(proven, project, tmp_path):
+    """Fairness: the expected table is what the correct incremental model holds after the same
+    runs, so an agent that corrects the filter and reseeds (as `dbt build` does) but never runs the
+    model passes: the late rows are in the seed's CSV, test_setup's incremental run loads them.
+    (One that changes nothing fails even after test_setup's run: the proof's none trial.)"""
+    task, db, _ = proven
+    fixed_only = tmp_path / "incfix001"
+    shutil.copytree(task, fixed_only)
+    (fixed_only / "solution.sh").write_text("#!/bin/bash\npatch -p1 < '/sage/solutions/changes.patch'\ndbt seed\n")
+    res = run_harness(fixed_only, project, db, "sage", workdir=tmp_path / "w", mode="inprocess", keep=True)
+    assert res.resolved, res.summary()
+    con = duckdb.connect(str(res.app / "incfix.duckdb"), read_only=True)
+    try:  # the late rows are in fct_events once, next to the rows of the first run
+        assert con.execute("select count(*), count(distinct event_id) from fct_events").fetchone() == (42, 42)
+    finally:
+        con.close()
+
+
+def test_late_rows_in_a_source_go_through_run_sql():
+    """A source table (no seed): setup.sh pipes the INSERT to ade-bench's run_sql.sh (stdin), then
+    runs dbt again."""
+    step = LateRowsStep(sql='insert into "main"."raw" ("id") values\n  (3)\n')
+    setup = render_setup_sh(False, late_rows=step)
+    assert "dbt run\n\n# Rows arrive late" in setup
+    assert "bash /scripts/run_sql.sh \"$@\" < '/app/setup/late_rows.sql'\ndbt run\n" in setup
+
+
+def test_late_rows_for_text_keys_and_when_there_are_none():
+    """Plan on a database without dbt: text keys continue their numbering, raw rows delivered twice
+    are copied twice; a key two raw tables hold or a model without a unique_key gives no late rows
+    (and says why)."""
+    con = duckdb.connect()
+    con.execute("create table raw_events (event_id varchar, seen_at timestamp)")
+    con.execute("insert into raw_events values ('ev-0009', '2024-01-01 10:00'), ('ev-0010', '2024-01-01 11:00'), "
+                "('ev-0011', '2024-01-01 11:00')")
+    con.execute("create table fct (event_id varchar, seen_at timestamp)")
+    con.execute("insert into fct select * from raw_events")
+    sql = "{{ config(unique_key='event_id') }} select * from x where seen_at >= (select max(seen_at) from {{ this }})"
+    late = laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {"main.raw_events": "seeds/raw_events.csv"})
+    assert late.keys == ("ev-0012", "ev-0013") and late.seed_file == "seeds/raw_events.csv"
+    assert late.csv == "ev-0012,2024-01-01 11:00:00\nev-0013,2024-01-01 11:00:00\n"
+    assert "no single-column unique_key" in laterows.plan(con, ("main", "fct"), sql.replace("unique_key", "x"),
+                                                          {("main", "fct")}, {})
+    # raw data delivered at least once: the key column is not unique, every delivery gets the new key
+    con.execute("insert into raw_events values ('ev-0011', '2024-01-01 11:00')")
+    late = laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {})
+    assert late.keys == ("ev-0012", "ev-0013") and late.sql.count("'ev-0013'") == 2
+    con.execute("create table raw_copy as select * from raw_events")
+    assert "not in exactly one raw column" in laterows.plan(con, ("main", "fct"), sql, {("main", "fct")}, {})
+    con.close()
