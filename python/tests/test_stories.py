@@ -230,3 +230,70 @@ def test_no_story_moves_a_jinja_statement():
            "b as (\n    select 1 as id\n)\n\nselect b.id from a cross join b\n")
     assert "inline_ctes" in {d.story.kind for d in drafts(raw, "m", _end(raw))}  # it would apply ...
     assert "inline_ctes" not in _kinds(raw)  # ... but its text is refused
+
+
+# ------------------------------------------------------------------------------------------------
+# a CTE moved into a model of its own (extract_cte): two files, the slip in the new one
+
+DEDUP = """with
+
+payments as (
+    select * from {{ ref('stg_payments') }}
+),
+
+orders as (
+    select * from {{ ref('stg_orders') }}
+),
+
+latest as (
+    select
+        payment_id,
+        order_id,
+        amount
+    from payments
+    where status = 'success'
+    qualify row_number() over (partition by payment_id order by updated_at desc) = 1
+)
+
+select orders.order_id, sum(latest.amount) as paid
+from orders
+left join latest on orders.order_id = latest.order_id
+group by orders.order_id
+"""
+
+WHERE = Where("models/marts/fct_paid.sql", frozenset({"fct_paid", "stg_payments", "stg_orders"}))
+
+
+def _extracted(raw: str, slip: Slip, where: Where = WHERE):
+    told = {d.story.kind: d for d in drafts(raw, "fct_paid", slip, where)}
+    d = told.get("extract_cte")
+    return None if d is None else (compose(raw, slip, d), d.story)
+
+
+def test_extract_cte_moves_the_slip_into_a_new_model_and_imports_it():
+    at = DEDUP.index("    where status = 'success'\n")
+    slip = Slip(at, at + len("    where status = 'success'\n"), "")  # the filter lost on the way
+    text, story = _extracted(DEDUP, slip)
+    (path, added), = story.files
+    assert path == "models/marts/int_paid__latest.sql" and story.kind == "extract_cte"
+    assert added == ("with\n\npayments as (\n    select * from {{ ref('stg_payments') }}\n)\n\n"
+                     "select\n    payment_id,\n    order_id,\n    amount\nfrom payments\n"
+                     "qualify row_number() over (partition by payment_id order by updated_at desc) = 1\n")
+    # the model imports the new one as it imports the others; `payments`, read only by the moved CTE, goes
+    assert "latest as (\n    select * from {{ ref('int_paid__latest') }}\n)" in text
+    assert "payments as" not in text and "orders as (\n    select * from {{ ref('stg_orders') }}\n)" in text
+    assert text.endswith("left join latest on orders.order_id = latest.order_id\ngroup by orders.order_id\n")
+
+
+def test_extract_cte_declines_what_could_not_move_unchanged():
+    at = DEDUP.index("status = 'success'")
+    slip = Slip(at, at, "")
+    assert _extracted(DEDUP, slip) is not None
+    assert _extracted(DEDUP, slip, Where("models/marts/fct_paid.sql", WHERE.taken | {"int_paid__latest"})) is None
+    assert _extracted(DEDUP, Slip(DEDUP.index("sum("), DEDUP.index("sum("), "")) is None  # not in a CTE
+    starred = DEDUP.replace("        payment_id,\n        order_id,\n        amount\n", "        *\n")
+    assert _extracted(starred, Slip(starred.index("status"), starred.index("status"), "")) is None
+    chained = DEDUP.replace("from payments\n", "from orders\n").replace(
+        "orders as (\n    select * from {{ ref('stg_orders') }}\n)", "orders as (\n    select * from {{ ref('stg_orders') }} where true\n)")
+    assert _extracted(chained, Slip(chained.index("status"), chained.index("status"), "")) is None
+    assert not [d for d in drafts(DEDUP, "fct_paid", slip) if d.story.files]  # no path: no new file

@@ -119,8 +119,8 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     try:
         writer.write(task_files.files)
         patches = TaskPatches(job.task_id, writer.dir, tuple(files))
-        check = check_task(plan.project_root, patches, p.test_setup_models + p.graded_tables(), plan.known_models,
-                           workdir=ctx.workroot)
+        check = check_task(plan.project_root, patches, p.test_setup_models + p.graded_tables(),
+                           set(plan.known_models) | set(p.added_models()), workdir=ctx.workroot)
         if not check.ok:
             ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
             writer.discard()

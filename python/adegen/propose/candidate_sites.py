@@ -64,10 +64,23 @@ def storied_mutant(c, si: int) -> tuple[str, Any]:
     plain = apply_site(c.raw, site)
     if getattr(c, "origin", None) is not None:
         return plain, None  # a diff candidate (history, --bug-command) is a commit already: as it came
-    text, story = tell(c.raw, site, c.model["name"])
+    text, story = tell(c.raw, site, c.model["name"], getattr(c, "where", None))
     if story is None or getattr(c.story_results.get(si), "ok", None) is False:
         return plain, None
     return text, story
+
+
+def added_files(story) -> tuple[tuple[str, str, str], ...]:
+    """The files a story adds as the screening takes a change's other files: (unique_id, path, text),
+    the unique_id empty (a model the project does not have yet)."""
+    return tuple(("", path, text) for path, text in getattr(story, "files", None) or ())
+
+
+def story_files(c, site) -> tuple[tuple[str, str, str], ...]:
+    """`added_files` of the story site `site` of candidate `c` is told in (() for none)."""
+    if site not in c.sites:
+        return ()
+    return added_files(storied_mutant(c, c.sites.index(site))[1])
 
 
 class LazySites:
@@ -100,3 +113,10 @@ class LazySites:
         if self._sites is None:
             self.get(pattern_id)
         return list(self._sites.get(pattern_id) or [])
+
+
+def added_models(story) -> list[str]:
+    """The models a story adds (their files' stems, as dbt names them). test_setup rebuilds them
+    first: a fix made in the new model's file (not by undoing the move) counts without a `dbt run`
+    of its own; once a solution removes the file, dbt warns that the name selects nothing."""
+    return [path.rsplit("/", 1)[-1].removesuffix(".sql") for _, path, _ in added_files(story)]

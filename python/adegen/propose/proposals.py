@@ -23,7 +23,7 @@ from adegen.propose import siblings
 from adegen.propose.candidate_sites import (LazySites, MAX_SITES_PER_PAIR, apply_site, decode, storied_mutant,  # noqa: F401 - part of this module's API
                               model_context, model_sql_reader, sites_for)
 from adegen.core.drops import Drop, DropCode
-from adegen.rewrite.stories import tell
+from adegen.rewrite.stories import Where, tell
 from adegen.catalog.retired import retired_reason
 from adegen.propose.model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from adegen.propose.facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
@@ -83,11 +83,12 @@ class Candidate:
         self.story_results: dict = {}  # site index -> CompileResult of the site inside its story
         self.compiled_intact = None  # the CompileResult of the model itself (compiled beside the mutants)
         self.preconditions: dict = {}  # site index -> realism.Measured (the pattern's data preconditions)
+        self.where = None  # rewrite.stories.Where: the model's path and the project's model names (stories adding a file)
 
     def with_sites(self, sites: list) -> Candidate:
         """The same candidate (model, pattern, score, coverage) limited to `sites`."""
         one = Candidate(self.model, self.pattern, self.raw_bytes, sites, covered_by=self.covered_by)
-        one.score = self.score
+        one.score, one.where = self.score, self.where
         return one
 
     @property
@@ -140,6 +141,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
     by_id = {p.id: p for p in catalog.patterns}
     cands: list[Candidate] = []
     excluded: list[tuple[str, str, str]] = []
+    taken = frozenset(str(m.get("name", "")).lower() for m in scope.discovery.get("models", []))
     for m in own_models(scope.discovery, scope.project_name):
         pats = [by_id[pid] for pid in m.get("matched_patterns", []) if pid in by_id]
         pats = [p for p in pats if pattern_ok_for_db(p, scope.db_type) and retired_reason(p) is None]
@@ -165,6 +167,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
                 excluded.append((m["name"], p.id, covered_pairs[(m["name"], fam)]))
                 continue
             cands.append(Candidate(m, p, raw_bytes, lazy, covered_by=covered_models.get(m["name"])))
+            cands[-1].where = Where(str(m["path"]).replace("\\", "/"), taken)
     return cands, excluded
 
 
@@ -227,8 +230,11 @@ def compile_check(project, cands: list[Candidate], *, workdir: Path | None = Non
                 c.compile_results[si] = _Result(False, f"rewrite failed: {exc}")
                 continue
             mutants.append((f"{ci}:{si}", c.model["path"], text))
-            told, story = (text, None) if getattr(c, "origin", None) is not None else tell(c.raw, site, c.model["name"])
-            if story is not None:  # the story's text compiles beside it (falls back to the plain slip)
+            told, story = ((text, None) if getattr(c, "origin", None) is not None
+                           else tell(c.raw, site, c.model["name"], c.where))
+            if story is not None and story.files:  # the file the story adds holds the slip: it compiles
+                mutants.append((f"story:{ci}:{si}", *story.files[0]))  # (the model only imports it)
+            elif story is not None:  # the story's text compiles beside it (falls back to the plain slip)
                 mutants.append((f"story:{ci}:{si}", c.model["path"], told))
         if c.compiled_intact is None and c.model["path"] not in intact and c.sites:
             intact[c.model["path"]] = f"intact:{ci}"

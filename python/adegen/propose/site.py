@@ -16,7 +16,7 @@ from adegen.core.drops import Drop, DropCode
 from adegen.propose.facts import (assertion_context, compared_table_for, difficulty_for, models_between,
                              novelty_text, pick_column, tags_for, why_model)
 from adegen.propose.model import Proposal, SiblingChange, levels_of
-from adegen.propose.candidate_sites import storied_mutant
+from adegen.propose.candidate_sites import added_models, storied_mutant
 from adegen.core.settings import get_settings
 
 ScreenFn = Callable[[Any, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
@@ -161,6 +161,12 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             if obs is not None and not obs.observable:
                 dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {obs.reason}", obs.code))
                 continue
+            if obs is not None and story is not None and story.files and getattr(obs, "build_error", False):
+                # the model a story adds is checked by the compile alone (the model's text refs it):
+                # a refactor that does not build is no neutral one, whatever the slip does
+                dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: the story's new model "
+                                    f"{story.files[0][0]} does not build", DropCode.NOT_COMPILE))
+                continue
         pair = None
         if siblings.companions_of(site) and hasattr(c, "companion_changes"):
             # a multi-file diff (propose.diffs): its other files graded where they show
@@ -242,7 +248,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             description=prompts.description_for(
                 c.pattern, " and ".join([c.name] + [s.model for s in pair[1]]) if pair else c.name, site),
             assertion_tests=tests, novelty=novelty, closest_task=closest, site=site, original=c.raw_bytes,
-            mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
+            mutant=encode(mutant_text), compared_table=compared, test_setup_models=added_models(story) + between,  # the new model first
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
             candidate=c, precondition=c.preconditions[si].to_json() if si in c.preconditions else None,
