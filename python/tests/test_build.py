@@ -54,8 +54,13 @@ def clean_env(tmp_path_factory) -> dict:
 
 
 def run_build(args: list, env: dict, *, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "adegen.build", *map(str, args)], env=env, cwd=cwd or REPO,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    """One build in a subprocess; every task it writes passes `task_shapes.check_written`."""
+    from task_shapes import check_written
+
+    r = subprocess.run([sys.executable, "-m", "adegen.build", *map(str, args)], env=env, cwd=cwd or REPO,
+                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    check_written(r)
+    return r
 
 
 def load_json(r: subprocess.CompletedProcess) -> dict:
