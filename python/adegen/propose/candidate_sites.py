@@ -58,16 +58,22 @@ def storied_mutant(c, si: int) -> tuple[str, Any]:
     """Site `si` of candidate `c` applied inside the story that fits it (adegen.rewrite.stories), and
     the story; the plain mutant and None where no story fits or the story's text did not compile
     (the compile check compiles both: `c.story_results`)."""
-    from adegen.rewrite.stories import tell
-
     site = c.sites[si]
     plain = apply_site(c.raw, site)
     if getattr(c, "origin", None) is not None:
         return plain, None  # a diff candidate (history, --bug-command) is a commit already: as it came
-    text, story = tell(c.raw, site, c.model["name"], getattr(c, "where", None))
+    text, story = tell_for(c, site)
     if story is None or getattr(c.story_results.get(si), "ok", None) is False:
         return plain, None
     return text, story
+
+
+def tell_for(c, site) -> tuple[str, Any]:
+    """`rewrite.stories.tell` for a site of candidate `c`: where its model lives, and the one story
+    kind a candidate made for it asks for (`Candidate.story_only`: adegen.propose.moves)."""
+    from adegen.rewrite.stories import tell
+
+    return tell(c.raw, site, c.model["name"], getattr(c, "where", None), only=getattr(c, "story_only", None))
 
 
 def added_files(story) -> tuple[tuple[str, str, str], ...]:

@@ -151,6 +151,10 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
         except Exception as exc:  # noqa: BLE001
             dropped.append(Drop(c.name, c.pattern.id, f"rewrite failed: {exc}", DropCode.REWRITE_FAILED))
             continue
+        if getattr(c, "story_only", None) and story is None:  # made for its story (propose.moves)
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: the {c.story_only} story does not "
+                                "compile", DropCode.NOT_COMPILE))
+            continue
         if mutant_text == c.raw:
             dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing",
                                 DropCode.REWRITE_NO_CHANGE))

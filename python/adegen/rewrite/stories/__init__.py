@@ -5,8 +5,7 @@ A pattern's site is one small edit (the slip). A story wraps it in the commit it
 moved into a model of its own), so the diff reads like a change a reviewer could approve and the
 slip hides in it. Story edits are behaviour-neutral by construction; python/tests/test_stories.py
 builds each one alone on real projects and compares every table. `tell` picks one of the stories
-that fit, by a stable hash of the model and the site, or none; a story that adds a model file
-(`Story.files`) counts twice in that pick: reviewers took multi-file changes for a person's work."""
+that fit, by a stable hash of the model and the site, or none."""
 from __future__ import annotations
 
 import hashlib
@@ -35,16 +34,19 @@ def drafts(raw: str, model_name: str, slip: Slip, where: Where | None = None) ->
     return [d for d in (kind.draft(model, slip) for kind in KINDS) if d is not None]
 
 
-def tell(raw: str, site, model_name: str, where: Where | None = None) -> tuple[str, Story | None]:
+def tell(raw: str, site, model_name: str, where: Where | None = None, only: str | None = None
+         ) -> tuple[str, Story | None]:
     """The model's text with the site's slip applied inside a story that fits, and the story (or the
-    plain mutant and None). A pair task (the same slip in sibling files) keeps its one-line edits."""
+    plain mutant and None). A pair task (the same slip in sibling files) keeps its one-line edits.
+    A story that adds a model file is told only when asked for by its kind (`only`): the proposal
+    run offers such candidates on their own, a few per run (adegen.propose.moves)."""
     slip = Slip(site.start, site.end, site.after)
     plain = raw[:site.start] + site.after + raw[site.end:]
     if getattr(site, "companions", ()):
         return plain, None
     told = [(d.story, text) for d in drafts(raw, model_name, slip, where)
-            if (text := compose(raw, slip, d)) is not None and text != plain]
-    told += [t for t in told if t[0].files]
+            if (text := compose(raw, slip, d)) is not None and text != plain
+            and (d.story.kind == only if only else not d.story.files)]
     if not told:
         return plain, None
     seed = hashlib.sha256(f"{model_name}\0{site.pattern_id}\0{site.index}\0{raw}".encode()).digest()

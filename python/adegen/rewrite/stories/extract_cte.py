@@ -16,6 +16,7 @@ import textwrap
 
 from adegen.rewrite.stories.base import Draft, Edit, Model, Slip, Story, indent_unit, keyword_upper
 from adegen.rewrite.stories.ctes import Cte, top_ctes, uses
+from adegen.sql import lexer
 
 KIND = "extract_cte"
 # what makes a CTE a transform worth a model of its own (not a rename-only select)
@@ -34,7 +35,7 @@ def new_name(model: str, cte: str) -> str:
     return f"{prefix}_{stem}__{cte}"
 
 
-def _movable(model: Model, cte: Cte, imports: dict[str, Cte]) -> list[Cte] | None:
+def movable(model: Model, cte: Cte, imports: dict[str, Cte]) -> list[Cte] | None:
     """The import CTEs the body reads when `cte` can move into a model of its own, else None."""
     body = cte.body_tokens(model)
     text = model.raw[cte.body_start:cte.body_end]
@@ -87,15 +88,27 @@ def _drops(model: Model, ctes: list[Cte], cte: Cte, needed: list[Cte]) -> list[E
     return out
 
 
+def lost(model: Model, slip: Slip) -> bool:
+    """The slip leaves something out (a condition, a clause, a wrapping function) and adds nothing:
+    its text's tokens are a part of what it replaces, in order. What a move loses on the way; a
+    changed operator or constant is no slip a move makes. An empty slip (the story alone) counts."""
+    before = [t.text for t in lexer.tokenize(model.raw[slip.start:slip.end])]
+    after = [t.text for t in lexer.tokenize(slip.after)]
+    if not before:
+        return not after  # an insertion adds; only the empty slip (the story alone) counts
+    rest = iter(before)
+    return len(after) < len(before) and all(tok in rest for tok in after)  # a subsequence, in order
+
+
 def draft(model: Model, slip: Slip) -> Draft | None:
-    if not model.path or slip.start == slip.end == len(model.raw):
-        return None  # no place for the new file; no slip to carry
+    if not model.path or slip.start == slip.end == len(model.raw) or not lost(model, slip):
+        return None  # no place for the new file; no slip to carry, or one no move makes
     ctes = top_ctes(model)
     imports = {c.name: c for c in ctes if c.reads_relation(model)}
     for cte in ctes:
         if not (cte.body_start <= slip.start and slip.end <= cte.body_end) or cte.name in imports:
             continue
-        needed = _movable(model, cte, imports)
+        needed = movable(model, cte, imports)
         name = new_name(model.name, cte.name)
         if needed is None or name in model.taken or name == model.name:
             return None
