@@ -77,7 +77,8 @@ class Proposal:
         That table is the compared one, except where a hard pattern's comparison is a mart far
         downstream while the base reports the model itself (RANK order flipped in dim_products)."""
         named = (getattr(self.prompt_set, "named", None) or {}).get("base") or [self.compared_table]
-        return named[0] != self.model
+        # a CTE moved into a model of its own carries the slip: the named table reads that new model
+        return named[0] != self.model or bool(self.added_files)
 
     @property
     def prompts(self) -> dict[str, str]:

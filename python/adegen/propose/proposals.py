@@ -59,6 +59,9 @@ class Scope:
     # picks go to untouched models before new kinds of bug on touched ones (select); off in a pool,
     # which keeps several kinds per model (a model's first kind may fail its precondition)
     models_first: bool = True
+    # slips made while moving a CTE into a model of its own (adegen.propose.moves) a selection takes:
+    # a run takes MOVES_PER_RUN; the pool it screens holds more (the first may not show on the data)
+    moves: int = 1
     # model name -> raw SQL, filled as operators read other models (model_sql_reader)
     sql_cache: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -183,7 +186,8 @@ PAIRS_PER_RUN = 1
 # a slip made while moving a CTE into a model of its own (adegen.propose.moves): a change of two files
 # with a purpose, ranked as a pair is; one such refactor per run (two read as a program's again)
 MOVE_BONUS = PAIR_BONUS
-MOVES_PER_RUN = 1
+MOVES_PER_RUN = 1  # Scope.moves
+MOVES_IN_POOL = 3
 
 
 def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
@@ -219,7 +223,7 @@ def rank(cands: list[Candidate], survey: Survey) -> list[Candidate]:
 
 def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
     """The `size` candidates a selection would try first (greedy spread, no compile/screen yet)."""
-    dry = select(cands, dataclasses.replace(scope, models_first=False), count=size)
+    dry = select(cands, dataclasses.replace(scope, models_first=False, moves=MOVES_IN_POOL), count=size)
     return [p.candidate for p in dry.proposals]
 
 
@@ -410,7 +414,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
                                        if p.candidate is not None and siblings.is_pair(p.candidate)) >= PAIRS_PER_RUN:
             continue  # the rest of the run spreads over single-file bugs
         if getattr(c, "story_only", None) and sum(1 for p in taken + chosen
-                                if getattr(p.candidate, "story_only", None)) >= MOVES_PER_RUN:
+                                if getattr(p.candidate, "story_only", None)) >= scope.moves:
             continue
         last_resort = scope.fill_to is not None and is_last_resort(c.pattern)
         if last_resort and len(taken) + len(chosen) >= scope.fill_to:

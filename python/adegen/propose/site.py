@@ -189,7 +189,8 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
             obs = retarget(obs, deep)
-        shallow = None if deep is not None or pair else why_not_deeper(c.model, obs, discovery)
+        moved = story is not None and bool(story.files)  # the slip sits in the new model, upstream of this one
+        shallow = None if deep is not None or pair or moved else why_not_deeper(c.model, obs, discovery)
         compared = compared_table_for(c.model, discovery, obs)
         if compared is None:
             dropped.append(Drop(c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)",
