@@ -6,27 +6,35 @@ the figure the run reports is checked against what a reviewer reads."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from functools import lru_cache
 from pathlib import Path
 
 
+_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
 def patch_shape(text: str) -> tuple[int, int]:
-    """(files, lines) of a unified diff: a block of removed and added lines counts the larger side."""
-    files = lines = minus = plus = 0
+    """(files, lines) of a unified diff: a block of removed and added lines counts the larger side.
+    A hunk is read by its line counts (a removed `-- comment` line reads like a file header)."""
+    files = lines = minus = plus = old = new = 0
     for line in text.splitlines():
-        if line.startswith("+++ "):
-            files += 1
-            continue
-        if line.startswith("--- ") or line.startswith("@@"):
+        if old <= 0 and new <= 0:
             lines, minus, plus = lines + max(minus, plus), 0, 0
+            files += line.startswith("+++ ")
+            m = _HUNK.match(line)
+            if m:
+                old, new = int(m.group(1) or 1), int(m.group(2) or 1)
+            continue
+        if line.startswith("\\"):
             continue
         if line.startswith("-"):
-            minus += 1
+            minus, old = minus + 1, old - 1
         elif line.startswith("+"):
-            plus += 1
-        elif not line.startswith("\\"):
-            lines, minus, plus = lines + max(minus, plus), 0, 0
+            plus, new = plus + 1, new - 1
+        else:
+            lines, minus, plus, old, new = lines + max(minus, plus), 0, 0, old - 1, new - 1
     return files, lines + max(minus, plus)
 
 
