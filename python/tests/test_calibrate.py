@@ -226,8 +226,9 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
         assert not {p.name for p in box.rglob("*")} & mine_only
         assert not (box / "app" / "setup").exists()
         assert len(_mtimes(box / "app")) == 1  # setup.sh's one timestamp (in-process grading mode too)
-        for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state
-            assert (box / "app" / rel).read_bytes() != (t.project_dir / rel).read_bytes(), rel
+        for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state (a new model file too)
+            intact = (t.project_dir / rel).read_bytes() if (t.project_dir / rel).is_file() else None
+            assert (box / "app" / rel).read_bytes() != intact, rel
     r = subprocess.run(["patch", "-p1", "-R", "--batch", "-i", str(solve.task_dir / "setup" / "changes.patch")],
                        cwd=dest / solve.task_id / "app", capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
