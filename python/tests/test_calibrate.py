@@ -134,8 +134,8 @@ def test_a_command_applying_the_solution_patch_solves_it(acme, cfg):
     rec = run_once(task, c, 1, "t")
     assert rec.solved and rec.graded, rec.reason + rec.output_tail
     assert rec.exit_code == 0 and not rec.timed_out and rec.diff["files"] and rec.seconds > 0
-    patched = re.findall(r"^\+\+\+ b/(\S+)", (task.task_dir / "solutions" / "changes.patch").read_text(), re.M)
-    assert rec.diff["files"] == sorted(patched)
+    # every file the solution patch touches (one it removes again, `+++ /dev/null`, too)
+    assert rec.diff["files"] == sorted(patched_paths(task.task_dir / "solutions" / "changes.patch"))
     _sandbox_gone(rec, c.workdir)
 
 
