@@ -105,10 +105,9 @@ def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
 
     scope = ctx.scope()
     cands, excluded = pp.enumerate_candidates(scope, ctx.catalog, warn=ctx.ui.warn)
-    moves = move_candidates(scope, cands)
-    if scope.siblings:
-        cands += sibling_candidates(scope, ctx.catalog, cands)
-    cands += moves
+    if scope.siblings:  # a screening that builds several files at once (a new one too): DuckDB's
+        moves = move_candidates(scope, cands)
+        cands += sibling_candidates(scope, ctx.catalog, cands) + moves
     return pp.rank(cands, ctx.survey), excluded
 
 
