@@ -292,7 +292,9 @@ def test_extract_cte_declines_what_could_not_move_unchanged():
     assert _extracted(DEDUP, slip, Where("models/marts/fct_paid.sql", WHERE.taken | {"int_paid__latest"})) is None
     assert _extracted(DEDUP, Slip(DEDUP.index("sum("), DEDUP.index("sum("), "")) is None  # not in a CTE
     starred = DEDUP.replace("        payment_id,\n        order_id,\n        amount\n", "        *\n")
-    assert _extracted(starred, Slip(starred.index("status"), starred.index("status"), "")) is None
+    assert _extracted(starred, Slip(starred.index("status"), starred.index("status"), "")) is not None  # one relation
+    joined = starred.replace("    from payments\n", "    from payments join orders using (order_id)\n")
+    assert _extracted(joined, Slip(joined.index("status"), joined.index("status"), "")) is None  # `*` over a join
     chained = DEDUP.replace("from payments\n", "from orders\n").replace(
         "orders as (\n    select * from {{ ref('stg_orders') }}\n)", "orders as (\n    select * from {{ ref('stg_orders') }} where true\n)")
     assert _extracted(chained, Slip(chained.index("status"), chained.index("status"), "")) is None

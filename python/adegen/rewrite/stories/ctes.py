@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from adegen.rewrite.stories.base import IDENT, Model
 
-_CALL = re.compile(r"\{\{\s*(ref|source)\s*\(", re.S)
+# a relation as dbt projects name one: ref(), source(), or a var() holding one (Fivetran's packages
+# read every input as `{{ var('conversation_history') }}`, set to a ref in dbt_project.yml)
+_CALL = re.compile(r"\{\{\s*(ref|source|var)\s*\(", re.S)
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,8 @@ class Cte:
         return model.toks[self.first + 3:self.last]
 
     def reads_relation(self, model: Model) -> str | None:
-        """The `{{ ref(...) }}` / `{{ source(...) }}` text when the body is only `select * from` it
-        (an import CTE), else None."""
+        """The `{{ ref(...) }}` / `{{ source(...) }}` / `{{ var(...) }}` text when the body is only
+        `select * from` it (an import CTE), else None."""
         body = self.body_tokens(model)
         if [t.text for t in body[:3]] != ["select", "*", "from"] or len(body) != 4 or body[3].kind != "jinja":
             return None
@@ -76,3 +78,8 @@ def uses(model: Model, name: str, skip: list[tuple[int, int]]) -> int:
     """How often `name` appears as a SQL word outside the spans `skip`."""
     return sum(1 for t in model.toks if t.kind == "sql" and t.text == name
                and not any(a <= t.start < b for a, b in skip))
+
+
+def is_relation(jinja: str) -> bool:
+    """A Jinja expression that names a relation (`_CALL`)."""
+    return _CALL.match(jinja) is not None

@@ -6,8 +6,8 @@ longer reads are dropped from it. The slip sits in the moved body: the condition
 
 Neutral: a CTE that selects * from a model holding its body is that body (its import CTEs are
 copied verbatim). Declined where that could not hold: the body reads another CTE that is no
-plain import, selects `*` (a join's duplicate names cannot become a table), holds Jinja
-statements or `this`, or starts a WITH of its own."""
+plain import, selects `*` over more than one relation (a join's duplicate names cannot become a
+table), holds Jinja statements or `this`, or starts a WITH of its own."""
 from __future__ import annotations
 
 import posixpath
@@ -15,7 +15,7 @@ import re
 import textwrap
 
 from adegen.rewrite.stories.base import Draft, Edit, Model, Slip, Story, indent_unit, keyword_upper
-from adegen.rewrite.stories.ctes import Cte, top_ctes, uses
+from adegen.rewrite.stories.ctes import Cte, is_relation, top_ctes, uses
 from adegen.sql import lexer
 
 KIND = "extract_cte"
@@ -43,15 +43,17 @@ def movable(model: Model, cte: Cte, imports: dict[str, Cte]) -> list[Cte] | None
         return None
     if not TRANSFORMS & {t.text for t in body if t.kind == "sql"}:
         return None
-    if any(t.text == "*" and i and body[i - 1].text != "(" for i, t in enumerate(body)):
-        return None
     names = {c.name for c in top_ctes(model)}
     read = [t.text for t in body if t.kind == "sql" and t.text in names]
     if any(n not in imports for n in read):
         return None  # reads a CTE that transforms: it would have to move too
-    relations = [t for t in body if t.kind == "jinja" and model.raw[t.start:t.end].lstrip("{ ").startswith(("ref", "source"))]
+    relations = [t for k, t in enumerate(body) if t.kind == "jinja" and k and body[k - 1].text in ("from", "join")
+                 and is_relation(model.raw[t.start:t.end])]
     if not read and not relations:
         return None
+    star = any(t.text == "*" and i and body[i - 1].text != "(" for i, t in enumerate(body))
+    if star and (len(set(read)) + len(relations) > 1 or "join" in {t.text for t in body}):
+        return None  # `select *` over a join: names both sides share cannot make one table
     return [imports[n] for n in dict.fromkeys(read)]
 
 
