@@ -181,8 +181,13 @@ def build_cmd(args) -> list[str]:
 
 
 def run_build(args, env: dict, *, timeout: int = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(build_cmd(args), env=env, cwd=cwd or REPO, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    """One build in a subprocess; every task it writes passes `task_shapes.check_written`."""
+    from task_shapes import check_written
+
+    r = subprocess.run(build_cmd(args), env=env, cwd=cwd or REPO, capture_output=True, text=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL)
+    check_written(r)
+    return r
 
 
 def task_dirs(out: Path) -> list[Path]:

@@ -54,8 +54,13 @@ def clean_env(tmp_path_factory) -> dict:
 
 
 def run_build(args: list, env: dict, *, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "adegen.build", *map(str, args)], env=env, cwd=cwd or REPO,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    """One build in a subprocess; every task it writes passes `task_shapes.check_written`."""
+    from task_shapes import check_written
+
+    r = subprocess.run([sys.executable, "-m", "adegen.build", *map(str, args)], env=env, cwd=cwd or REPO,
+                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    check_written(r)
+    return r
 
 
 def load_json(r: subprocess.CompletedProcess) -> dict:
@@ -370,6 +375,13 @@ def test_tasks_are_commits_not_token_edits(acme_tasks_built):
     commits = [s for s in shapes if s[1] >= 2 or s[2] >= 3]
     assert len(commits) * 2 >= len(shapes), shapes
     assert any(files >= 2 for _, files, _ in shapes), shapes
+    assert doc["change_shape"]["at_least_half"] and doc["change_shape"]["commits"] == len(commits)
+    # a CTE moved into a model of its own, the slip lost on the way: the setup patch adds the new
+    # model's file, the solution removes it, and the task is proven like any other
+    moved = [t for t in doc["tasks"] if "--- /dev/null" in (Path(t["path"]) / "setup" / "changes.patch").read_text()]
+    assert len(moved) == 1 and moved[0]["proven"], [t["task_id"] for t in moved]
+    solution = (Path(moved[0]["path"]) / "solutions" / "changes.patch").read_text()
+    assert "+++ /dev/null" in solution
 
 
 RECORD_SCHEMA = REPO / "python" / "adegen" / "schemas" / "run_record.schema.json"

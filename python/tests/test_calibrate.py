@@ -134,8 +134,8 @@ def test_a_command_applying_the_solution_patch_solves_it(acme, cfg):
     rec = run_once(task, c, 1, "t")
     assert rec.solved and rec.graded, rec.reason + rec.output_tail
     assert rec.exit_code == 0 and not rec.timed_out and rec.diff["files"] and rec.seconds > 0
-    patched = re.findall(r"^\+\+\+ b/(\S+)", (task.task_dir / "solutions" / "changes.patch").read_text(), re.M)
-    assert rec.diff["files"] == sorted(patched)
+    # every file the solution patch touches (one it removes again, `+++ /dev/null`, too)
+    assert rec.diff["files"] == sorted(patched_paths(task.task_dir / "solutions" / "changes.patch"))
     _sandbox_gone(rec, c.workdir)
 
 
@@ -232,8 +232,9 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
         assert not {p.name for p in box.rglob("*")} & mine_only
         assert not (box / "app" / "setup").exists()
         assert len(_mtimes(box / "app")) == 1  # setup.sh's one timestamp (in-process grading mode too)
-        for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state
-            assert (box / "app" / rel).read_bytes() != (t.project_dir / rel).read_bytes(), rel
+        for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state (a new model file too)
+            intact = (t.project_dir / rel).read_bytes() if (t.project_dir / rel).is_file() else None
+            assert (box / "app" / rel).read_bytes() != intact, rel
     r = subprocess.run(["patch", "-p1", "-R", "--batch", "-i", str(solve.task_dir / "setup" / "changes.patch")],
                        cwd=dest / solve.task_id / "app", capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -71,3 +71,24 @@ def test_the_copy_lives_in_the_run_work_directory(tmp_path, monkeypatch):
     assert r.ok and len(kept) == 1 and kept[0].parent == work and kept[0].name.startswith("ade-bench-validate-acme001-")
     assert set(Path(tempfile.gettempdir()).glob("ade-bench-validate-acme001-*")) == before
     remove(kept[0])
+
+
+def test_a_patch_that_adds_a_model_file_round_trips(tmp_path):
+    """A story that moves a CTE into a model of its own (adegen.rewrite.stories.extract_cte): the
+    setup patch creates the file (`--- /dev/null`), the solution patch removes it again, and the
+    round trip leaves the project as it was (GNU patch, as ade-bench applies it)."""
+    old, new = b"with a as (\n    select 1 as x\n)\nselect * from a\n", b"with a as (\n    select * from {{ ref('n') }}\n)\nselect * from a\n"
+    added = b"select 1 as x\nwhere true\n"
+    proj, task = _setup(tmp_path, old, new)
+    (task / "setup" / "changes.patch").write_bytes(unified_diff(old, new, "models/m.sql")
+                                                   + unified_diff(None, added, "models/n.sql"))
+    (task / "solutions" / "changes.patch").write_bytes(unified_diff(new, old, "models/m.sql")
+                                                       + unified_diff(added, None, "models/n.sql"))
+    assert b"--- /dev/null\n+++ b/models/n.sql\n@@ -0,0 +1,2 @@\n" in (task / "setup" / "changes.patch").read_bytes()
+    files = (("models/m.sql", old, new), ("models/n.sql", None, added))
+    r = check_task(proj, TaskPatches("acme001", task, files), ["m", "n"], {"m", "n"})
+    assert r.ok, r.line()
+    # a solution that fixes the new file but leaves it behind is no round trip
+    (task / "solutions" / "changes.patch").write_bytes(unified_diff(new, old, "models/m.sql"))
+    r = check_task(proj, TaskPatches("acme001", task, files), ["m"], {"m"})
+    assert r.setup and not r.roundtrip and "models/n.sql" in r.line()

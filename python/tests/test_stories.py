@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from adegen.rewrite.stories import KINDS, drafts, tell
+from adegen.rewrite.stories import KINDS, Where, drafts, tell
 from adegen.rewrite.stories.base import Slip, compose
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,18 +140,36 @@ def _dbt(project: Path, *args: str) -> None:
     assert r.returncode == 0, r.stdout[-3000:]
 
 
+def _neutral_slips(raw: str) -> list[Slip]:
+    """Slips that change nothing: at the end of the model (the one-file stories), and at the start of
+    each top-level CTE's body (a story that moves a CTE carries the slip in the CTE it moves)."""
+    from adegen.rewrite.stories.base import Model
+    from adegen.rewrite.stories.ctes import top_ctes
+
+    return [_end(raw)] + [Slip(c.body_start, c.body_start, "") for c in top_ctes(Model(raw, "m"))]
+
+
 def _storied_copy(src: Path, dst: Path) -> Counter:
     """`dst`: the project with every model that has a story rewritten by one (the kind least used so
-    far, so every kind that fits somewhere is built); how many models each kind rewrote."""
+    far, so every kind that fits somewhere is built), with the files a story adds; how many models
+    each kind rewrote."""
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "*.duckdb*"))
     used: Counter = Counter({k.KIND: 0 for k in KINDS})
-    for path in sorted((dst / "models").rglob("*.sql")):
+    paths = sorted((dst / "models").rglob("*.sql"))
+    taken = frozenset(p.stem for p in paths)
+    for path in paths:
         raw = path.read_text()
-        fits = [d for d in drafts(raw, path.stem, _end(raw)) if compose(raw, _end(raw), d) is not None]
+        where = Where(path.relative_to(dst).as_posix(), taken)
+        fits = [(d, slip) for slip in _neutral_slips(raw) for d in drafts(raw, path.stem, slip, where)
+                if compose(raw, slip, d) is not None and (d.story.files or slip == _end(raw))]
         if not fits:
             continue
-        pick = min(fits, key=lambda d: (used[d.story.kind], [k.KIND for k in KINDS].index(d.story.kind)))
-        path.write_text(compose(raw, _end(raw), pick))
+        order = [k.KIND for k in KINDS]
+        pick, slip = min(fits, key=lambda f: (used[f[0].story.kind], order.index(f[0].story.kind)))
+        path.write_text(compose(raw, slip, pick))
+        for rel, text in pick.story.files:
+            assert not (dst / rel).exists(), rel
+            (dst / rel).write_text(text)
         used[pick.story.kind] += 1
     return used
 
@@ -183,7 +201,7 @@ def test_stories_change_no_table_of_a_real_project(tmp_path):
         _dbt(project, "seed")
         _dbt(project, "run")
     a, b = _tables(intact / "jaffle_shop.duckdb"), _tables(tmp_path / "storied" / "jaffle_shop.duckdb")
-    assert a.keys() == b.keys() and len(a) >= 5
+    assert a.keys() <= b.keys() and len(a) >= 5  # a CTE moved into a model of its own adds a table
     assert [n for n in a if a[n] != b[n]] == []
 
 
@@ -194,13 +212,14 @@ def test_stories_change_no_table_of_the_example_project(tmp_path, repo_root):
                     ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "*.duckdb*"))
     (src / "packages.yml").write_text(f"packages:\n  - local: {repo_root}\n")
     used = _storied_copy(src, tmp_path / "storied")
-    assert {k for k, n in used.items() if n} >= {"import_ctes", "final_cte", "leading_commas"}, used
+    assert {k for k, n in used.items() if n} >= {"import_ctes", "final_cte", "leading_commas", "extract_cte"}, used
     for project in (src, tmp_path / "storied"):
         _dbt(project, "deps")
         _dbt(project, "seed")
         _dbt(project, "run")
     a, b = _tables(src / "acme.duckdb"), _tables(tmp_path / "storied" / "acme.duckdb")
-    assert a.keys() == b.keys() and len(a) >= 20
+    assert a.keys() <= b.keys() and len(a) >= 20
+    assert len(b) - len(a) == used["extract_cte"] >= 2  # each moved CTE built as a model of its own
     assert [n for n in a if a[n] != b[n]] == []
 
 
@@ -211,3 +230,72 @@ def test_no_story_moves_a_jinja_statement():
            "b as (\n    select 1 as id\n)\n\nselect b.id from a cross join b\n")
     assert "inline_ctes" in {d.story.kind for d in drafts(raw, "m", _end(raw))}  # it would apply ...
     assert "inline_ctes" not in _kinds(raw)  # ... but its text is refused
+
+
+# ------------------------------------------------------------------------------------------------
+# a CTE moved into a model of its own (extract_cte): two files, the slip in the new one
+
+DEDUP = """with
+
+payments as (
+    select * from {{ ref('stg_payments') }}
+),
+
+orders as (
+    select * from {{ ref('stg_orders') }}
+),
+
+latest as (
+    select
+        payment_id,
+        order_id,
+        amount
+    from payments
+    where status = 'success'
+    qualify row_number() over (partition by payment_id order by updated_at desc) = 1
+)
+
+select orders.order_id, sum(latest.amount) as paid
+from orders
+left join latest on orders.order_id = latest.order_id
+group by orders.order_id
+"""
+
+WHERE = Where("models/marts/fct_paid.sql", frozenset({"fct_paid", "stg_payments", "stg_orders"}))
+
+
+def _extracted(raw: str, slip: Slip, where: Where = WHERE):
+    told = {d.story.kind: d for d in drafts(raw, "fct_paid", slip, where)}
+    d = told.get("extract_cte")
+    return None if d is None else (compose(raw, slip, d), d.story)
+
+
+def test_extract_cte_moves_the_slip_into_a_new_model_and_imports_it():
+    at = DEDUP.index("    where status = 'success'\n")
+    slip = Slip(at, at + len("    where status = 'success'\n"), "")  # the filter lost on the way
+    text, story = _extracted(DEDUP, slip)
+    (path, added), = story.files
+    assert path == "models/marts/int_paid__latest.sql" and story.kind == "extract_cte"
+    assert added == ("with\n\npayments as (\n    select * from {{ ref('stg_payments') }}\n)\n\n"
+                     "select\n    payment_id,\n    order_id,\n    amount\nfrom payments\n"
+                     "qualify row_number() over (partition by payment_id order by updated_at desc) = 1\n")
+    # the model imports the new one as it imports the others; `payments`, read only by the moved CTE, goes
+    assert "latest as (\n    select * from {{ ref('int_paid__latest') }}\n)" in text
+    assert "payments as" not in text and "orders as (\n    select * from {{ ref('stg_orders') }}\n)" in text
+    assert text.endswith("left join latest on orders.order_id = latest.order_id\ngroup by orders.order_id\n")
+
+
+def test_extract_cte_declines_what_could_not_move_unchanged():
+    at = DEDUP.index("status = 'success'")
+    slip = Slip(at, at, "")
+    assert _extracted(DEDUP, slip) is not None
+    assert _extracted(DEDUP, slip, Where("models/marts/fct_paid.sql", WHERE.taken | {"int_paid__latest"})) is None
+    assert _extracted(DEDUP, Slip(DEDUP.index("sum("), DEDUP.index("sum("), "")) is None  # not in a CTE
+    starred = DEDUP.replace("        payment_id,\n        order_id,\n        amount\n", "        *\n")
+    assert _extracted(starred, Slip(starred.index("status"), starred.index("status"), "")) is not None  # one relation
+    joined = starred.replace("    from payments\n", "    from payments join orders using (order_id)\n")
+    assert _extracted(joined, Slip(joined.index("status"), joined.index("status"), "")) is None  # `*` over a join
+    chained = DEDUP.replace("from payments\n", "from orders\n").replace(
+        "orders as (\n    select * from {{ ref('stg_orders') }}\n)", "orders as (\n    select * from {{ ref('stg_orders') }} where true\n)")
+    assert _extracted(chained, Slip(chained.index("status"), chained.index("status"), "")) is None
+    assert not [d for d in drafts(DEDUP, "fct_paid", slip) if d.story.files]  # no path: no new file

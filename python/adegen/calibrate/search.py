@@ -25,7 +25,7 @@ from adegen.discover.layers import assign_layers, nodes_from_manifest
 from adegen.catalog.patterns import load_catalog
 from adegen.rewrite.context import ModelContext
 from adegen.rewrite.engine import apply_site, sites_for_model
-from adegen.rewrite.stories import tell
+from adegen.rewrite.stories import Where, extract_cte, tell
 from adegen.calibrate.agent import AgentRun
 from adegen.calibrate.sandbox import Sandbox
 
@@ -75,17 +75,27 @@ def lineage(manifest: dict, tables: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(graph.nodes[u].name, graph.nodes[u].path) for u in order]
 
 
-def inverse_tries(intact: str, broken: str, ctx: ModelContext, catalog) -> tuple[int, bool]:
-    """(sites examined, whether one's inverse applies): the catalog's sites on `intact` in order,
-    until one whose edit gives exactly `broken`, alone or inside the story a build makes it in
-    (adegen.rewrite.stories: the same stable choice, so one try covers both)."""
+def inverse_tries(intact: str, broken: str, ctx: ModelContext, catalog, where: Where | None = None
+                  ) -> tuple[int, bool, tuple]:
+    """(sites examined, whether one's inverse applies, the files its story added): the catalog's
+    sites on `intact` in order, until one whose edit gives exactly `broken`, alone or inside the
+    story a build makes it in (adegen.rewrite.stories: the same stable choice, so one try covers
+    both), or inside a CTE moved into a model of its own (`where`: the model's path and the intact
+    project's model names; the caller checks the added file and removes it)."""
     tries = 0
     for sites in sites_for_model(intact, catalog, ctx, "duckdb").values():
         for site in sites:
             tries += 1
             if apply_site(intact, site) == broken or tell(intact, site, ctx.name)[0] == broken:
-                return tries, True
-    return tries, False
+                return tries, True, ()
+            told, story = tell(intact, site, ctx.name, where, only=extract_cte.KIND) if where else (None, None)
+            if story is not None and told == broken:
+                return tries, True, story.files
+    return tries, False, ()
+
+
+def _text(path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def _manifest(sandbox: Sandbox) -> dict:
@@ -111,15 +121,18 @@ def search(sandbox: Sandbox) -> AgentRun:
         return path.read_text(encoding="utf-8") if paths.get(name) and path.is_file() else None
 
     contexts = model_contexts(manifest, intact_sql)
+    taken = frozenset(n for n, p in paths.items() if p and (sandbox.task.project_dir / p).is_file())
     for name, rel in lineage(manifest, sandbox.task.graded_tables):
         ref, mine = sandbox.task.project_dir / rel, sandbox.app / rel
         if not ref.is_file() or not mine.is_file():
             continue
         intact, broken = ref.read_text(encoding="utf-8"), mine.read_text(encoding="utf-8")
         ctx = contexts.get(name) or ModelContext(name=name, path=rel, model_sql=intact_sql)
-        n, found = inverse_tries(intact, broken, ctx, catalog)
+        n, found, added = inverse_tries(intact, broken, ctx, catalog, Where(rel, taken))
         tries += n
-        if found:
+        if found and all(_text(sandbox.app / p) == text for p, text in added):
+            for p, _text_added in added:  # the move undone: the CTE back in its model, the new file gone
+                (sandbox.app / p).unlink()
             mine.write_text(intact, encoding="utf-8")
             restored.append(name)
             last = tries

@@ -17,6 +17,7 @@ from typing import Callable
 
 from adegen.pipeline.options import Options
 from adegen.tasks.output import RunLock, highest_task_number
+from adegen.tasks.shape import run_figure
 from adegen.pipeline import bulk_units, dataset, workspace
 from adegen.pipeline.calibration import CalibrateOptions, calibrate_written
 from adegen.pipeline.bulk_loop import BulkLoop, LoopSetup
@@ -124,6 +125,7 @@ def _report(ctx: RunContext, bopts: BulkOptions, ledger: Ledger, result: dict) -
     ui, rows = ctx.ui, ledger.tasks
     facts, paths = result["facts"], result["paths"]
     ctx.doc.tasks = ctx.report.tasks  # this process's commits, as the build reports them
+    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
     ctx.doc.dataset = {
         "tasks": [dataset.public_row(r) for r in rows if r.get("kept", True)],  # --keep unsolved: kept False
         "written_this_run": len(rows) - result["written_before"],

@@ -25,6 +25,7 @@ from pathlib import Path
 from adegen.tasks import output as out
 from adegen.propose import proposals as pp
 from adegen.core.drops import Drop, DropCode
+from adegen.propose.candidate_sites import added_files, story_files
 from adegen.propose.siblings import changed_files
 from adegen.discover.survey import ExistingTask
 from adegen.pipeline import dataset
@@ -108,10 +109,11 @@ class BulkLoop:
             if 0 in c.preconditions and c.preconditions[0].drop_reason():
                 continue  # select() records the failed precondition as the drop reason
             try:
-                text, _story = pp.storied_mutant(c, 0)  # what select() proposes: the slip inside its story
+                text, story = pp.storied_mutant(c, 0)  # what select() proposes: the slip inside its story
             except Exception:  # noqa: BLE001 - select() records the rewrite failure as the drop reason
                 continue
-            items.append((c.model["unique_id"], c.model["path"], text, c.pattern, result, changed_files(c.sites[0])))
+            items.append((c.model["unique_id"], c.model["path"], text, c.pattern, result,
+                          changed_files(c.sites[0]) + added_files(story)))
             keys.append(u.key)
         if items:
             self.ctx.ui.say(f"Screening {len(items)} candidates by execution...")
@@ -126,7 +128,7 @@ class BulkLoop:
             self.observations[key] = fut.result()[i]
         if key not in self.observations:
             self.observations[key] = self.ctx.validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern,
-                                                               changed_files(site))
+                                                               changed_files(site) + story_files(c, site))
         return self.observations[key]
 
     # -- one step: propose, prove side by side, commit in order ---------------------------------------

@@ -51,6 +51,7 @@ class RunDoc:
     diff_candidates: list[dict] | None = None  # each diff offered and its fate (pipeline/diffs.py)
     compound: list[dict] | None = None  # each compound tried and its fate (pipeline/compound.py)
     tasks: list[dict] | None = None  # the tasks written (pipeline/write.py, bulk's commits)
+    change_shape: dict | None = None  # how many of them read as a commit (tasks/shape.py: run_figure)
     selected: list[int] | None = None
     database: dict | None = None  # db_file, note (pipeline/workspace.py)
     dataset: dict | None = None  # bulk mode's tasks.jsonl rows and files

@@ -100,12 +100,14 @@ def enumerate_candidates(ctx: RunContext) -> tuple[list, list]:
     """(ranked candidates, excluded (model, pattern_id, task_id) that repeat an existing task)."""
     from adegen.propose import proposals as pp
 
+    from adegen.propose.moves import move_candidates
     from adegen.propose.pairs import sibling_candidates
 
     scope = ctx.scope()
     cands, excluded = pp.enumerate_candidates(scope, ctx.catalog, warn=ctx.ui.warn)
-    if scope.siblings:
-        cands += sibling_candidates(scope, ctx.catalog, cands)
+    if scope.siblings:  # a screening that builds several files at once (a new one too): DuckDB's
+        moves = move_candidates(scope, cands)
+        cands += sibling_candidates(scope, ctx.catalog, cands) + moves
     return pp.rank(cands, ctx.survey), excluded
 
 

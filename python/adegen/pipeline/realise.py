@@ -10,6 +10,7 @@ from adegen.tasks import output as out
 from adegen.tasks.assertions import render_assertions, resolve_placeholders
 from adegen.core.errors import AdegenError
 from adegen.tasks.patchcheck import TaskPatches, check_task
+from adegen.tasks.shape import shape_of
 from adegen.propose.facts import models_between
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
 from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, unified_diff
@@ -105,6 +106,7 @@ class PreparedTask:
     proven: bool
     detail: str
     proof: object  # validate Proof or None
+    shape: object = None  # tasks.shape.Shape: the files and lines the change touches
 
     def discard(self) -> None:
         self.writer.discard()
@@ -125,6 +127,7 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     pattern = getattr(p.candidate, "pattern", None)
     check_retired(p.pattern_id, str((getattr(pattern, "rewrite", None) or {}).get("operator", "")))
     files = p.file_changes()
+    shape = shape_of(files)
     setup_patch = b"".join(unified_diff(old, new, path) for path, old, new in files)
     solution_patch = b"".join(unified_diff(new, old, path) for path, old, new in files)
     task_files = build_task_files(task_plan(ctx, job), setup_patch, solution_patch, job.tests,
@@ -133,8 +136,8 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     try:
         writer.write(task_files.files)
         patches = TaskPatches(job.task_id, writer.dir, tuple(files))
-        check = check_task(plan.project_root, patches, p.test_setup_models + p.graded_tables(), plan.known_models,
-                           workdir=ctx.workroot)
+        check = check_task(plan.project_root, patches, p.test_setup_models + p.graded_tables(),
+                           set(plan.known_models) | set(p.added_models()), workdir=ctx.workroot)
         if not check.ok:
             ctx.ui.warn(f"{job.task_id} dropped: {check.line()}")
             writer.discard()
@@ -145,7 +148,7 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     except BaseException:
         writer.discard()
         raise
-    return PreparedTask(job, writer, task_files, check, proven, detail, proof)
+    return PreparedTask(job, writer, task_files, check, proven, detail, proof, shape)
 
 
 def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
@@ -167,6 +170,7 @@ def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
         "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
                         "models": check.models_ok, "line": check.line()},
         "files": sorted(str(Path(final, k).relative_to(final)) for k in prepared.files.files),
+        "change": prepared.shape.to_json() if prepared.shape is not None else None,
     }
 
 

@@ -20,6 +20,10 @@ def finish(ctx: RunContext, written: list[str]) -> int:
         ui.say("Patch validation:")
         for t in report.tasks:
             ui.say(f"  {t['patch_check']['line']}")
+        fig = doc.change_shape or {}
+        if fig.get("tasks"):
+            ui.say(f"  {fig['commits']} of {fig['tasks']} task(s) change 3+ lines or 2+ files "
+                   f"({fig['multi_file']} change 2+ files)")
     for t in report.dropped_tasks:
         ui.warn(t)
     doc.runtime = runtime.collect(ctx)

@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable
 
 from adegen.backends import ValidatorSetup
+from adegen.propose.candidate_sites import added_files, story_files
 from adegen.propose.siblings import changed_files
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.pending import PendingValidator
@@ -91,7 +92,7 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
             if (id(c), p.site.index) not in cache:
                 compiled = c.compile_results.get(c.sites.index(p.site)) if p.site in c.sites else None
                 items.append((c.model["unique_id"], c.model["path"], pp.decode(p.mutant), c.pattern, compiled,
-                              changed_files(p.site)))
+                              changed_files(p.site) + added_files(p.story)))
                 keys.append((id(c), p.site.index))
         if not items:
             break
@@ -106,7 +107,8 @@ def batched_screen(ctx: RunContext, cands: list, count: int) -> ScreenFn:
         key = (id(c), site.index)
         if key not in cache:
             ui.say(f"Screening {c.pattern.id} on {c.name} (line {site.line})...")
-            cache[key] = validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern, changed_files(site))
+            cache[key] = validator.screen(c.model["unique_id"], c.model["path"], text, c.pattern,
+                                          changed_files(site) + story_files(c, site))
         return cache[key]
 
     return screen

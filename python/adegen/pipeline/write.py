@@ -9,6 +9,7 @@ from adegen.tasks import output as out
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.realise import TaskJob, realise_task, render_tests
 from adegen.pipeline.workspace import prepare
+from adegen.tasks.shape import run_figure
 
 
 def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
@@ -44,5 +45,6 @@ def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
     finally:
         lock.release()
     ctx.doc.tasks = ctx.report.tasks
+    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
     ctx.timing("generation", t1)
     return written

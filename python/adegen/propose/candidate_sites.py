@@ -58,16 +58,35 @@ def storied_mutant(c, si: int) -> tuple[str, Any]:
     """Site `si` of candidate `c` applied inside the story that fits it (adegen.rewrite.stories), and
     the story; the plain mutant and None where no story fits or the story's text did not compile
     (the compile check compiles both: `c.story_results`)."""
-    from adegen.rewrite.stories import tell
-
     site = c.sites[si]
     plain = apply_site(c.raw, site)
     if getattr(c, "origin", None) is not None:
         return plain, None  # a diff candidate (history, --bug-command) is a commit already: as it came
-    text, story = tell(c.raw, site, c.model["name"])
+    text, story = tell_for(c, site)
     if story is None or getattr(c.story_results.get(si), "ok", None) is False:
         return plain, None
     return text, story
+
+
+def tell_for(c, site) -> tuple[str, Any]:
+    """`rewrite.stories.tell` for a site of candidate `c`: where its model lives, and the one story
+    kind a candidate made for it asks for (`Candidate.story_only`: adegen.propose.moves)."""
+    from adegen.rewrite.stories import tell
+
+    return tell(c.raw, site, c.model["name"], getattr(c, "where", None), only=getattr(c, "story_only", None))
+
+
+def added_files(story) -> tuple[tuple[str, str, str], ...]:
+    """The files a story adds as the screening takes a change's other files: (unique_id, path, text),
+    the unique_id empty (a model the project does not have yet)."""
+    return tuple(("", path, text) for path, text in getattr(story, "files", None) or ())
+
+
+def story_files(c, site) -> tuple[tuple[str, str, str], ...]:
+    """`added_files` of the story site `site` of candidate `c` is told in (() for none)."""
+    if site not in c.sites:
+        return ()
+    return added_files(storied_mutant(c, c.sites.index(site))[1])
 
 
 class LazySites:
@@ -100,3 +119,10 @@ class LazySites:
         if self._sites is None:
             self.get(pattern_id)
         return list(self._sites.get(pattern_id) or [])
+
+
+def added_models(story) -> list[str]:
+    """The models a story adds (their files' stems, as dbt names them). test_setup rebuilds them
+    first: a fix made in the new model's file (not by undoing the move) counts without a `dbt run`
+    of its own; once a solution removes the file, dbt warns that the name selects nothing."""
+    return [path.rsplit("/", 1)[-1].removesuffix(".sql") for _, path, _ in added_files(story)]

@@ -62,9 +62,10 @@ def slip_of(p) -> Slip:
 
 def usable(p) -> bool:
     """Whether a proposal may be one slip of a compound: screened and observable, a data change of
-    one file (no build error, no materialization change, no sibling pair, no diff)."""
+    one file (no build error, no materialization change, no sibling pair, no diff, no story that
+    adds a model file)."""
     obs = p.observation
-    if obs is None or not getattr(obs, "observable", False) or p.build_error or p.siblings:
+    if obs is None or not getattr(obs, "observable", False) or p.build_error or p.siblings or getattr(p, "added_files", ()):
         return False
     if (getattr(obs, "details", None) or {}).get("relation_kind"):
         return False

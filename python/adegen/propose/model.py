@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adegen.core.drops import DropCode
+from adegen.propose.candidate_sites import added_models as story_models
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ class Proposal:
         That table is the compared one, except where a hard pattern's comparison is a mart far
         downstream while the base reports the model itself (RANK order flipped in dim_products)."""
         named = (getattr(self.prompt_set, "named", None) or {}).get("base") or [self.compared_table]
-        return named[0] != self.model
+        # a CTE moved into a model of its own carries the slip: the named table reads that new model
+        return named[0] != self.model or bool(self.added_files)
 
     @property
     def prompts(self) -> dict[str, str]:
@@ -100,11 +102,21 @@ class Proposal:
         out += [s.table for s in self.siblings if s.table not in out]  # a one-file fix must fail
         return out
 
-    def file_changes(self) -> list[tuple[str, bytes, bytes]]:
+    def file_changes(self) -> list[tuple[str, bytes | None, bytes]]:
         """(path, original, mutant) of every file the bug changes: the proposal's own model first
-        (whoever reads a task from its folder takes the patch's first file as the changed model)."""
-        return [(self.model_path, self.original, self.mutant)] + [(s.path, s.original, s.mutant)
-                                                                   for s in self.siblings]
+        (whoever reads a task from its folder takes the patch's first file as the changed model),
+        then its siblings, then the files its story adds (original None: not in the project)."""
+        return ([(self.model_path, self.original, self.mutant)] + [(s.path, s.original, s.mutant) for s in self.siblings]
+                + [(path, None, text.encode("utf-8", errors="surrogateescape")) for path, text in self.added_files])
+
+    @property
+    def added_files(self) -> tuple[tuple[str, str], ...]:
+        """(path, text) of the model files the story adds (a CTE moved into a model of its own)."""
+        return tuple(getattr(self.story, "files", None) or ())
+
+    def added_models(self) -> list[str]:
+        """The names of the models the story adds (propose.candidate_sites.added_models)."""
+        return story_models(self.story)
 
     def to_json(self) -> dict:
         obs = self.observation
@@ -121,7 +133,8 @@ class Proposal:
             "closest_task": self.closest_task,
             "site": {"line": int(self.site.line), "before": str(self.site.before), "after": str(self.site.after)},
             "siblings": [{"model": s.model, "path": s.path, "table": s.table, "line": s.line} for s in self.siblings],
-            "story": {"kind": self.story.kind, "subject": self.story.subject} if self.story is not None else None,
+            "story": {"kind": self.story.kind, "subject": self.story.subject,
+                      "files": [path for path, _ in self.added_files]} if self.story is not None else None,
             "compared_table": self.compared_table, "test_setup_models": self.test_setup_models,
             "upstream_of_prompt": self.upstream,
             "shallow_because": self.shallow_because,

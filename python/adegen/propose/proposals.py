@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from adegen import prompts, realism
+from adegen import prompts
 from adegen.propose import ranking
 from adegen.propose import siblings
 from adegen.propose.candidate_sites import (LazySites, MAX_SITES_PER_PAIR, apply_site, decode, storied_mutant,  # noqa: F401 - part of this module's API
                               model_context, model_sql_reader, sites_for)
+from adegen.propose.compile_check import MAX_MUTANTS, compile_check, measure_preconditions  # noqa: F401 - part of this module's API
 from adegen.core.drops import Drop, DropCode
-from adegen.rewrite.stories import tell
+from adegen.rewrite.stories import Where
 from adegen.catalog.retired import retired_reason
 from adegen.propose.model import PromptLevel, Proposal, ProposalSet, levels_of  # noqa: F401 - part of this module's API
 from adegen.propose.facts import (DIFFICULTIES, FAMILY_TAGS, assertion_context, compared_table_for,  # noqa: F401
@@ -33,9 +34,6 @@ from adegen.propose.mistakes import same_mistake
 from adegen.propose.site import ScreenFn, Selection, about_data, prompt_key, realise_candidate
 from adegen.propose.site import encode as encode_text
 from adegen.discover.survey import Survey
-
-MAX_MUTANTS = 240
-
 
 @dataclass(frozen=True)
 class Scope:
@@ -61,6 +59,9 @@ class Scope:
     # picks go to untouched models before new kinds of bug on touched ones (select); off in a pool,
     # which keeps several kinds per model (a model's first kind may fail its precondition)
     models_first: bool = True
+    # slips made while moving a CTE into a model of its own (adegen.propose.moves) a selection takes:
+    # a run takes MOVES_PER_RUN; the pool it screens holds more (the first may not show on the data)
+    moves: int = 1
     # model name -> raw SQL, filled as operators read other models (model_sql_reader)
     sql_cache: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -83,11 +84,13 @@ class Candidate:
         self.story_results: dict = {}  # site index -> CompileResult of the site inside its story
         self.compiled_intact = None  # the CompileResult of the model itself (compiled beside the mutants)
         self.preconditions: dict = {}  # site index -> realism.Measured (the pattern's data preconditions)
+        self.where = None  # rewrite.stories.Where: the model's path and the project's model names (stories adding a file)
+        self.story_only: str | None = None  # the one story kind its sites are told in (adegen.propose.moves)
 
     def with_sites(self, sites: list) -> Candidate:
         """The same candidate (model, pattern, score, coverage) limited to `sites`."""
         one = Candidate(self.model, self.pattern, self.raw_bytes, sites, covered_by=self.covered_by)
-        one.score = self.score
+        one.score, one.where, one.story_only = self.score, self.where, self.story_only
         return one
 
     @property
@@ -140,6 +143,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
     by_id = {p.id: p for p in catalog.patterns}
     cands: list[Candidate] = []
     excluded: list[tuple[str, str, str]] = []
+    taken = frozenset(str(m.get("name", "")).lower() for m in scope.discovery.get("models", []))
     for m in own_models(scope.discovery, scope.project_name):
         pats = [by_id[pid] for pid in m.get("matched_patterns", []) if pid in by_id]
         pats = [p for p in pats if pattern_ok_for_db(p, scope.db_type) and retired_reason(p) is None]
@@ -165,6 +169,7 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
                 excluded.append((m["name"], p.id, covered_pairs[(m["name"], fam)]))
                 continue
             cands.append(Candidate(m, p, raw_bytes, lazy, covered_by=covered_models.get(m["name"])))
+            cands[-1].where = Where(str(m["path"]).replace("\\", "/"), taken)
     return cands, excluded
 
 
@@ -178,6 +183,11 @@ PAIR_BONUS = 8
 # but two pairs of the same one-token edit in one run read as a program again (round 10: "the
 # same edit repeated across files"): one pair per run
 PAIRS_PER_RUN = 1
+# a slip made while moving a CTE into a model of its own (adegen.propose.moves): a change of two files
+# with a purpose, ranked as a pair is; one such refactor per run (two read as a program's again)
+MOVE_BONUS = PAIR_BONUS
+MOVES_PER_RUN = 1  # Scope.moves
+MOVES_IN_POOL = 3
 
 
 def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
@@ -191,6 +201,8 @@ def score(c: Candidate, survey: Survey, _fams: Counter | None = None) -> int:
     s -= int(getattr(c.pattern, "rank_penalty", 0) or 0) * ranking.POINTS_PER_UNIT
     if siblings.is_pair(c):
         s += PAIR_BONUS * ranking.POINTS_PER_UNIT
+    if getattr(c, "story_only", None):
+        s += MOVE_BONUS * ranking.POINTS_PER_UNIT
     return s
 
 
@@ -206,70 +218,12 @@ def rank(cands: list[Candidate], survey: Survey) -> list[Candidate]:
 
 
 # ---------------------------------------------------------------------------------------------
-# compile check and selection
-
-
-def compile_check(project, cands: list[Candidate], *, workdir: Path | None = None,
-                  progress: Callable[[str], None] = lambda s: None) -> int:
-    """Compile all candidate mutants at once, and each candidate's model as it stands (the intact
-    SQL a precondition locates the change in); returns how many mutants were rejected."""
-    from adegen.propose.mutant_compile import compile_mutants
-
-    mutants = []
-    intact: dict[str, str] = {}  # model path -> key of its intact compile
-    for ci, c in enumerate(cands):
-        for si, site in enumerate(c.sites):
-            if len(mutants) >= MAX_MUTANTS:
-                break
-            try:
-                text = apply_site(c.raw, site)
-            except Exception as exc:  # noqa: BLE001
-                c.compile_results[si] = _Result(False, f"rewrite failed: {exc}")
-                continue
-            mutants.append((f"{ci}:{si}", c.model["path"], text))
-            told, story = (text, None) if getattr(c, "origin", None) is not None else tell(c.raw, site, c.model["name"])
-            if story is not None:  # the story's text compiles beside it (falls back to the plain slip)
-                mutants.append((f"story:{ci}:{si}", c.model["path"], told))
-        if c.compiled_intact is None and c.model["path"] not in intact and c.sites:
-            intact[c.model["path"]] = f"intact:{ci}"
-            mutants.append((f"intact:{ci}", c.model["path"], c.raw))
-    told_count = sum(1 for k, _, _ in mutants if k.startswith("story:"))
-    progress(f"Compiling {len(mutants) - len(intact) - told_count} candidate mutants in one dbt run...")
-    res = compile_mutants(project, mutants, workdir=workdir)
-    bad = 0
-    for key, r in res.items():
-        if key.startswith("intact:"):
-            continue
-        if key.startswith("story:"):
-            ci, si = (int(x) for x in key.split(":")[1:])
-            cands[ci].story_results[si] = r
-            continue
-        ci, si = (int(x) for x in key.split(":"))
-        cands[ci].compile_results[si] = r
-        if r.ok is False:
-            bad += 1
-    for c in cands:
-        key = intact.get(c.model["path"])
-        if c.compiled_intact is None and key is not None:
-            c.compiled_intact = res.get(key)
-    return bad
-
-
-def measure_preconditions(cands: list[Candidate], run) -> int:
-    """The patterns' data preconditions of every compiled site (`realism.measure_candidates`, on
-    `run`: a realism.MeasureRun); returns how many sites fail them."""
-    return realism.measure_candidates(cands, run)
-
-
-@dataclass
-class _Result:
-    ok: bool | None
-    reason: str = ""
+# selection (the compile check: propose/compile_check.py)
 
 
 def pool(cands: list[Candidate], scope: Scope, *, size: int) -> list[Candidate]:
     """The `size` candidates a selection would try first (greedy spread, no compile/screen yet)."""
-    dry = select(cands, dataclasses.replace(scope, models_first=False), count=size)
+    dry = select(cands, dataclasses.replace(scope, models_first=False, moves=MOVES_IN_POOL), count=size)
     return [p.candidate for p in dry.proposals]
 
 
@@ -459,6 +413,9 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if siblings.is_pair(c) and sum(1 for p in taken + chosen
                                        if p.candidate is not None and siblings.is_pair(p.candidate)) >= PAIRS_PER_RUN:
             continue  # the rest of the run spreads over single-file bugs
+        if getattr(c, "story_only", None) and sum(1 for p in taken + chosen
+                                if getattr(p.candidate, "story_only", None)) >= scope.moves:
+            continue
         last_resort = scope.fill_to is not None and is_last_resort(c.pattern)
         if last_resort and len(taken) + len(chosen) >= scope.fill_to:
             state.dropped.append(Drop(c.name, c.pattern.id, f"not needed: the run has {len(taken) + len(chosen)} "

@@ -16,7 +16,7 @@ from adegen.core.drops import Drop, DropCode
 from adegen.propose.facts import (assertion_context, compared_table_for, difficulty_for, models_between,
                              novelty_text, pick_column, tags_for, why_model)
 from adegen.propose.model import Proposal, SiblingChange, levels_of
-from adegen.propose.candidate_sites import storied_mutant
+from adegen.propose.candidate_sites import added_models, storied_mutant
 from adegen.core.settings import get_settings
 
 ScreenFn = Callable[[Any, Any, str], Any]  # (candidate, site, mutant text) -> Observation | None
@@ -151,6 +151,10 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
         except Exception as exc:  # noqa: BLE001
             dropped.append(Drop(c.name, c.pattern.id, f"rewrite failed: {exc}", DropCode.REWRITE_FAILED))
             continue
+        if getattr(c, "story_only", None) and story is None:  # made for its story (propose.moves)
+            dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: the {c.story_only} story does not "
+                                "compile", DropCode.NOT_COMPILE))
+            continue
         if mutant_text == c.raw:
             dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: rewrite changes nothing",
                                 DropCode.REWRITE_NO_CHANGE))
@@ -160,6 +164,12 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             obs = screen(c, site, mutant_text)
             if obs is not None and not obs.observable:
                 dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: {obs.reason}", obs.code))
+                continue
+            if obs is not None and story is not None and story.files and getattr(obs, "build_error", False):
+                # the model a story adds is checked by the compile alone (the model's text refs it):
+                # a refactor that does not build is no neutral one, whatever the slip does
+                dropped.append(Drop(c.name, c.pattern.id, f"line {site.line}: the story's new model "
+                                    f"{story.files[0][0]} does not build", DropCode.NOT_COMPILE))
                 continue
         pair = None
         if siblings.companions_of(site) and hasattr(c, "companion_changes"):
@@ -179,7 +189,8 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             deep = deep_table(c.model, obs, discovery)
         if deep is not None:  # reported where people look: a mart downstream (the model is not one)
             obs = retarget(obs, deep)
-        shallow = None if deep is not None or pair else why_not_deeper(c.model, obs, discovery)
+        moved = story is not None and bool(story.files)  # the slip sits in the new model, upstream of this one
+        shallow = None if deep is not None or pair or moved else why_not_deeper(c.model, obs, discovery)
         compared = compared_table_for(c.model, discovery, obs)
         if compared is None:
             dropped.append(Drop(c.name, c.pattern.id, "no materialized table to compare (ephemeral, no child)",
@@ -242,7 +253,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             description=prompts.description_for(
                 c.pattern, " and ".join([c.name] + [s.model for s in pair[1]]) if pair else c.name, site),
             assertion_tests=tests, novelty=novelty, closest_task=closest, site=site, original=c.raw_bytes,
-            mutant=encode(mutant_text), compared_table=compared, test_setup_models=between,
+            mutant=encode(mutant_text), compared_table=compared, test_setup_models=added_models(story) + between,  # the new model first
             solution_rebuild=between, tags=tags_for(c.pattern, project_name), observation=obs,
             build_error=bool(getattr(obs, "build_error", False)) if obs is not None else False,
             candidate=c, precondition=c.preconditions[si].to_json() if si in c.preconditions else None,

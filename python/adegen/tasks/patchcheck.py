@@ -42,7 +42,7 @@ class TaskPatches:
 
     task_id: str
     task_dir: Path  # holds setup/changes.patch and solutions/changes.patch
-    files: tuple[tuple[str, bytes, bytes], ...]
+    files: tuple[tuple[str, bytes | None, bytes | None], ...]  # None: the file does not exist on that side
 
 
 def check_task(project_root: Path, task: TaskPatches, required_models: list[str],
@@ -63,14 +63,14 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
         copy_tree(project_root, work)
         before = _tree(work)
         for rel_path, original, _ in task.files:
-            if (work / rel_path).read_bytes() != original:
+            if _read(work / rel_path) != original:
                 res.detail = f"{rel_path} in the project differs from the text the patch was made from"
                 return res
         applied = apply_patch(task_dir / "setup" / "changes.patch", work)
         if not applied.ok:
             res.detail = f"setup patch: {applied.why}"
             return res
-        wrong = [rel for rel, _, mutant in task.files if (work / rel).read_bytes() != mutant]
+        wrong = [rel for rel, _, mutant in task.files if _read(work / rel) != mutant]
         if wrong:
             res.detail = f"setup patch did not produce the buggy text of {wrong[0]}"
             return res
@@ -121,6 +121,10 @@ def check_solution(project_root: Path, task: TaskPatches, required_models: list[
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
 
 
 def _tree(root: Path) -> dict[str, str]:

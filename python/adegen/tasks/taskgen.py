@@ -29,14 +29,17 @@ def _split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def unified_diff(old: bytes, new: bytes, rel_path: str, context: int = 3) -> bytes:
-    """`diff -u` of one file with `a/` `b/` headers, exact bytes (CRLF kept, no-newline markers)."""
-    a, b = _split_lines(old), _split_lines(new)
-    if a == b:
+def unified_diff(old: bytes | None, new: bytes | None, rel_path: str, context: int = 3) -> bytes:
+    """`diff -u` of one file with `a/` `b/` headers, exact bytes (CRLF kept, no-newline markers).
+    None for `old` / `new`: the file does not exist on that side (`/dev/null`, as `diff -N` writes
+    it; GNU patch creates / removes the file)."""
+    if old == new:
         return b""
+    a, b = _split_lines(old or b""), _split_lines(new or b"")
     # compare without the final-newline difference being hidden: lines are compared as bytes
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    out = [b"--- " + _header_name("a/" + rel_path) + b"\n", b"+++ " + _header_name("b/" + rel_path) + b"\n"]
+    out = [b"--- " + (b"/dev/null" if old is None else _header_name("a/" + rel_path)) + b"\n",
+           b"+++ " + (b"/dev/null" if new is None else _header_name("b/" + rel_path)) + b"\n"]
     for group in sm.get_grouped_opcodes(context):
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]

@@ -1,38 +1,52 @@
 """Stories: the change an engineer set out to make, with the slip inside it.
 
 A pattern's site is one small edit (the slip). A story wraps it in the commit it plausibly came from
-(a refactor to import CTEs, a final CTE, a pass over keyword case, pass-through CTEs inlined), so the
-diff reads like a change a reviewer could approve and the slip hides in it. Story edits are
-behaviour-neutral by construction; python/tests/test_stories.py builds each one alone on real
-projects and compares every table. `tell` picks one of the stories that fit, by a stable hash of the
-model and the site, or none."""
+(a refactor to import CTEs, a final CTE, a pass over keyword case, pass-through CTEs inlined, a CTE
+moved into a model of its own), so the diff reads like a change a reviewer could approve and the
+slip hides in it. Story edits are behaviour-neutral by construction; python/tests/test_stories.py
+builds each one alone on real projects and compares every table. `tell` picks one of the stories
+that fit, by a stable hash of the model and the site, or none."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
-from adegen.rewrite.stories import comma_style, final_cte, import_ctes, inline_ctes, keyword_case
+from adegen.rewrite.stories import comma_style, extract_cte, final_cte, import_ctes, inline_ctes, keyword_case
 from adegen.rewrite.stories.base import Draft, Model, Slip, Story, compose
 
-KINDS = (import_ctes, inline_ctes, final_cte, keyword_case, comma_style)
+KINDS = (import_ctes, inline_ctes, final_cte, keyword_case, comma_style, extract_cte)
 
-__all__ = ["Story", "KINDS", "tell", "drafts"]
+__all__ = ["Story", "KINDS", "Where", "tell", "drafts"]
 
 
-def drafts(raw: str, model_name: str, slip: Slip) -> list[Draft]:
+@dataclass(frozen=True)
+class Where:
+    """Where the model lives: its path in the project and every model name the project has (a
+    story that adds a model file names it beside the model, never over an existing one)."""
+
+    path: str
+    taken: frozenset = frozenset()
+
+
+def drafts(raw: str, model_name: str, slip: Slip, where: Where | None = None) -> list[Draft]:
     """Every story that fits this slip in this model, in KINDS order."""
-    model = Model(raw, model_name)
+    model = Model(raw, model_name, path=where.path if where else "", taken=where.taken if where else frozenset())
     return [d for d in (kind.draft(model, slip) for kind in KINDS) if d is not None]
 
 
-def tell(raw: str, site, model_name: str) -> tuple[str, Story | None]:
+def tell(raw: str, site, model_name: str, where: Where | None = None, only: str | None = None
+         ) -> tuple[str, Story | None]:
     """The model's text with the site's slip applied inside a story that fits, and the story (or the
-    plain mutant and None). A pair task (the same slip in sibling files) keeps its one-line edits."""
+    plain mutant and None). A pair task (the same slip in sibling files) keeps its one-line edits.
+    A story that adds a model file is told only when asked for by its kind (`only`): the proposal
+    run offers such candidates on their own, a few per run (adegen.propose.moves)."""
     slip = Slip(site.start, site.end, site.after)
     plain = raw[:site.start] + site.after + raw[site.end:]
     if getattr(site, "companions", ()):
         return plain, None
-    told = [(d.story, text) for d in drafts(raw, model_name, slip)
-            if (text := compose(raw, slip, d)) is not None and text != plain]
+    told = [(d.story, text) for d in drafts(raw, model_name, slip, where)
+            if (text := compose(raw, slip, d)) is not None and text != plain
+            and (d.story.kind == only if only else not d.story.files)]
     if not told:
         return plain, None
     seed = hashlib.sha256(f"{model_name}\0{site.pattern_id}\0{site.index}\0{raw}".encode()).digest()

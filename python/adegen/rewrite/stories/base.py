@@ -20,6 +20,9 @@ class Story:
 
     kind: str
     subject: str
+    # new files the change adds beside the model's own edit: (path in the project, text), the slip
+    # in one of them (a CTE moved into a model of its own: adegen.rewrite.stories.extract_cte)
+    files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,14 @@ class Draft:
 
 @dataclass
 class Model:
-    """The model a story reads: its raw SQL, tokens, name."""
+    """The model a story reads: its raw SQL, tokens, name; its path and the project's model names
+    (a story that adds a model file needs both: without a path it does not fit)."""
 
     raw: str
     name: str
     toks: list = field(default_factory=list)
+    path: str = ""
+    taken: frozenset = frozenset()
 
     def __post_init__(self):
         if not self.toks:

@@ -54,11 +54,14 @@ def _lines(text: str) -> list[str]:
 
 
 def patched_paths(patch: Path) -> set[str]:
+    """The project paths a patch touches (a file it adds or removes too; `/dev/null`, the other
+    side of such a file, is none)."""
     out = set()
     for ln in _read(patch).splitlines():
         if ln.startswith(("+++ ", "--- ")):
             name = ln[4:].split("\t", 1)[0].strip()
-            out.add(name if name == "/dev/null" else name.split("/", 1)[1] if "/" in name else name)
+            if name != "/dev/null":
+                out.add(name.split("/", 1)[1] if "/" in name else name)
     return out
 
 

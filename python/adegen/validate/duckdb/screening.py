@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import duckdb
 
@@ -167,7 +167,10 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     if job.uid not in models:
         return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model {job.uid}")
     m = models[job.uid]
-    roots = [job.uid] + [u for u, _, _ in job.extra]
+    # an extra file with no unique_id is a model the change adds (a CTE moved into a model of its
+    # own: adegen.rewrite.stories.extract_cte): built first, never compared (the intact build has none)
+    roots = [job.uid] + [u for u, _, _ in job.extra if u]
+    added = [PurePosixPath(p).stem for u, p, _ in job.extra if not u]
     if any(u not in models for u in roots):
         return Observation.dropped(DropCode.UNKNOWN_MODEL, f"unknown model among {', '.join(roots)}")
     dist = base.graph.downstream_of(roots)
@@ -176,7 +179,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
                         unstable={u for u in sel if models[u]["name"] in base.nondeterministic},
                         clock={u: base.clock[u] for u in sel if u in base.clock},
                         details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
-    names = [models[u]["name"] for u in roots]
+    names = [models[u]["name"] for u in roots] + added
     reference = base.snapshot_db
     if job.second_run and not base.from_user:  # an is_incremental() slip: a run over late rows
         second = secondrun.start(base, job, app, live, sel)
@@ -195,7 +198,7 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         dbfiles.copy_file(Path(base.baseline_db), live)
         drop_relations(live, [(x["schema"], x["alias"]) for x in sel.values() if x["materialized"] != "ephemeral"])
     files = [(app / job.path, job.text)] + [(app / p, t) for _, p, t in job.extra]
-    originals = [(f, f.read_bytes()) for f, _ in files]
+    originals = [(f, f.read_bytes() if f.exists() else None) for f, _ in files]
     try:
         for f, text in files:
             f.write_bytes(text.encode("utf-8"))
@@ -206,7 +209,10 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
         run = dbt_in(app, args, env=NO_ARTIFACTS, timeout=job.budget.seconds)
     finally:
         for f, data in originals:
-            f.write_bytes(data)
+            if data is None:
+                f.unlink(missing_ok=True)
+            else:
+                f.write_bytes(data)
     facts.details["dbt_seconds"] = round(run.seconds, 2)
     if run.timed_out:
         facts.stopped = DropCode.RUNAWAY, (f"runaway: still building after {run.seconds:.0f} s "
