@@ -75,8 +75,8 @@ def candidates(ctx: RunContext) -> list[DataChange]:
                             layers.get(m["name"], "")) for uid, m in models.items() if m.get("path")}
     depth = {m["name"]: int(m.get("depth", 0) or 0) for m in ctx.discovery.get("models", [])}
     # never graded: a model that reads the clock, or whose rows differ between two intact builds
-    ungradable = set(info.get("clock") or {}) | {u for u, f in files.items()
-                                                 if (info.get("nondeterministic") or {}).get(f.name) == []}
+    unstable_columns = info.get("nondeterministic") or {}  # table -> what differed between two intact builds
+    ungradable = set(info.get("clock") or {}) | {u for u, f in files.items() if unstable_columns.get(f.name) == []}
     out_: list[tuple[int, int, str, DataChange]] = []
     for rel in raw_relations(info["raw_db"], graph, ctx.discovery):
         downstream = {u: d for u, d in graph.downstream_of(rel.readers).items() if u not in ungradable}
