@@ -54,6 +54,7 @@ class Backend:
     seed_export: bool = False  # ade-bench's `ade run --seed` can export solution seeds
     file_based: bool = False  # the database is a file: --db-path/db_dir, prepare_database, proofs need it
     screens_pairs: bool = False  # its screen builds one mistake in several model files (adegen.propose.siblings)
+    data_changes: bool = False  # a task's setup may change its raw data with SQL (adegen.pipeline.datachange)
     reached_how: str = "ade-bench reaches the database"  # said when --db-path is refused
     reached_with: str = "through its own connection"
     proof_label: str = "proven"  # the summary's word for a proven task

@@ -70,6 +70,7 @@ class DuckDBBackend(Backend):
     seed_export = True
     file_based = True
     screens_pairs = True
+    data_changes = True
 
     def title(self) -> str:
         return "DuckDB"

@@ -204,6 +204,12 @@ def read_table(d: dict) -> TableFacts:
 
 # --------------------------------------------------------------------------- the wire, whole
 
+def model_rows_changed(observation) -> bool:
+    """Whether the screening found the mutated model's own rows changed in number only (duplicates
+    a set comparison does not list: an incremental model that appends its newest rows again)."""
+    return bool((getattr(observation, "details", None) or {}).get("model_rows_changed"))
+
+
 def usable_tables(observation, unstable=frozenset()) -> list[dict]:
     """The facts (wire dicts) of the tables a prompt may use, from a screening's Observation: only
     the object kind when the mutated model's changed (any data difference next to it is chance);

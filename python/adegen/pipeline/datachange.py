@@ -28,7 +28,7 @@ MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two s
 def data_change_tasks(ctx: RunContext) -> list[str]:
     """Write (at most) one proven data-change task; the ids written (ctx.report.tasks: entries)."""
     t1 = time.monotonic()
-    if ctx.project.adapter_type != "duckdb":
+    if not ctx.backend.data_changes:
         ctx.ui.warn(f"--data-change writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
         return []
     if ctx.validator is None:

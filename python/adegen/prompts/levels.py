@@ -122,8 +122,7 @@ def plan(req: PromptRequest, facts: list[TableFacts]) -> list[_Plan]:
         return _pair_plans(req, by_table)
     root = by_table[0]
     measured_model = str(req.model_materialized or "").lower() not in ("ephemeral", "")
-    obs_details = getattr(req.observation, "details", None) or {}
-    if root.distance > 0 and measured_model and not obs_details.get("model_rows_changed"):
+    if root.distance > 0 and measured_model and not measured.model_rows_changed(req.observation):
         # the mutated model's own table is unchanged: downstream differences can only be chance
         # (unless its rows changed in number only: duplicates a set comparison does not list)
         return []

@@ -1,5 +1,5 @@
 """How the emulation runs a task's script in-process (`plan_script`): a script of plain lines is
-split into bash steps and top-level `dbt ...` lines, each dbt line then runs through dbtRunner
+split into bash steps and top-level `dbt ...` lines, each dbt line then runs in-process
 (adebench/procedure/emulate.py); anything with control flow, `cd`, variables or an expanding
 here-document runs whole with bash."""
 from __future__ import annotations
