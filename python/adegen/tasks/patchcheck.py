@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,16 +52,9 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
     the original byte for byte, no stray files), and check the named models exist. The copy lives
     in `workdir` (a build's own work directory: a build killed with SIGKILL mid-check leaves it
     for the next run's cleanup, not in the system's temp directory), else in the temp directory."""
-    task_id, task_dir = task.task_id, task.task_dir
-    res = PatchCheck(task_id)
-    missing = [m for m in required_models if m not in known_models]
-    res.models_ok = not missing
-    if missing:
-        res.detail = "unknown model(s) in solution_seeds/test_setup: " + ", ".join(missing)
-    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task_id}-", dir=workdir))
-    try:
-        work = tmp / "project"
-        copy_tree(project_root, work)
+    task_dir = task.task_dir
+    res = _models_checked(PatchCheck(task.task_id), required_models, known_models)
+    with _project_copy(project_root, task.task_id, workdir) as work:
         before = _tree(work)
         for rel_path, original, _ in task.files:
             if _read(work / rel_path) != original:
@@ -87,8 +81,6 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
             return res
         res.roundtrip = True
         return res
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def check_solution(project_root: Path, task: TaskPatches, required_models: list[str],
@@ -96,15 +88,8 @@ def check_solution(project_root: Path, task: TaskPatches, required_models: list[
     """A task whose setup patches nothing (an upstream data change, tasks/datachange.py): the
     solution patch applies to the project as it is and yields exactly the adapted files (`files`:
     path, today's text, the adapted text), nothing else. `setup` and `roundtrip` hold trivially."""
-    res = PatchCheck(task.task_id, setup=True, roundtrip=True)
-    missing = [m for m in required_models if m not in known_models]
-    res.models_ok = not missing
-    if missing:
-        res.detail = "unknown model(s) in solution_seeds/test_setup: " + ", ".join(missing)
-    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task.task_id}-", dir=workdir))
-    try:
-        work = tmp / "project"
-        copy_tree(project_root, work)
+    res = _models_checked(PatchCheck(task.task_id, setup=True, roundtrip=True), required_models, known_models)
+    with _project_copy(project_root, task.task_id, workdir) as work:
         before = _tree(work)
         applied = apply_patch(task.task_dir / "solutions" / "changes.patch", work)
         if not applied.ok:
@@ -119,6 +104,25 @@ def check_solution(project_root: Path, task: TaskPatches, required_models: list[
             return res
         res.solution = True
         return res
+
+
+def _models_checked(res: PatchCheck, required_models: list[str], known_models: set[str]) -> PatchCheck:
+    """`res` with models_ok set: every model solution_seeds/test_setup name exists."""
+    missing = [m for m in required_models if m not in known_models]
+    res.models_ok = not missing
+    if missing:
+        res.detail = "unknown model(s) in solution_seeds/test_setup: " + ", ".join(missing)
+    return res
+
+
+@contextmanager
+def _project_copy(project_root: Path, task_id: str, workdir: Path | None):
+    """A scratch copy of the project (in `workdir`, else the temp directory), removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"ade-bench-validate-{task_id}-", dir=workdir))
+    try:
+        work = tmp / "project"
+        copy_tree(project_root, work)
+        yield work
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
