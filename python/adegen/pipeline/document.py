@@ -58,6 +58,7 @@ class RunDoc:
     dropped_by_reason: dict[str, int] | None = None  # bulk mode, by the drop codes' labels
     dropped_by_code: dict[str, int] | None = None  # bulk mode, by code id (adegen.core.drops)
     runtime: dict | None = None  # pipeline/runtime.py
+    shortfall: dict[str, str] | None = None  # fewer than 5 tasks: model -> why (pipeline/shortfall.py)
     time_budget: dict | None = None  # --time-budget: seconds, spent, what it skipped (pipeline/budget.py)
     next_steps: list[str] | None = None  # pipeline/summary.py
     elapsed_sec: float | None = None

@@ -26,7 +26,7 @@ from typing import Callable
 from adegen.pipeline.options import Options
 from adegen.core.paths import owned_run_dir
 from adegen.report import write_report
-from adegen.pipeline import datachange, discovery, inputs, propose, record, runtime, summary, validation
+from adegen.pipeline import datachange, discovery, inputs, propose, record, runtime, shortfall, summary, validation
 from adegen.pipeline.budget import TimeBudget
 from adegen.pipeline.context import UI, RunContext
 from adegen.pipeline.write import write_tasks
@@ -78,6 +78,7 @@ def _build_stages(ctx: RunContext) -> int:
         return 1
     if not pset.proposals:
         ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
+        shortfall.explain(ctx, 0)
         return 1
     propose.show(ctx, pset)
     chosen = propose.pick(ctx, pset)

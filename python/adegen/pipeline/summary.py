@@ -8,7 +8,7 @@ import time
 from adegen.core.errors import AdegenError
 from adegen.dbt.relations import ModelRelations
 from adegen.pipeline import harness_run as ade_run
-from adegen.pipeline import runtime, verify_slow
+from adegen.pipeline import runtime, shortfall, verify_slow
 from adegen.pipeline.context import RunContext
 
 def finish(ctx: RunContext, written: list[str]) -> int:
@@ -30,6 +30,7 @@ def finish(ctx: RunContext, written: list[str]) -> int:
     ui.say()
     for line in runtime.lines(doc.runtime):
         ui.say(line)
+    shortfall.explain(ctx, len(written))
     steps = next_steps(ctx, written, (doc.database or {}).get("note"))
     doc.next_steps = steps
     doc.elapsed_sec = round(time.monotonic() - ctx.t0, 1)
