@@ -329,19 +329,26 @@ class ClockSplit:
     """The clock-reading models sorted for grading: `whole` ({uid: why}: never graded, as before)
     and `columns` ({uid: {"columns": [...], "why": ...}}: graded without those columns; an empty
     list is a model that reads a clock-dependent model but none of its clock columns). `windowable`
-    ({uid: clock columns}): the whole tables whose rows lineage saw depend on the clock, candidates
-    for a window on their rows (validate.duckdb.clockwindow decides by execution)."""
+    ({uid: clock columns}): the whole tables whose rows lineage saw depend on the clock, itself or
+    through a date spine it reads, candidates for a window on their rows (validate.duckdb.clockwindow
+    decides by execution); `spines` ({uid: {built column: SpineDate}}, adegen.dbt.clock_spine): their
+    date columns carried from a spine, where the window goes."""
 
     whole: dict[str, str]
     columns: dict[str, dict]
     windowable: dict[str, list[str]] = field(default_factory=dict)
+    spines: dict[str, dict] = field(default_factory=dict)
 
 
 def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
-          table_columns: Mapping[str, list[str]]) -> ClockSplit:
+          table_columns: Mapping[str, list[str]], spines: Mapping[str, Mapping] | None = None) -> ClockSplit:
     """`reasons` (adegen.dbt.clock), `lineage` (`model_clock_columns`) and each model's columns as
     built ({uid: [column]}, the names exclude_columns must carry) -> the split. A clock column the
-    built table does not have, or a table whose every column reads the clock, stays whole."""
+    built table does not have, or a table whose every column reads the clock, stays whole. `spines`
+    ({uid: {column: SpineDate}}, adegen.dbt.clock_spine): a whole table downstream of a date spine
+    is a window candidate too, though its own SQL reads no clock."""
+    spines = spines or {}
+    carried: dict[str, dict] = {}
     whole: dict[str, str] = {}
     columns: dict[str, dict] = {}
     windowable: dict[str, list[str]] = {}
@@ -351,8 +358,11 @@ def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
         if cc is None or cc.whole:
             rows = cc.rows if cc is not None else "no column-level lineage"
             whole[uid] = why if rows.startswith(why) else f"{why}; {rows}"
-            if cc is not None and cc.found and built and all(c.lower() in built for c in cc.columns):
+            on_spine = {built[c.lower()]: sd for c, sd in (spines.get(uid) or {}).items() if c.lower() in built}
+            if cc is not None and (cc.found or on_spine) and built and all(c.lower() in built for c in cc.columns):
                 windowable[uid] = [built[c.lower()] for c in cc.columns]
+                if on_spine:
+                    carried[uid] = on_spine
         elif any(c.lower() not in built for c in cc.columns):
             missing = [c for c in cc.columns if c.lower() not in built]
             whole[uid] = f"{why}; its clock column(s) {', '.join(missing)} are not among the built table's columns"
@@ -362,4 +372,4 @@ def split(reasons: Mapping[str, str], lineage: Mapping[str, ClockColumns],
             names = [built[c.lower()] for c in cc.columns]
             columns[uid] = {"columns": names, "why": f"{why}: {cc.reason()}" if names else
                             f"{why}, but {cc.reason()}"}
-    return ClockSplit(whole, columns, windowable)
+    return ClockSplit(whole, columns, windowable, carried)

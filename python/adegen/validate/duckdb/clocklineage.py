@@ -15,6 +15,7 @@ import duckdb
 
 from adegen.dbt.clock import clock_reasons
 from adegen.dbt.clock_columns import ClockSplit, model_clock_columns, split
+from adegen.dbt.clock_spine import model_spine_dates
 
 
 def built_columns(db_file: Path) -> dict[tuple[str, str, str], list[str]]:
@@ -44,4 +45,5 @@ def clock_lineage(manifest: dict, db_file: Path, models: dict) -> ClockSplit:
         schema.setdefault(cat, {}).setdefault(sch, {})[table] = {c: "text" for c in names}
     by_rel = {(sch, table): names for (_, sch, table), names in cols.items()}
     table_columns = {u: by_rel.get((m["schema"].lower(), m["alias"].lower()), []) for u, m in models.items()}
-    return split(reasons, model_clock_columns(manifest, schema), table_columns)
+    spines = model_spine_dates(manifest, set(reasons), schema)
+    return split(reasons, model_clock_columns(manifest, schema), table_columns, spines)

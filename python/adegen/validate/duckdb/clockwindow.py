@@ -9,6 +9,13 @@ a harness in another time zone agrees; the clock columns left out) makes the tab
 that date: screening compares those rows only, and the task's equality test is a windowed stand-in
 (tasks.stand_in_tests.render_windowed). A trailing window (`date > current_date - 30`) loses its old
 rows 40 days ahead and stays never graded.
+
+Where lineage carries a column from a date spine (adegen.dbt.clock_spine: a month spine read through
+other models, `date_month + interval 1 month`), the window ends where the data does, not at the
+clock: the last date the seeds and sources hold (before today), plus one step of the spine and the
+shifts ahead. A month spine up to `date_trunc('month', current_date)` gains next month's row within
+40 days, which a window through two days ago would hold on one side only; the data's own months
+never move.
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from adegen.dbt.clock_spine import SpineDate, through as spine_through
 from adegen.sql.quote import ident as q
 from adegen.validate.duckdb.jobs import window_condition
 from adegen.validate.rules.oracle import compare_relations, typed_columns, without
@@ -30,11 +38,15 @@ def through_date(today: dt.date | None = None) -> str:
     return str((today or dt.date.today()) - dt.timedelta(days=MARGIN_DAYS))
 
 
-def find_window(reference: Path, shifted: Path, rel: str, exclude: list[str], through: str) -> str | None:
-    """The first date or timestamp column of `rel` ("schema.alias") through which the two snapshot
-    databases hold the same rows (without `exclude`), the reference at least one; None: none does."""
+def find_window(reference: Path, shifted: Path, rel: str, exclude: list[str], through: str | dict[str, str]
+                ) -> tuple[str, str] | None:
+    """(column, through) of `rel` ("schema.alias"): the first date or timestamp column through which
+    the two snapshot databases hold the same rows (without `exclude`), the reference at least one;
+    `through`: one date for every such column, or {column: date} for those columns only (in table
+    order). None: none does."""
     schema, alias = rel.split(".", 1)
     a = f"{q(schema)}.{q(alias)}"
+    ends = {c.lower(): d for c, d in through.items()} if isinstance(through, dict) else None
     con = duckdb.connect(str(reference), read_only=True)
     try:
         con.execute(f"ATTACH '{shifted}' AS adegen_shifted (READ_ONLY)")
@@ -42,12 +54,15 @@ def find_window(reference: Path, shifted: Path, rel: str, exclude: list[str], th
         for col, typ in typed_columns(con, a).items():
             if not typ.upper().startswith(_DATE_TYPES) or col.lower() in {c.lower() for c in exclude}:
                 continue
-            cond = window_condition(col, through)
+            end = through if ends is None else ends.get(col.lower())
+            if end is None:
+                continue
+            cond = window_condition(col, end)
             if not con.execute(f"select count(*) from {a} where {cond}").fetchone()[0]:
                 continue
             d = compare_relations(con, alias, without(con, a, exclude, cond), without(con, b, exclude, cond))
             if not d.visible and d.rows_base == d.rows_mut:
-                return col
+                return col, end
     except duckdb.Error:
         return None
     finally:
@@ -55,18 +70,59 @@ def find_window(reference: Path, shifted: Path, rel: str, exclude: list[str], th
     return None
 
 
-def windows(base, shifted_snapshot: Path, through: str) -> dict[str, dict]:
+def data_last(db: Path, skip: set[tuple[str, str]], before: dt.date) -> dt.date | None:
+    """The last date before `before` that the tables and views of `db` other than `skip` ((schema,
+    name) lower-cased: the models) hold in a date or timestamp column: the data's own time range."""
+    con = duckdb.connect(str(db), read_only=True)
+    last: dt.date | None = None
+    try:
+        rows = con.execute("select table_schema, table_name, column_name, data_type from information_schema.columns "
+                           "where table_catalog = current_database()").fetchall()
+        for schema, table, col, typ in rows:
+            if (schema.lower(), table.lower()) in skip or not str(typ).upper().startswith(_DATE_TYPES):
+                continue
+            got = con.execute(f"select max(cast({q(col)} as date)) from {q(schema)}.{q(table)} "
+                              f"where cast({q(col)} as date) < ?", [before]).fetchone()[0]
+            if got is not None and (last is None or got > last):
+                last = got
+    except duckdb.Error:
+        return last
+    finally:
+        con.close()
+    return last
+
+
+def spine_ends(spines: dict[str, dict], last: dt.date | None, today: dt.date) -> dict[str, str]:
+    """{column: through} of a table's spine-carried columns (`spines`: {column: SpineDate as a dict}):
+    the data's last date plus what each column's lineage needs, never past `through_date(today)`."""
+    cap = dt.date.fromisoformat(through_date(today))
+    if last is None:
+        return {}
+    return {c: str(min(spine_through(last, SpineDate.from_dict(sd)), cap)) for c, sd in spines.items()}
+
+
+def windows(base, shifted_snapshot: Path, today: dt.date | None = None) -> dict[str, dict]:
     """{uid: {"column", "through", "columns", "why"}} of the tables lineage says grow with the
-    clock (`base.clock_windowable`, still in `base.clock`) that the shifted build holds equal
-    through `through` on some column."""
+    clock (`base.clock_windowable`, still in `base.clock`) that the shifted build holds equal through
+    a date on some column: on their spine-carried columns (`base.clock_spines`) through the data's
+    own last date and the lineage's margin, on any date column through two days ago otherwise."""
+    today = today or dt.date.today()
     out = {}
+    skip = {(m["schema"].lower(), m["alias"].lower()) for m in base.models.values()}
+    last = data_last(Path(base.baseline_db), skip, today) if base.clock_spines and base.baseline_db else None
     for uid, clocked in sorted(base.clock_windowable.items()):
         m = base.models.get(uid)
         if uid not in base.clock or m is None or m["materialized"] == "ephemeral":
             continue
-        col = find_window(Path(base.snapshot_db), shifted_snapshot, f"{m['schema']}.{m['alias']}", clocked, through)
-        if col:
-            out[uid] = {"column": col, "through": through, "columns": list(clocked),
-                        "why": f"{base.clock[uid]}; graded on its rows with {col} through {through}"
+        spines = base.clock_spines.get(uid) or {}
+        ends: str | dict[str, str] = spine_ends(spines, last, today) if spines else through_date(today)
+        got = find_window(Path(base.snapshot_db), shifted_snapshot, f"{m['schema']}.{m['alias']}", clocked, ends) \
+            if ends else None
+        if got:
+            col, end = got
+            how = (f"{SpineDate.from_dict(spines[col]).describe()}, the data's last date {last}"
+                   if col in spines else "two days before the build")
+            out[uid] = {"column": col, "through": end, "columns": list(clocked),
+                        "why": f"{base.clock[uid]}; graded on its rows with {col} through {end} ({how})"
                                + (f", without {', '.join(clocked)}" if clocked else "")}
     return out

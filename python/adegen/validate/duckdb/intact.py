@@ -381,6 +381,7 @@ def build(cfg: WorkerConfig, shadow: bool = False) -> Baseline:
                 clock = clock_lineage(json.loads((build.app / "target" / "manifest.json").read_text()), build.live,
                                       base.models)
                 base.clock, base.clock_columns, base.clock_windowable = clock.whole, clock.columns, clock.windowable
+                base.clock_spines = {u: {c: sd.to_dict() for c, sd in cols.items()} for u, cols in clock.spines.items()}
             base.ok, base.reason = True, "baseline built"
     except Exception as exc:  # noqa: BLE001 - reported through usable()/InputError
         base.reason = f"baseline failed: {type(exc).__name__}: {exc}"

@@ -59,6 +59,7 @@ class Baseline:
     # graded without them (exclude_columns); [] reads a clock-dependent model but none of its clock columns
     clock_columns: dict = field(default_factory=dict)
     clock_windowable: dict = field(default_factory=dict)  # uid -> clock columns: rows read the clock (lineage)
+    clock_spines: dict = field(default_factory=dict)  # uid -> {column: SpineDate}: dates carried from a date spine
     # uid -> {"column", "through", "columns", "why"}: rows grow with the clock, graded through a date
     # (validate.duckdb.clockwindow; moved out of `clock` by the shifted-clock check)
     clock_windows: dict = field(default_factory=dict)

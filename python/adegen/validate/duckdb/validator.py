@@ -242,7 +242,7 @@ class Validator:
                 else:  # they stay nondeterministic: never evidence, unstable columns never seeds
                     base.package_notes.append(f"shifted-clock recheck not run: {snap['reason']}")
         if shadow.shifted_days and base.clock_windowable:  # rows that grow with the clock: graded through a date
-            base.clock_windows = clockwindow.windows(base, Path(shadow.snapshot_db), clockwindow.through_date())
+            base.clock_windows = clockwindow.windows(base, Path(shadow.snapshot_db))
             for u, w in base.clock_windows.items():
                 base.clock.pop(u, None)
                 if changed is not None and base.models[u]["name"] in changed:
