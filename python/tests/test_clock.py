@@ -16,7 +16,6 @@ Real dbt + DuckDB on one validator (module fixture: one baseline, one shifted bu
 shifted-clock test skips only where faketime is not installed."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,12 +28,12 @@ from adegen.core.drops import DropCode
 from adegen.sql.lexer import code_words
 from adegen.pipeline import runtime
 from adegen.discover.project import load_project
-from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
-from adegen.validate.duckdb import clockcheck, clockwindow
+from adegen.validate.duckdb import clockcheck
 from adegen.validate.rules.contract import ProofOutcome
 from adegen.validate.rules.oracle import TableDiff
 from adegen.validate.rules.verdict import ScreenFacts, judge
+
+import clock_kit
 
 # the shifted-clock check as users get it (conftest.shifted_clock_off turns it off elsewhere)
 pytestmark = pytest.mark.usefixtures("shifted_clock_on")
@@ -47,6 +46,8 @@ AGE = "models/marts/order_age.sql"
 OPEN = "models/marts/open_orders.sql"
 DAILY = "models/marts/daily_orders.sql"
 LAST = "models/marts/last_days.sql"
+# daily_orders' day spine is graded through the data's last day (raw_orders' 2024-05-08) and one step
+DAILY_THROUGH = "2024-05-09"
 
 
 # --------------------------------------------------------------------------- pure: words and lineage
@@ -180,25 +181,12 @@ def _pat(symptom: str, difficulty: str = "easy"):
 
 
 def _mutant(rel: str, old: str, new: str) -> tuple[bytes, bytes]:
-    original = (PROJECT / rel).read_bytes()
-    assert old.encode() in original
-    return original, original.replace(old.encode(), new.encode())
+    return clock_kit.mutant(PROJECT, rel, old, new)
 
 
 def _task(root: Path, task_id: str, rel: str, old: str, new: str, table: str) -> Path:
     """A task as the build writes it: setup patch, its exact inverse, one graded table."""
-    original, mutant = _mutant(rel, old, new)
-    plan = TaskPlan(task_id=task_id, description=f"{table} is wrong",
-                    prompts=[PromptEntry("base", f"Something is off in {table}. Can you fix it?")],
-                    difficulty="easy", tags=["dbt", "clockfix"], test_setup_models=[Path(rel).stem, table],
-                    solution_seeds=[SeedEntry(table)], variant=Variant("duckdb", "clockfix", "clockfix", str(PROJECT.parent)),
-                    seed_based=True, max_test_timeout_sec=120, solution_rebuild=[Path(rel).stem])
-    files = build_task_files(plan, unified_diff(original, mutant, rel), unified_diff(mutant, original, rel), [])
-    task = root / task_id
-    for name, data in files.files.items():
-        (task / name).parent.mkdir(parents=True, exist_ok=True)
-        (task / name).write_bytes(data)
-    return task
+    return clock_kit.write_task(PROJECT, root, task_id, (rel, old, new), table)
 
 
 def _shifted() -> bool:
@@ -230,7 +218,7 @@ def test_lineage_names_the_clock_dependent_models(validator):
     assert any(ln.startswith("Graded without their clock columns (") for ln in lines)
     assert "  open_orders without age_days: reads current_date: age_days from current_date" in lines
     # the rows of a date spine up to today, graded through a date
-    through = clockwindow.through_date()
+    through = DAILY_THROUGH
     assert wins["daily_orders"]["column"] == "order_date" and doc["clock_windows"] == wins
     assert any(ln.startswith(f"  daily_orders through order_date <= {through}: reads current_date") for ln in lines)
     # the hook-made database macro is invisible to lineage: the shifted-clock check is for it
@@ -263,7 +251,7 @@ def test_screening_compares_clock_tables_without_their_clock_columns(validator):
     # rows that move with the clock are never graded; rows that grow are, through a date (shifted check)
     assert not moves.observable and moves.code is DropCode.CLOCK_DEPENDENT, moves.reason
     assert grows.observable and grows.compared_table == "daily_orders", grows.reason
-    window = f"\"order_date\" <= cast('{clockwindow.through_date()}' as date)"
+    window = f"\"order_date\" <= cast('{DAILY_THROUGH}' as date)"
     assert grows.details["clock_window"] == {"daily_orders": window}
 
 
@@ -277,8 +265,8 @@ def test_a_table_whose_rows_move_with_the_clock_is_never_a_solution_seed(validat
 
 def test_clock_tables_are_graded_and_stay_valid_40_days_later(validator, db, tmp_path):
     """open_orders' filter bug is proven with age_days excluded (task.yaml); daily_orders' count bug
-    on a date spine up to today is proven by a windowed equality test (its rows through two days
-    ago). ade-bench's procedure, run 40 days ahead under faketime on both tasks, still passes the
+    on a date spine up to today is proven by a windowed equality test (its rows through the data's
+    last day and one step). ade-bench's procedure, run 40 days ahead under faketime on both tasks, still passes the
     solved state (the broken states' differences do not depend on the day; without the exclusion
     open_orders' sage trial fails there: age_days moved 40 days)."""
     if not _shifted():
@@ -292,17 +280,12 @@ def test_clock_tables_are_graded_and_stay_valid_40_days_later(validator, db, tmp
     spine = _task(tmp_path, "clockfix005", DAILY, "count(o.order_id)", "count(*)", "daily_orders")
     proof = validator.prove(spine, PROJECT, db)
     assert proof.ok and proof.outcome is ProofOutcome.PROVEN, proof.detail
-    assert f"daily_orders graded on its rows with order_date through {clockwindow.through_date()}" in proof.detail
+    assert f"daily_orders graded on its rows with order_date through {DAILY_THROUGH}" in proof.detail
     seeds = yaml.safe_load((spine / "task.yaml").read_text())["solution_seeds"]
     assert seeds == [{"table_name": "daily_orders", "exclude_tests": ["equality_test"]}]
     windowed = (spine / "tests" / "daily_orders_windowed.sql").read_text()
-    assert f"{{{{ adapter.quote('order_date') }}}} <= cast('{clockwindow.through_date()}' as date)" in windowed
-    code = ("import sys; from adegen.adebench.procedure.command import main\n"
-            "sys.exit(max(main([t, *sys.argv[3:]]) for t in sys.argv[1:3]))")
-    r = subprocess.run(clockcheck.shift_argv(clockcheck.faketime_path(), code, str(task), str(spine), "--project",
-                                             str(PROJECT), "--db", str(db), "--mode", "inprocess", "--agent", "sage",
-                                             "--workdir", str(tmp_path / "later")),
-                       env=clockcheck.shift_env(), capture_output=True, text=True, timeout=600)
+    assert f"{{{{ adapter.quote('order_date') }}}} <= cast('{DAILY_THROUGH}' as date)" in windowed
+    r = clock_kit.procedure_later([task, spine], PROJECT, db, tmp_path / "later")
     assert r.returncode == 0, r.stdout + r.stderr  # sage passes 40 days on, both tasks
 
 
@@ -315,7 +298,7 @@ def test_the_shifted_determinism_build_keeps_a_hidden_clock_table_from_grading(v
     assert facts.clock_check == (
         "the determinism build ran 40 days ahead (faketime): 7 table(s) changed: customer_tenure (only its clock "
         "column(s) tenure_days, excluded), daily_orders (rows grow; graded on order_date through "
-        f"{clockwindow.through_date()}), last_days (lineage names it), open_orders (only its clock column(s) "
+        f"{DAILY_THROUGH}), last_days (lineage names it), open_orders (only its clock column(s) "
         "age_days, excluded), order_age (found by execution), stale_orders (found by execution), tenure_by_region "
         "(only its clock column(s) longest_tenure_days, excluded)")
     # lineage saw age_days alone; the rows changed 40 days ahead too: never graded
