@@ -115,7 +115,8 @@ def windows(base, shifted_snapshot: Path, today: dt.date | None = None) -> dict[
         if uid not in base.clock or m is None or m["materialized"] == "ephemeral":
             continue
         spines = base.clock_spines.get(uid) or {}
-        ends: str | dict[str, str] = spine_ends(spines, last, today) if spines else through_date(today)
+        # no date in the data (dates kept as text): the two-days-ago window, as for tables off a spine
+        ends: str | dict[str, str] = spine_ends(spines, last, today) if spines and last else through_date(today)
         got = find_window(Path(base.snapshot_db), shifted_snapshot, f"{m['schema']}.{m['alias']}", clocked, ends) \
             if ends else None
         if got:
