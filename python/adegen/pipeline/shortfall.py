@@ -84,9 +84,9 @@ def lines(shortfall: dict[str, str], written: int) -> list[str]:
 
 
 def explain(ctx, written: int) -> None:
-    """Fewer than FEW tasks written: the per-model lines into the --json document (and so the run
-    record) and the summary. `ctx`: the RunContext."""
-    if written >= FEW:
+    """Fewer than FEW tasks written (or than --count asked, when it asked fewer): the per-model
+    lines into the --json document (and so the run record) and the summary. `ctx`: the RunContext."""
+    if written >= min(FEW, ctx.opts.count):
         return
     from adegen.pipeline import runtime  # the summary's own collector, run once
     if ctx.doc.runtime is None:
