@@ -26,6 +26,7 @@ import duckdb
 
 from adegen.dbt.clock_spine import SpineDate, through as spine_through
 from adegen.sql.quote import ident as q
+from adegen.validate.duckdb.clockcheck import SHIFT_DAYS
 from adegen.validate.duckdb.jobs import window_condition
 from adegen.validate.rules.oracle import compare_relations, typed_columns, without
 
@@ -105,7 +106,8 @@ def windows(base, shifted_snapshot: Path, today: dt.date | None = None) -> dict[
     """{uid: {"column", "through", "columns", "why"}} of the tables lineage says grow with the
     clock (`base.clock_windowable`, still in `base.clock`) that the shifted build holds equal through
     a date on some column: on their spine-carried columns (`base.clock_spines`) through the data's
-    own last date and the lineage's margin, on any date column through two days ago otherwise."""
+    own last date and the lineage's margin, on any date column through two days ago otherwise. A
+    spine table that gets no window keeps its place in `base.clock`, its reason saying so."""
     today = today or dt.date.today()
     out = {}
     skip = {(m["schema"].lower(), m["alias"].lower()) for m in base.models.values()}
@@ -126,4 +128,8 @@ def windows(base, shifted_snapshot: Path, today: dt.date | None = None) -> dict[
             out[uid] = {"column": col, "through": end, "columns": list(clocked),
                         "why": f"{base.clock[uid]}; graded on its rows with {col} through {end} ({how})"
                                + (f", without {', '.join(clocked)}" if clocked else "")}
+        elif spines and last:  # stays excluded: say why the data's own time range did not do
+            tried = ", ".join(f"{c} through {d}" for c, d in sorted(spine_ends(spines, last, today).items()))
+            base.clock[uid] += (f"; no window: it has no row with {tried}, or those rows change when the clock "
+                                f"moves {SHIFT_DAYS} days")
     return out
