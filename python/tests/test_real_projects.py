@@ -131,12 +131,23 @@ where rn <= 5
 """
 
 
+# one column built in input order (string_agg without ORDER BY): the determinism build, on shuffled
+# inputs, finds that column unstable and the rest of the table stable
+SEEN_SQL = """{{ config(materialized='table') }}
+select customer_id, count(*) as order_count, sum(amount) as total_amount,
+    string_agg(cast(order_id as varchar), ',') as order_ids
+from {{ ref('stg_orders') }}
+group by 1
+"""
+
+
 @pytest.fixture(scope="module")
 def vendored(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("vendored") / "vendshop"
     totals = rf.CUSTOMER_TOTALS_SQL.replace("sum(o.amount)", "{{ src_pkg.total('o.amount') }}")
     rf.shop_project(root, "vendshop", models={"models/marts/customer_totals.sql": totals,
-                                              "models/marts/top_orders.sql": TOP_SQL},
+                                              "models/marts/top_orders.sql": TOP_SQL,
+                                              "models/marts/orders_seen.sql": SEEN_SQL},
                     files={"packages.yml": "packages:\n  - local: vendor/src_pkg\n  - local: vendor/util_pkg\n"})
     # the source package lists its own dependency as a path relative to the ROOT project (dbt deps
     # resolves nested local paths against the root project: "Found duplicate project" otherwise)
@@ -191,6 +202,23 @@ def test_top_n_with_ties_is_nondeterministic_and_never_evidence(vend_validator, 
     problems, excludes = v.proof_run().seed_tables(Path(v.baseline_info()["baseline_db"]), ["top_orders"])
     cols = facts.nondeterministic["top_orders"]
     assert problems if not cols else set(cols) <= set(excludes["top_orders"])
+
+
+def test_a_table_with_one_unstable_column_is_evidence_without_it(vend_validator, vendored):
+    """A column built in input order makes its table nondeterministic in that column only: a slip in
+    another column is still evidence there, compared without the unstable column (its seed excludes
+    it too), not dropped as "differs only in nondeterministic tables"."""
+    v = vend_validator
+    assert v.facts().nondeterministic.get("orders_seen") == ["order_ids"], v.facts().nondeterministic
+    path = "models/marts/orders_seen.sql"
+    text = (vendored / path).read_text().replace("sum(amount)", "max(amount)")
+    obs = v.screen("model.vendshop.orders_seen", path, text,
+                   SimpleNamespace(id="sum_to_max", symptom="values_wrong", difficulty="easy"))
+    assert obs.observable and obs.compared_table == "orders_seen", obs.reason
+    assert "order_ids" not in obs.columns_differ and "total_amount" in obs.columns_differ, obs.columns_differ
+    assert obs.details["nondeterministic_columns"] == {"orders_seen": ["order_ids"]}
+    problems, excludes = v.proof_run().seed_tables(Path(v.baseline_info()["baseline_db"]), ["orders_seen"])
+    assert not problems and excludes["orders_seen"] == ["order_ids"], (problems, excludes)
 
 
 # --- budgets: a self-join that explodes -----------------------------------------------------

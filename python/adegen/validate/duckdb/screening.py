@@ -176,7 +176,10 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
     dist = base.graph.downstream_of(roots)
     sel = {u: models[u] for u in dist}
     facts = ScreenFacts(job.uid, models, dist, job.symptom, job.difficulty,
-                        unstable={u for u in sel if models[u]["name"] in base.nondeterministic},
+                        # a table whose rows differ between two intact builds is never evidence; one
+                        # with only some unstable columns is, without them (as its solution seed is graded)
+                        unstable={u for u in sel if models[u]["name"] in base.nondeterministic
+                                  and not base.nondeterministic[models[u]["name"]]},
                         clock={u: base.clock[u] for u in sel if u in base.clock},
                         details={"selected": len(sel), "budget_seconds": round(job.budget.seconds, 1)})
     names = [models[u]["name"] for u in roots] + added
@@ -247,9 +250,12 @@ def _screen(cfg: WorkerConfig, base: Baseline, job: ScreenJob) -> Observation:
             # without the columns computed from the clock (the task excludes them: adegen.dbt.clock_columns)
             # and, for rows that grow with the clock, on the rows through a date (validate.duckdb.clockwindow)
             clocked, window = base.clock_grading(u)
-            if clocked or window:
-                base_rel = oracle.without(con, base_rel, clocked, window)
-                mut_rel = oracle.without(con, mut_rel, clocked, window)
+            shaky = list(base.nondeterministic.get(mm["name"]) or [])
+            if clocked or window or shaky:
+                base_rel = oracle.without(con, base_rel, clocked + shaky, window)
+                mut_rel = oracle.without(con, mut_rel, clocked + shaky, window)
+            if shaky:
+                facts.details.setdefault("nondeterministic_columns", {})[mm["name"]] = shaky
             if clocked:
                 facts.details.setdefault("clock_columns_excluded", {})[mm["name"]] = list(clocked)
             if window:

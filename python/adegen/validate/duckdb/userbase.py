@@ -27,8 +27,10 @@ proof. The grading after setup (solution.sh, test_setup, seeds, dbt test) is ade
 replayed as for every fast proof, from that broken state; a solution seed that the solved state
 does not reproduce fails there.
 
-Only for projects whose raw data is not seeds: a seed-based project's setup.sh reloads its seeds
-before `dbt run`, which this rule does not replay (those keep the full emulation).
+A seed-based project's setup.sh reloads its seeds before `dbt run`. When the user's file already
+holds those CSVs (`dbt seed` on a copy changes none of its seed tables: checked once per run), that
+step is a fixed point and the rule above holds as it is; otherwise the project keeps the full
+emulation (every script step replayed per task).
 """
 from __future__ import annotations
 
@@ -49,12 +51,12 @@ def held_incremental(models: dict, held: list) -> list[str]:
                   if m["materialized"] == "incremental" and (m["schema"].lower(), m["alias"].lower()) in present)
 
 
-def applies(shipped: bool, models: dict, held: list, seed_based: bool = False) -> bool:
+def applies(shipped: bool, models: dict, held: list) -> bool:
     """The baseline is built from the user's tables: the tasks ship the user's file and it holds
     incremental model tables (without those, a fresh build equals ade-bench's and stays the rule).
-    Not for seed-based projects: their setup.sh reloads the seeds (`dbt seed`) before `dbt run`,
-    which this rule does not replay; they keep the full emulation."""
-    return bool(shipped and not seed_based and held_incremental(models, held))
+    A seed-based project's setup.sh reloads the seeds (`dbt seed`) before `dbt run`: the caller
+    checks that this leaves the file's seed tables as they are (validate.duckdb.intact)."""
+    return bool(shipped and held_incremental(models, held))
 
 
 def _fingerprints(con, cat: str, rels: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:
