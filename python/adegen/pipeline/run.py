@@ -26,7 +26,7 @@ from typing import Callable
 from adegen.pipeline.options import Options
 from adegen.core.paths import owned_run_dir
 from adegen.report import write_report
-from adegen.pipeline import datachange, discovery, inputs, propose, record, runtime, summary, validation
+from adegen.pipeline import datachange, discovery, purpose, inputs, propose, record, runtime, summary, validation
 from adegen.pipeline.budget import TimeBudget
 from adegen.pipeline.context import UI, RunContext
 from adegen.pipeline.write import write_tasks
@@ -78,7 +78,8 @@ def _build_stages(ctx: RunContext) -> int:
         return 1
     if not pset.proposals:
         ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
-        return 1
+        written = purpose.purposeful_tasks(ctx) if ctx.opts.purpose else []
+        return summary.finish(ctx, written) if written else 1
     propose.show(ctx, pset)
     chosen = propose.pick(ctx, pset)
     if chosen is None:
@@ -87,6 +88,8 @@ def _build_stages(ctx: RunContext) -> int:
         ctx.ui.say("Nothing selected; nothing was written.")
         return 0
     written = write_tasks(ctx, chosen)
+    if ctx.opts.purpose:
+        written += purpose.purposeful_tasks(ctx)
     return summary.finish(ctx, written)
 
 
