@@ -25,6 +25,7 @@ from adegen.sql.quote import ident
 MAX_COLUMNS = 8          # text columns probed per scope
 MAX_VALUES = 12          # a column with more distinct values is no category
 SHARE = (0.05, 0.6)      # the value's share of the scope's rows (a category, not noise nor the bulk)
+NULL_SHARE = 0.3         # an exclusion's column: NULL in a few rows (a slip that drops most rows is no slip one misses)
 # words in a column name that say it holds a category
 HINT = re.compile(r"status|state|type|category|channel|segment|kind|tier|plan|source|method|stage|priority|role|tag", re.I)
 DIFFICULTY = "medium"
@@ -124,6 +125,12 @@ def _values(db: ProbeDB, rows: str, column: str) -> tuple[int, int, int, list[st
     return int(got[0]), int(got[1]), int(got[2]), [str(v) for v in (got[3] or [])]
 
 
+def _shown(raw: str, s: sc.Scope) -> set[str]:
+    """The words of the scope's select list and of its clauses after the WHERE (GROUP BY ...)."""
+    tail = raw[s.list_start:s.list_end] + " " + raw[(s.where_end or s.from_end):s.end]
+    return set(re.findall(r"[a-z_][a-z0-9_]*", tail.lower()))
+
+
 def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
     """What could be asked of this model, the data permitting (at most one ask per kind and scope)."""
     raw_scopes, comp_scopes = sc.scopes(m.raw), sc.scopes(m.compiled)
@@ -137,6 +144,7 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
         text_cols = [c for c, t in cols.items() if t.upper().startswith("VARCHAR") and re.fullmatch(r"[A-Za-z_]\w*", c)]
         text_cols.sort(key=lambda c: (not HINT.search(c), c))
         want = {k for k in KINDS if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
+        shown = _shown(m.raw, s)
         for col in text_cols[:MAX_COLUMNS]:
             if not want:
                 break
@@ -146,10 +154,10 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
             total, nulls, distinct, values = got
             if not values or not 2 <= distinct <= MAX_VALUES:
                 continue
-            if METRIC in want:
+            if METRIC in want and col.lower() not in shown:  # a count of one group value within its own groups: no ask
                 out.append(Ask(METRIC, name, col, values[0], metric_name(values[0], s.relation)))
                 want.discard(METRIC)
-            if EXCLUSION in want and nulls:
+            if EXCLUSION in want and 0 < nulls <= NULL_SHARE * total:
                 out.append(Ask(EXCLUSION, name, col, values[-1]))
                 want.discard(EXCLUSION)
     return out
@@ -194,14 +202,21 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
     """Every measured purposeful change of `models` (in the order given), kinds interleaved: the
     first of each kind, then the second of each, ... (a run's tasks are not all of one kind)."""
     by_kind: dict[str, list[Purposeful]] = {k: [] for k in KINDS}
+    seen: set[tuple] = set()
     for m in models:
         for ask in asks_for(m, db):
+            key = (m.unique_id, ask.kind, ask.column, ask.value)
+            if key in seen:
+                continue  # the same ask in a CTE and in the final SELECT: one change
+            seen.add(key)
             texts = change(m.raw, ask)
             facts = measure(ask, m, db) if texts else None
             if texts is None or facts is None:
                 continue
             by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts))
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
+    for found in by_kind.values():  # a column named as a category first, a mart first, then as found
+        found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
     out: list[Purposeful] = []
     for i in range(max((len(v) for v in by_kind.values()), default=0)):
         out += [v[i] for v in by_kind.values() if i < len(v)]
