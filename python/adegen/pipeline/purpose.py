@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
+from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove
 from adegen.pipeline.realise import proof_to_json
 from adegen.pipeline.workspace import prepare
 from adegen.propose.mutant_compile import compile_mutants
@@ -25,7 +25,7 @@ from adegen.realism.probe import ProbeDB
 from adegen.tasks import output as out
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.shape import run_figure, shape_of
-from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
 WANT = 2          # purposeful tasks a build adds
@@ -110,14 +110,15 @@ def _details(c: Purposeful, proof) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
     return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": None,
             "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
-            "proof_seconds": None if proof is None else {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()},
+            "proof_seconds": proof_seconds(proof),
             "story": {"kind": c.kind, "subject": c.subject()},
             "purpose": {"kind": c.kind, "scope": c.ask.scope or "final select", "column": c.ask.column,
                         "value": c.ask.value, "name": c.ask.name, "measured": c.facts}}
 
 
 def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
-    """Files, patch check, proof, commit: the task's --json entry (None: the patch check failed)."""
+    """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
+    the patch check failed)."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -129,35 +130,20 @@ def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
     files = c.files()
     setup = b"".join(unified_diff(old, broken, path) for path, old, broken, _ in files)
     solution = b"".join(unified_diff(broken, right, path) for path, _, broken, right in files)
-    task_files = build_task_files(spec, setup, solution, [])
-    writer = out.TaskWriter(plan.tasks_dir, task_id)
-    try:
-        writer.write(task_files.files)
-        patches = TaskPatches(task_id, writer.dir, tuple((p, o, b) for p, o, b, _ in files),
-                              solved=tuple((p, r) for p, _, _, r in files))
-        check = check_task(plan.project_root, patches, [c.model.name], set(plan.known_models), workdir=ctx.workroot)
-        if not check.ok:
-            ctx.ui.warn(f"{task_id} dropped: {check.line()}")
-            writer.discard()
-            return None
-        ctx.ui.say(f"Proving {task_id} ({c.subject()}: broken must fail, done right must pass)...")
-        try:
-            proof = ctx.validator.prove(writer.dir, plan.project_root, plan.db_file)
-            proven, detail = bool(proof.ok), (ctx.backend.proof_label if proof.ok else proof.detail)
-        except AdegenError as exc:
-            proof, proven, detail = None, False, f"unproven: {exc}"
-        if not proven:
-            update_task_yaml(writer.dir / "task.yaml", status="dev")
-        final = writer.commit()
-    except BaseException:
-        writer.discard()
-        raise
-    ctx.ui.say(f"{task_id}: {'proven' if proven else detail.splitlines()[0]}")
-    ctx.report.task_details[task_id] = _details(c, proof)
-    return {"task_id": task_id, "path": str(final), "model": c.model.name, "pattern_id": f"purpose:{c.kind}",
-            "family": "purposeful-change", "difficulty": DIFFICULTY, "status": "ready" if proven else "dev",
-            "proven": proven, "proof_detail": detail, "proof_label": detail if proven else "unproven",
-            "proof": None if proof is None else proof_to_json(proof, ctx.backend),
-            "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
-                            "models": check.models_ok, "line": check.line()},
-            "files": sorted(task_files.files), "change": shape_of([(p, o, b) for p, o, b, _ in files]).to_json()}
+    patches = tuple((p, o, b) for p, o, b, _ in files)
+
+    def check(task_dir):
+        return check_task(plan.project_root, TaskPatches(task_id, task_dir, patches,
+                                                         solved=tuple((p, r) for p, _, _, r in files)),
+                          [c.model.name], set(plan.known_models), workdir=ctx.workroot)
+
+    task = ExtraTask(task_id, build_task_files(spec, setup, solution, []).files, check, c.subject(),
+                     solved="done right")
+    w = write_and_prove(ctx, task)
+    if w is None:
+        return None
+    ctx.report.task_details[task_id] = _details(c, w.proof)
+    return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
+                 difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",
+                 proof=None if w.proof is None else proof_to_json(w.proof, ctx.backend),
+                 change=shape_of(patches).to_json())
