@@ -84,10 +84,37 @@ def _apply(text: str, edits: list[tuple[int, str]]) -> str:
     return text
 
 
+def _output(text: str) -> sc.Scope | None:
+    """The scope whose select list is the model's columns: the final SELECT, or the CTE it passes through."""
+    found = sc.scopes(text)
+    through = [s for n, s in found.items() if n != sc.FINAL and sc.passes_through(text, n)]
+    return through[0] if through else found.get(sc.FINAL)
+
+
+def carry(text: str, scope: str, column: str) -> list[tuple[int, str]] | None:
+    """The edits that bring a column the scope adds to the model's output: none when the scope is
+    the output (or the final SELECT passes it through); the column added to the output's select list
+    when that SELECT reads the scope in its FROM or a JOIN (`customer_orders.completed_order_count`,
+    as the other columns of a CTE joined in a `final` CTE are carried); None when it cannot reach."""
+    if scope == sc.FINAL or sc.passes_through(text, scope):
+        return []
+    out = _output(text)
+    if out is None or out.name == scope:
+        return [] if out is not None else None
+    m = re.search(rf"\b(?:from|join)\s+{re.escape(scope)}\b(?:\s+(?:as\s+)?([A-Za-z_]\w*))?",
+                  text[out.from_start:out.from_end], re.I)
+    if m is None:
+        return None
+    alias = m.group(1) if m.group(1) and m.group(1).lower() not in sc.NOT_ALIAS else ""
+    if text[out.list_start:out.list_end].strip() == "*":
+        return []
+    qual = (alias or scope) if out.qualifier else ""
+    return [_item_edit(out, f"{qual}.{column}" if qual else column)]
+
+
 def reaches_output(text: str, scope: str) -> bool:
-    """A column the scope adds is a column of the model: the scope is the final SELECT, or the
-    final SELECT is `select * from` it."""
-    return scope == sc.FINAL or sc.passes_through(text, scope)
+    """A column the scope adds can be made a column of the model (`carry`)."""
+    return carry(text, scope, "x") is not None
 
 
 def change(text: str, ask: Ask) -> tuple[str, str] | None:
@@ -97,7 +124,8 @@ def change(text: str, ask: Ask) -> tuple[str, str] | None:
         return None
     col, val = _col(s, ask.column), literal(ask.value)
     if ask.kind == METRIC:
-        if not (s.grouped and s.aggregates and _IDENT.match(ask.name) and reaches_output(text, ask.scope)):
+        carried = carry(text, ask.scope, ask.name)
+        if not (s.grouped and s.aggregates and _IDENT.match(ask.name)) or carried is None:
             return None
         if re.search(rf"\b{re.escape(ask.name)}\b", text, re.I):
             return None  # the name is taken
@@ -106,10 +134,10 @@ def change(text: str, ask: Ask) -> tuple[str, str] | None:
         if where is None:
             return None
         count = _kw(text, "count")
-        broken = _apply(text, [_item_edit(s, f"{count}(*) {_kw(text, 'as')} {ask.name}"), where])
+        broken = _apply(text, [_item_edit(s, f"{count}(*) {_kw(text, 'as')} {ask.name}"), where, *carried])
         case = " ".join(_kw(text, w) for w in ("case", "when")) + f" {cond} " + \
             " ".join(_kw(text, w) for w in ("then", "1", "end"))
-        fixed = _apply(text, [_item_edit(s, f"{count}({case}) {_kw(text, 'as')} {ask.name}")])
+        fixed = _apply(text, [_item_edit(s, f"{count}({case}) {_kw(text, 'as')} {ask.name}"), *carried])
         return broken, fixed
     if ask.kind == EXCLUSION:
         broken_edit = _filter_edit(text, s, f"{col} <> {val}")

@@ -18,7 +18,7 @@ AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 # what ends a FROM clause or a WHERE clause at depth 0
 CLAUSES = ("where", "group", "having", "qualify", "window", "order", "limit", "offset")
 SET_OPS = frozenset({"union", "except", "intersect", "minus"})
-_NOT_ALIAS = frozenset({"left", "right", "inner", "outer", "full", "cross", "join", "natural", "lateral",
+NOT_ALIAS = frozenset({"left", "right", "inner", "outer", "full", "cross", "join", "natural", "lateral",
                         "on", "using", "positional", "asof", "anti", "semi", *CLAUSES, *SET_OPS})
 _RELATION_NAME = re.compile(r"""(?:ref|source)\s*\((?:\s*['"][^'"]*['"]\s*,)*\s*['"]([^'"]+)['"]""")
 
@@ -95,7 +95,7 @@ def _read(text: str, toks: list, name: str) -> Scope | None:
     if k < len(toks) and toks[k].text == "as":
         k += 1
     if k < len(toks) and toks[k].kind == "sql" and re.fullmatch(r"[a-z_][a-z0-9_]*", toks[k].text) \
-            and toks[k].text not in _NOT_ALIAS and k <= from_last:
+            and toks[k].text not in NOT_ALIAS and k <= from_last:
         alias = text[toks[k].start:toks[k].end]
     relation = text[first.start:toks[last].end]
     joined = "join" in marks and marks["join"] < from_last + 1
