@@ -111,3 +111,52 @@ def test_measured_on_real_duckdb(shop):
         assert measure(Ask(EXCLUSION, sc.FINAL, "customer_id", "a"), _model(MART), db) is None
     finally:
         db.close()
+
+
+CARRIED = """with orders as (
+
+    select * from {{ ref('stg_orders') }}
+
+),
+
+customer_orders as (
+
+    select
+        customer_id,
+        count(order_id) as number_of_orders
+    from orders
+    group by customer_id
+
+),
+
+final as (
+
+    select
+        customers.customer_id,
+        customer_orders.number_of_orders
+    from {{ ref('stg_customers') }} as customers
+    left join customer_orders
+        on customers.customer_id = customer_orders.customer_id
+
+)
+
+select * from final
+"""
+
+
+def test_a_count_in_a_joined_cte_is_carried_to_the_output():
+    ask = Ask(METRIC, "customer_orders", "status", "completed", "completed_order_count")
+    broken, fixed = change(CARRIED, ask)
+    carried = "        customer_orders.number_of_orders,\n        customer_orders.completed_order_count\n"
+    assert broken == CARRIED.replace(
+        "        count(order_id) as number_of_orders\n    from orders\n",
+        "        count(order_id) as number_of_orders,\n        count(*) as completed_order_count\n"
+        "    from orders\n    where status = 'completed'\n").replace("        customer_orders.number_of_orders\n", carried)
+    assert fixed == CARRIED.replace(
+        "        count(order_id) as number_of_orders\n",
+        "        count(order_id) as number_of_orders,\n"
+        "        count(case when status = 'completed' then 1 end) as completed_order_count\n"
+    ).replace("        customer_orders.number_of_orders\n", carried)
+    # a CTE nothing of the output reads cannot carry it
+    assert change(CARRIED.replace("    left join customer_orders\n        on customers.customer_id = "
+                                  "customer_orders.customer_id\n", ""), ask) is None
