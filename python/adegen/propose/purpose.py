@@ -37,15 +37,15 @@ SUBJECTS = {
 # The prompt levels (text as data): what a stakeholder sees since the change, never the fix.
 PROMPTS = {
     METRIC: {
-        "base": ("We added `{name}` to `{table}` (how many {value} {noun}s each row has). Since that went "
-                 "in, the other figures in `{table}` look wrong: {example}. The new column should stay. "
-                 "Can you find out what happened and fix it?"),
+        "base": ("We added `{name}` to `{table}`: the number of records behind each row whose {column} is "
+                 "'{value}'. Since that went in, the other figures in `{table}` look wrong: {example}. The new "
+                 "column should stay. Can you find out what happened and fix it?"),
         "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Can you fix it?",
     },
     EXCLUSION: {
-        "base": ("We changed `{table}` to leave out the {value} {noun}s. Since then it is missing more "
-                 "than those: {example}. Only the {value} ones were meant to go. Can you fix it?"),
-        "hard": "`{table}` lost more than the {value} {noun}s we asked to leave out. Can you fix it?",
+        "base": ("We changed `{table}` to leave out the records whose {column} is '{value}'. Since then it is "
+                 "missing more than those: {example}. Only the '{value}' ones were meant to go. Can you fix it?"),
+        "hard": "`{table}` lost more than the '{value}' records we asked to leave out. Can you fix it?",
     },
 }
 
@@ -83,7 +83,7 @@ class Purposeful:
 
     def prompts(self) -> list[tuple[str, str]]:
         s = sc.scopes(self.model.raw).get(self.ask.scope)
-        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value,
+        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value, column=self.ask.column,
                       noun=noun(s.relation) if s else "row", example=self.example())
         return [(k, t.format(**fields)) for k, t in PROMPTS[self.kind].items()]
 
