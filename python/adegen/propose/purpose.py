@@ -177,12 +177,12 @@ def measure(ask: Ask, m: ModelText, db: ProbeDB) -> dict | None:
     keep = f"* exclude ({ident(ask.name)})" if ask.kind == METRIC else "*"
     a, b = f"(select {keep} from {fixed})", f"(select {keep} from {broken})"
     got = db.one(f"select (select count(*) from {_wrap(m.compiled)}), (select count(*) from {broken}), "
-                 f"(select count(*) from {fixed}), "
-                 f"(select count(*) from ({a} except all {b})) + (select count(*) from ({b} except all {a}))")
-    if got is None or not got[3]:
+                 f"(select count(*) from {fixed}), (select count(*) from ({a} except all {b})), "
+                 f"(select count(*) from ({b} except all {a}))")
+    if got is None or not (got[3] or got[4]):
         return None
     facts = {"rows_today": int(got[0]), "rows_broken": int(got[1]), "rows_fixed": int(got[2]),
-             "rows_differ": int(got[3])}
+             "rows_differ": int(got[3])}  # rows of the right table the broken one lacks or has otherwise
     if ask.kind == METRIC:
         n = db.one(f"select count(*) from {fixed} where {ident(ask.name)} > 0")
         if not n or not n[0]:
