@@ -38,6 +38,11 @@ def patch_shape(text: str) -> tuple[int, int]:
     return files, lines + max(minus, plus)
 
 
+def _changed(text: str, sign: str) -> list[str]:
+    """The lines a patch adds (`+`) or removes (`-`), without their file headers."""
+    return [ln[1:] for ln in text.splitlines() if ln.startswith(sign) and not ln.startswith(sign * 3)]
+
+
 @lru_cache(maxsize=1)
 def _operators() -> dict[str, str]:
     from adegen.catalog.patterns import load_catalog
@@ -65,6 +70,10 @@ def check_written(r: subprocess.CompletedProcess) -> None:
         assert t.get("change") == {"files": files, "lines": lines, "commit": files >= 2 or lines >= 3}, (
             f"{t['task_id']}: --json says {t.get('change')}, its setup patch changes {files} file(s), {lines} line(s)")
         commits += files >= 2 or lines >= 3
+        if t.get("family") == "purposeful-change":  # the solution keeps the purpose: not the setup's inverse
+            solution = (Path(t["path"]) / "solutions" / "changes.patch").read_text(errors="replace")
+            assert _changed(solution, "+") != _changed(patch.read_text(errors="replace"), "-"), (
+                f"{t['task_id']}: a purposeful change whose solution undoes its setup")
     fig = doc.get("change_shape")
     if tasks and fig is not None and all((Path(t["path"]) / "setup" / "changes.patch").is_file() for t in tasks):
         assert (fig["tasks"], fig["commits"]) == (len(tasks), commits), (fig, len(tasks), commits)

@@ -92,3 +92,18 @@ def test_a_patch_that_adds_a_model_file_round_trips(tmp_path):
     (task / "solutions" / "changes.patch").write_bytes(unified_diff(new, old, "models/m.sql"))
     r = check_task(proj, TaskPatches("acme001", task, files), ["m"], {"m"})
     assert r.setup and not r.roundtrip and "models/n.sql" in r.line()
+
+
+def test_a_purposeful_solution_gives_the_change_done_right(tmp_path):
+    """A purposeful change (propose/purpose.py): the solution applies to the broken state and gives
+    the right text, not the original; the inverse of the setup is refused for such a task."""
+    old = b"select a, count(*) as n\nfrom t\ngroup by a\n"
+    broken = b"select a, count(*) as n,\n  count(*) as done_n\nfrom t\nwhere s = 'done'\ngroup by a\n"
+    right = b"select a, count(*) as n,\n  count(case when s = 'done' then 1 end) as done_n\nfrom t\ngroup by a\n"
+    files = (("models/m.sql", old, broken),)
+    proj, task = _setup(tmp_path, old, broken, solution=unified_diff(broken, right, "models/m.sql"))
+    r = check_task(proj, TaskPatches("acme001", task, files, solved=(("models/m.sql", right),)), ["m"], {"m"})
+    assert r.ok, r.line()
+    proj, task = _setup(tmp_path / "inverse", old, broken)
+    r = check_task(proj, TaskPatches("acme001", task, files, solved=(("models/m.sql", right),)), ["m"], {"m"})
+    assert r.setup and r.solution and not r.roundtrip and "right text of models/m.sql" in r.line()

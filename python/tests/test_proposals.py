@@ -311,3 +311,20 @@ def test_a_conversion_reported_on_the_column_it_converts_is_kept_back():
     # another kind of change on that line is not a conversion report
     assert not pp.reports_its_own_conversion(prop("coalesce_dropped", "amount"), raw)
 
+
+
+def test_a_run_does_not_take_one_kind_of_slip_most_of_the_time(example_project, acme_discovery, catalog):
+    """Candidates of one slip kind (family) ranked far first, one other kind behind them: the run of
+    five takes the first kind MAX_SAME_SLIP times, then the other, and only then the first again (a
+    run of one slip kind reads as a menu; without the cap it takes the first kind 4 times)."""
+    from collections import Counter
+
+    s = sv.Survey("acme", [], [], [], 0)
+    cands = pp.rank(_cands(example_project, acme_discovery, catalog, s)[0], s)
+    common, other = [k for k, _n in Counter(pp.slip_kind(c) for c in cands).most_common(2)]
+    cands = [c for c in cands if pp.slip_kind(c) in (common, other)]
+    for c in cands:
+        c.score += 1000 if pp.slip_kind(c) == common else 0
+    props = pp.select(sorted(cands, key=lambda c: -c.score), _scope(example_project, acme_discovery, s), count=5).proposals
+    kinds = Counter(pp.slip_kind(p.candidate) for p in props)
+    assert len(props) == 5 and kinds[common] <= 3 and kinds[other] >= 2, kinds

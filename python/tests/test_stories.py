@@ -124,7 +124,10 @@ def test_tell_is_stable_and_keeps_pair_tasks_plain():
     site = Site()
     site.start = site.end = len(INLINE_REFS)
     first = tell(INLINE_REFS, site, "m")
-    assert first == tell(INLINE_REFS, site, "m") and first[1] is not None
+    assert first == tell(INLINE_REFS, site, "m")
+    # a cosmetic story wraps some sites, not most (COSMETIC_SHARE): the others stay plain edits
+    told = [tell(INLINE_REFS, site, f"m{k}")[1] is not None for k in range(40)]
+    assert 0 < sum(told) <= 0.5 * len(told) + 6, told
     site.companions = ("a sibling",)
     assert tell(INLINE_REFS, site, "m") == (INLINE_REFS, None)
 

@@ -56,6 +56,10 @@ def make_parser() -> argparse.ArgumentParser:
                    help="write one task of an upstream data change instead of code slips: setup.sh renames a raw "
                         "table's columns with SQL (/scripts/run_sql.sh), the solution adapts the models that read "
                         "it; proven like every task (DuckDB)")
+    p.add_argument("--purpose", action="store_true",
+                   help="also write up to two tasks of a purposeful change: a commit that changes a model's "
+                        "output on purpose (a new count, a category left out) with a slip inside it; the "
+                        "solution keeps the purpose and does it right (DuckDB)")
     p.add_argument("--time-budget", metavar="SECONDS",
                    help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "
                         "task proof starts once it is spent; what was proven is written, the summary lists "
@@ -112,6 +116,10 @@ def parse_args(argv: list[str] | None = None) -> Options:
         raise InputError("needs validation: the raw tables and their readers come from the validator's intact "
                          "build", field="--data-change")
     opts.data_change = ns.data_change
+    if ns.purpose and ns.no_validate:
+        raise InputError("needs validation: the data the change is measured on is the validator's intact build",
+                         field="--purpose")
+    opts.purpose = ns.purpose
     if ns.verify_slow and ns.no_validate:
         raise InputError("needs validation: the proofs it checks are not run with --no-validate",
                          field="--verify-slow")

@@ -12,14 +12,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
+from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove
 from adegen.pipeline.workspace import prepare
 from adegen.propose.datachange import DIFFICULTY, TAGS, DataChange, ModelFile, RawRelation, plan_change
 from adegen.tasks import output as out
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
-from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, unified_diff
 
 MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two solved builds)
@@ -146,13 +146,14 @@ def _details(change: DataChange, proof, layer: str) -> dict:
     observation: a data change is not screened)."""
     return {"layer": layer, "graded_tables": [change.graded], "observation": None,
             "prompts": [{"key": k, "prompt": t, "tables": [change.graded]} for k, t in change.prompts()],
-            "proof_seconds": None if proof is None else {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()},
+            "proof_seconds": proof_seconds(proof),
             "data_change": {"kind": change.kind, "relation": str(change.relation), "renames": [list(r) for r in change.renames]}}
 
 
 def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "") -> dict | None:
-    """Files, solution patch check, proof, commit: the task's --json entry (None: patch check failed);
-    its run-record details in ctx.report.task_details. `layer`: the (first) adapted model's."""
+    """Files, solution patch check, proof, commit (pipeline/extra_task.py): the task's --json entry
+    (None: patch check failed); its run-record details in ctx.report.task_details. `layer`: the
+    (first) adapted model's."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -164,34 +165,18 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
                     solution_rebuild=list(change.rebuild), max_test_timeout_sec=120 if plan.seed_based else None)
     patch = b"".join(unified_diff(old, new, path) for path, old, new in change.fixes)
     files = build_files(spec, change.setup_sql(), patch)
-    writer = out.TaskWriter(plan.tasks_dir, task_id)
-    try:
-        writer.write(files.files)
-        check = check_solution(plan.project_root, TaskPatches(task_id, writer.dir, change.fixes),
-                               list(change.rebuild), plan.known_models, workdir=ctx.workroot)
-        if not check.ok:
-            ctx.ui.warn(f"{task_id} dropped: {check.line()}")
-            writer.discard()
-            return None
-        ctx.ui.say(f"Proving {task_id} (data change of {change.relation}: broken must fail, adapted must pass)...")
-        try:
-            proof = ctx.validator.prove(writer.dir, plan.project_root, plan.db_file)
-            proven, detail = bool(proof.ok), (ctx.backend.proof_label if proof.ok else proof.detail)
-        except AdegenError as exc:
-            proof, proven, detail = None, False, f"unproven: {exc}"
-        if not proven:
-            update_task_yaml(writer.dir / "task.yaml", status="dev")
-        final = writer.commit()
-    except BaseException:
-        writer.discard()
-        raise
-    ctx.ui.say(f"{task_id}: {'proven' if proven else detail.splitlines()[0]}")
-    ctx.report.task_details[task_id] = _details(change, proof, layer)
-    return {"task_id": task_id, "path": str(final), "model": change.readers[0], "pattern_id": change.kind,
-            "family": "data-change", "difficulty": DIFFICULTY, "status": "ready" if proven else "dev",
-            "proven": proven, "proof_detail": detail,
-            "proof": None if proof is None else {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
-                                                 "solved_passes": bool(proof.solved_passes)},
-            "patch_check": {"setup": check.setup, "solution": check.solution, "roundtrip": check.roundtrip,
-                            "models": check.models_ok, "line": check.line()},
-            "files": sorted(files.files)}
+
+    def check(task_dir):
+        return check_solution(plan.project_root, TaskPatches(task_id, task_dir, change.fixes),
+                              list(change.rebuild), plan.known_models, workdir=ctx.workroot)
+
+    task = ExtraTask(task_id, files.files, check, f"data change of {change.relation}", solved="adapted")
+    w = write_and_prove(ctx, task)
+    if w is None:
+        return None
+    ctx.report.task_details[task_id] = _details(change, w.proof, layer)
+    proof = w.proof
+    return entry(task, w, model=change.readers[0], pattern_id=change.kind, family="data-change",
+                 difficulty=DIFFICULTY,
+                 proof=None if proof is None else {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
+                                                   "solved_passes": bool(proof.solved_passes)})

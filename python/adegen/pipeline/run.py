@@ -26,7 +26,8 @@ from typing import Callable
 from adegen.pipeline.options import Options
 from adegen.core.paths import owned_run_dir
 from adegen.report import write_report
-from adegen.pipeline import datachange, discovery, inputs, propose, record, runtime, shortfall, summary, validation
+from adegen.pipeline import (datachange, discovery, inputs, propose, purpose, record, runtime, shortfall, summary,
+                             validation)
 from adegen.pipeline.budget import TimeBudget
 from adegen.pipeline.context import UI, RunContext
 from adegen.pipeline.write import write_tasks
@@ -78,8 +79,10 @@ def _build_stages(ctx: RunContext) -> int:
         return 1
     if not pset.proposals:
         ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
-        shortfall.explain(ctx, 0)
-        return 1
+        written = purpose.purposeful_tasks(ctx) if ctx.opts.purpose else []
+        if not written:
+            shortfall.explain(ctx, 0)
+        return summary.finish(ctx, written) if written else 1
     propose.show(ctx, pset)
     chosen = propose.pick(ctx, pset)
     if chosen is None:
@@ -88,6 +91,8 @@ def _build_stages(ctx: RunContext) -> int:
         ctx.ui.say("Nothing selected; nothing was written.")
         return 0
     written = write_tasks(ctx, chosen)
+    if ctx.opts.purpose:
+        written += purpose.purposeful_tasks(ctx)
     return summary.finish(ctx, written)
 
 

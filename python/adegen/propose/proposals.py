@@ -176,6 +176,15 @@ def enumerate_candidates(scope: Scope, catalog, warn: Callable[[str], None] = la
 # Survey penalties and the selection's spread penalties, in units of ranking.POINTS_PER_UNIT points.
 COVERED_PENALTY = 8  # an existing task already touches the model (ranked lower, not excluded)
 SURVEYED_FAMILY_PENALTY = 2  # per existing task of the same family
+# a run whose tasks take one kind of slip 3 of 5 times reads as a menu: past MAX_SAME_SLIP tasks of one
+# slip kind (the pattern's family: a join, a filter, an aggregation, NULL handling, ...), other kinds go first
+MAX_SAME_SLIP = 2
+
+
+def slip_kind(c) -> str:
+    """The kind of slip a candidate makes: its pattern's family (else the pattern id)."""
+    pattern = getattr(c, "pattern", None)
+    return str(getattr(pattern, "family", "") or getattr(pattern, "id", ""))
 SPREAD = {"model": 6, "family": 4, "layer": 1.5, "existing_layer": 1, "same_model_and_family": 100}
 # one mistake in two sibling models: blind reviewers took multi-file changes for a person's work
 # (ade-bench's f1006, helixops_saas005) where every one-line edit read as a program's
@@ -343,6 +352,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
     used_patterns = {p.pattern_id for p in taken}
+    used_slips = Counter(slip_kind(p.candidate) for p in taken if p.candidate is not None)
     existing_layers = Counter()
     models_by_name = {m["name"]: m for m in discovery.get("models", [])}
     for t in survey.tasks:
@@ -371,6 +381,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         used_fams[c.family] += 1
         used_layers[c.model.get("layer", "other")] += 1
         used_patterns.add(c.pattern.id)
+        used_slips[slip_kind(c)] += 1
 
     while len(chosen) < count:
         only_specific = False
@@ -394,7 +405,9 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         untouched = set(new_model)
         fresh_models = [i for i in fresh if i in untouched]
         best, best_s = None, None
-        for i in fresh_models or new_model or fresh or open_:
+        first = fresh_models or new_model or fresh or open_
+        varied = [i for i in first if used_slips[slip_kind(remaining[i])] < MAX_SAME_SLIP]
+        for i in varied or [i for i in open_ if used_slips[slip_kind(remaining[i])] < MAX_SAME_SLIP] or first:
             c = remaining[i]
             layer = c.model.get("layer", "other")
             s = c.score - ranking.POINTS_PER_UNIT * (

@@ -44,6 +44,9 @@ class TaskPatches:
     task_id: str
     task_dir: Path  # holds setup/changes.patch and solutions/changes.patch
     files: tuple[tuple[str, bytes | None, bytes | None], ...]  # None: the file does not exist on that side
+    # a purposeful change (propose/purpose.py): the solution does not restore the original, it
+    # yields the change done right, (path, right text) per file; () = the solution is the inverse
+    solved: tuple[tuple[str, bytes], ...] = ()
 
 
 def check_task(project_root: Path, task: TaskPatches, required_models: list[str],
@@ -75,6 +78,8 @@ def check_task(project_root: Path, task: TaskPatches, required_models: list[str]
             return res
         res.solution = True
         after = _tree(work)
+        if task.solved:
+            return _solved_checked(res, work, task.solved, before, after)
         if after != before:
             changed = sorted(set(before.items()) ^ set(after.items()))
             res.detail = "round trip changed " + ", ".join(sorted({p for p, _ in changed})[:3])
@@ -104,6 +109,19 @@ def check_solution(project_root: Path, task: TaskPatches, required_models: list[
             return res
         res.solution = True
         return res
+
+
+def _solved_checked(res: PatchCheck, work: Path, solved, before: dict, after: dict) -> PatchCheck:
+    """The solution of a purposeful change, applied to the broken state, gives exactly the right
+    texts of its files and changes nothing else of the project."""
+    right = {rel for rel, _ in solved}
+    wrong = [rel for rel, text in solved if _read(work / rel) != text]
+    wrong += sorted(p for p in set(before) | set(after) if p not in right and before.get(p) != after.get(p))
+    if wrong:
+        res.detail = f"the solution patch did not produce the right text of {wrong[0]}"
+        return res
+    res.roundtrip = True
+    return res
 
 
 def _models_checked(res: PatchCheck, required_models: list[str], known_models: set[str]) -> PatchCheck:

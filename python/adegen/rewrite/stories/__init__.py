@@ -15,6 +15,11 @@ from adegen.rewrite.stories import comma_style, extract_cte, final_cte, import_c
 from adegen.rewrite.stories.base import Draft, Model, Slip, Story, compose
 
 KINDS = (import_ctes, inline_ctes, final_cte, keyword_case, comma_style, extract_cte)
+# A purely cosmetic story (a style pass, a CTE layout) around a one-token slip reads as program noise
+# when most of a run's tasks have one (blind review, issue 51): a site is told in one only when its
+# stable hash falls in the first COSMETIC_SHARE of its range (at most about half of a run), the other sites stay plain edits.
+# Purposeful changes (rewrite/purposes, `adegen build --purpose`) are the commits with a purpose.
+COSMETIC_SHARE = 0.5
 
 __all__ = ["Story", "KINDS", "Where", "tell", "drafts"]
 
@@ -50,5 +55,7 @@ def tell(raw: str, site, model_name: str, where: Where | None = None, only: str 
     if not told:
         return plain, None
     seed = hashlib.sha256(f"{model_name}\0{site.pattern_id}\0{site.index}\0{raw}".encode()).digest()
+    if not only and int.from_bytes(seed[4:8], "big") >= COSMETIC_SHARE * 2 ** 32:
+        return plain, None
     story, text = told[int.from_bytes(seed[:4], "big") % len(told)]
     return text, story

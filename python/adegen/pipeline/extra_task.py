@@ -1,0 +1,80 @@
+"""A task made outside the proposals (an upstream data change, a purposeful change): its files
+written atomically, its patch check, its proof, its commit - the steps `realise.realise_task` takes
+for a proposal, shared by the stages that make such tasks (pipeline/datachange.py,
+pipeline/purpose.py), which differ only in their files and their patch check."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from adegen.core.errors import AdegenError
+from adegen.pipeline.context import RunContext
+from adegen.tasks import output as out
+from adegen.tasks.patchcheck import PatchCheck
+from adegen.tasks.task_yaml import update_task_yaml
+
+
+@dataclass(frozen=True)
+class ExtraTask:
+    """One task to write: its id, its files (path in the task -> bytes), the patch check of the
+    written task directory, and what the proof line says it is."""
+
+    task_id: str
+    files: dict[str, bytes]
+    check: Callable[[Path], PatchCheck]
+    what: str            # "Proving <id> (<what>: broken must fail, <solved> must pass)..."
+    solved: str = "solved"
+
+
+@dataclass
+class Written:
+    """A task written, checked, proven (or not) and committed."""
+
+    path: Path
+    check: PatchCheck
+    proven: bool
+    detail: str
+    proof: object        # the validator's Proof, or None
+
+
+def write_and_prove(ctx: RunContext, task: ExtraTask) -> Written | None:
+    """Write, check, prove and commit one task (unproven: status dev); None when its patch check
+    fails (nothing is left behind and the id stays free)."""
+    plan = ctx.output
+    writer = out.TaskWriter(plan.tasks_dir, task.task_id)
+    try:
+        writer.write(task.files)
+        check = task.check(writer.dir)
+        if not check.ok:
+            ctx.ui.warn(f"{task.task_id} dropped: {check.line()}")
+            writer.discard()
+            return None
+        ctx.ui.say(f"Proving {task.task_id} ({task.what}: broken must fail, {task.solved} must pass)...")
+        try:
+            proof = ctx.validator.prove(writer.dir, plan.project_root, plan.db_file)
+            proven, detail = bool(proof.ok), (ctx.backend.proof_label if proof.ok else proof.detail)
+        except AdegenError as exc:
+            proof, proven, detail = None, False, f"unproven: {exc}"
+        if not proven:
+            update_task_yaml(writer.dir / "task.yaml", status="dev")
+        final = writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
+    ctx.ui.say(f"{task.task_id}: {'proven' if proven else detail.splitlines()[0]}")
+    return Written(final, check, proven, detail, proof)
+
+
+def entry(task: ExtraTask, w: Written, **fields) -> dict:
+    """The task's --json entry: its own `fields` (model, pattern_id, family, difficulty, ...) and
+    what every task's entry says of its status, proof, patch check and files."""
+    return {"task_id": task.task_id, "path": str(w.path), **fields, "status": "ready" if w.proven else "dev",
+            "proven": w.proven, "proof_detail": w.detail,
+            "patch_check": {"setup": w.check.setup, "solution": w.check.solution, "roundtrip": w.check.roundtrip,
+                            "models": w.check.models_ok, "line": w.check.line()},
+            "files": sorted(task.files)}
+
+
+def proof_seconds(proof) -> dict | None:
+    return None if proof is None else {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()}

@@ -1,0 +1,149 @@
+"""Stage "purposeful changes" of the build (`--purpose`): tasks whose change has a purpose that
+changes the model's output on purpose (a new count, a category left out), with the slip inside it
+(propose/purpose.py, rewrite/purposes). Their solution is not the setup's inverse: it keeps the
+purpose and does it right, so the solution seeds come from that state. They are written as every
+patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
+validator as the data-change tasks are: the proof's full emulation builds the solved state by
+running setup.sh then solution.sh (its prepared path assumes the solution restores the intact
+project and hands such a task on, with the reason).
+
+The models, their materializations and what is never graded come from the validator's intact
+build; one dbt compile gives every candidate model's compiled SQL; the data is read on the intact
+build. At most WANT tasks are written, from at most MAX_TRIES candidates, kinds interleaved."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from adegen.pipeline.context import RunContext
+from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove
+from adegen.pipeline.realise import proof_to_json
+from adegen.pipeline.workspace import prepare
+from adegen.propose.mutant_compile import compile_mutants
+from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates
+from adegen.realism.probe import ProbeDB
+from adegen.tasks import output as out
+from adegen.tasks.patchcheck import TaskPatches, check_task
+from adegen.tasks.shape import run_figure, shape_of
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+
+WANT = 2          # purposeful tasks a build adds
+MAX_TRIES = 4     # candidates proven at most (each proof is a full emulation)
+MAX_MODELS = 30   # models probed (marts first)
+GRADABLE = ("table", "view")
+
+
+def purposeful_tasks(ctx: RunContext) -> list[str]:
+    """Write up to WANT proven purposeful tasks after the build's others; the ids written."""
+    t1 = time.monotonic()
+    if not ctx.backend.data_changes:
+        ctx.ui.warn(f"--purpose writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
+        return []
+    if ctx.validator is None:
+        ctx.ui.warn(f"--purpose needs the validator (its intact build): {ctx.unproven_reason()}")
+        return []
+    cands = find(ctx)
+    if not cands:
+        ctx.ui.say("No purposeful change found: no model with a category column its data supports.")
+        return []
+    written: list[str] = []
+    lock = out.RunLock(ctx.opts.output_dir)
+    lock.acquire()
+    try:
+        plan = ctx.output or prepare(ctx)
+        number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
+        proven = 0
+        for cand in cands[:MAX_TRIES]:
+            task_id = out.format_task_id(ctx.project.name, number + 1)
+            entry = _realise(ctx, cand, task_id)
+            if entry is None:
+                continue
+            number += 1
+            ctx.report.tasks.append(entry)
+            written.append(task_id)
+            proven += bool(entry["proven"])
+            if proven >= WANT:
+                break
+    finally:
+        lock.release()
+    ctx.doc.tasks = ctx.report.tasks
+    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
+    ctx.timing("purposeful", t1)
+    return written
+
+
+def _models(ctx: RunContext) -> list[tuple[str, str, str, str]]:
+    """(unique id, name, path, layer) of the own models a task may grade: tables and views that
+    neither read the clock nor differ between two intact builds; marts first, then by name."""
+    info = ctx.validator.baseline_info()
+    layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
+    unstable = info.get("nondeterministic") or {}
+    clock = set(info.get("clock") or {})
+    out_ = [(u, m["name"], m["path"], layers.get(m["name"], "")) for u, m in info["models"].items()
+            if m.get("package", ctx.project.name) == ctx.project.name and m.get("path")
+            and (m.get("materialized") or "") in GRADABLE and u not in clock and m["name"] not in unstable]
+    return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))[:MAX_MODELS]
+
+
+def find(ctx: RunContext) -> list[Purposeful]:
+    """The measured purposeful changes of the project (propose/purpose.candidates)."""
+    root = ctx.opts.project_dir
+    texts = {}
+    for uid, name, path, layer in _models(ctx):
+        try:
+            texts[uid] = (name, path, layer, (root / path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+    compiled = compile_mutants(ctx.project, [(uid, t[1], t[3]) for uid, t in texts.items()], workdir=ctx.workroot)
+    catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
+    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2]) for uid, t in texts.items()
+              if uid in compiled and compiled[uid].compiled]
+    db = ProbeDB(Path(ctx.validator.baseline_info()["baseline_db"]), catalog)
+    try:
+        return candidates(models, db, say=ctx.ui.say)
+    finally:
+        db.close()
+
+
+def _details(c: Purposeful, proof) -> dict:
+    """What the run record adds to the task's entry (pipeline/record.py's fields)."""
+    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": None,
+            "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
+            "proof_seconds": proof_seconds(proof),
+            "story": {"kind": c.kind, "subject": c.subject()},
+            "purpose": {"kind": c.kind, "scope": c.ask.scope or "final select", "column": c.ask.column,
+                        "value": c.ask.value, "name": c.ask.name, "measured": c.facts}}
+
+
+def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
+    """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
+    the patch check failed)."""
+    plan, project = ctx.output, ctx.project
+    variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
+                      project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
+    spec = TaskPlan(task_id=task_id, description=f"{c.subject()} (purposeful change: {c.kind})",
+                    prompts=[PromptEntry(k, t) for k, t in c.prompts()], difficulty=DIFFICULTY,
+                    tags=[*TAGS, project.name], test_setup_models=[c.model.name],
+                    solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
+                    solution_rebuild=[c.model.name])
+    files = c.files()
+    setup = b"".join(unified_diff(old, broken, path) for path, old, broken, _ in files)
+    solution = b"".join(unified_diff(broken, right, path) for path, _, broken, right in files)
+    patches = tuple((p, o, b) for p, o, b, _ in files)
+
+    def check(task_dir):
+        return check_task(plan.project_root, TaskPatches(task_id, task_dir, patches,
+                                                         solved=tuple((p, r) for p, _, _, r in files)),
+                          [c.model.name], set(plan.known_models), workdir=ctx.workroot)
+
+    task = ExtraTask(task_id, build_task_files(spec, setup, solution, []).files, check, c.subject(),
+                     solved="done right")
+    w = write_and_prove(ctx, task)
+    if w is None:
+        return None
+    ctx.report.task_details[task_id] = _details(c, w.proof)
+    return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
+                 difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",
+                 proof=None if w.proof is None else proof_to_json(w.proof, ctx.backend),
+                 change=shape_of(patches).to_json())

@@ -1,0 +1,223 @@
+"""Purposeful changes as task candidates (issue 51): for each of the project's own models, what a
+stakeholder could ask of it (rewrite/purposes: a new count, a category left out), which column and
+value the data supports, and whether the slip really changes the table - all measured on the
+validator's intact build, as the catalog's preconditions are.
+
+The model's raw SQL takes the change (the task's patches); its compiled SQL takes the same change
+(the scopes are found by name in both) and is run read-only on the intact build: the column's
+values, the broken and the right state's tables. A candidate is kept only when the right state's
+table differs from the broken one (the slip shows) and, for an exclusion, from today's (the purpose
+does something). The prompts (text as data, PROMPTS) report what a stakeholder sees since the
+change, never the fix."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from adegen.realism.probe import ProbeDB
+from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, noun, reaches_output
+from adegen.rewrite.purposes import scopes as sc
+from adegen.rewrite.stories.base import Model
+from adegen.rewrite.stories.ctes import top_ctes
+from adegen.sql.quote import ident
+
+MAX_COLUMNS = 8          # text columns probed per scope
+MAX_VALUES = 12          # a column with more distinct values is no category
+SHARE = (0.05, 0.6)      # the value's share of the scope's rows (a category, not noise nor the bulk)
+NULL_SHARE = 0.3         # an exclusion's column: NULL in a few rows (a slip that drops most rows is no slip one misses)
+# words in a column name that say it holds a category
+HINT = re.compile(r"status|state|type|category|channel|segment|kind|tier|plan|source|method|stage|priority|role|tag", re.I)
+DIFFICULTY = "medium"
+TAGS = ["dbt", "debugging", "purposeful-change"]
+SUBJECTS = {
+    METRIC: "Add {name} to {model}: the number of {value} {noun}s",
+    EXCLUSION: "Leave the {value} {noun}s out of {model}",
+}
+# The prompt levels (text as data): what a stakeholder sees since the change, never the fix.
+PROMPTS = {
+    METRIC: {
+        "base": ("We added `{name}` to `{table}`: the number of records behind each row whose {column} is "
+                 "'{value}'. Since that went in, the other figures in `{table}` look wrong: {example}. The new "
+                 "column should stay. Can you find out what happened and fix it?"),
+        "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Can you fix it?",
+    },
+    EXCLUSION: {
+        "base": ("We changed `{table}` to leave out the records whose {column} is '{value}'. Since then it is "
+                 "missing more than those: {example}. Only the '{value}' ones were meant to go. Can you fix it?"),
+        "hard": "`{table}` lost more than the '{value}' records we asked to leave out. Can you fix it?",
+    },
+}
+
+
+@dataclass(frozen=True)
+class ModelText:
+    """One of the project's own models: unique id, name, path, raw and compiled SQL, layer."""
+
+    unique_id: str
+    name: str
+    path: str
+    raw: str
+    compiled: str
+    layer: str = ""
+
+
+@dataclass(frozen=True)
+class Purposeful:
+    """One measured purposeful change of one model, and the task it makes."""
+
+    ask: Ask
+    model: ModelText
+    broken: str
+    fixed: str
+    facts: dict = field(default_factory=dict)   # what was measured (rows today / broken / right, ...)
+
+    @property
+    def kind(self) -> str:
+        return self.ask.kind
+
+    def subject(self) -> str:
+        s = sc.scopes(self.model.raw).get(self.ask.scope)
+        return SUBJECTS[self.kind].format(name=self.ask.name, model=self.model.name, value=self.ask.value,
+                                          noun=noun(s.relation) if s else "row")
+
+    def prompts(self) -> list[tuple[str, str]]:
+        s = sc.scopes(self.model.raw).get(self.ask.scope)
+        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value, column=self.ask.column,
+                      noun=noun(s.relation) if s else "row", example=self.example())
+        return [(k, t.format(**fields)) for k, t in PROMPTS[self.kind].items()]
+
+    def example(self) -> str:
+        f = self.facts
+        if f.get("rows_broken") != f.get("rows_fixed"):
+            return f"it has {f['rows_broken']} rows where {f['rows_fixed']} were expected"
+        return f"{f['rows_differ']} of its {f['rows_fixed']} rows have different values than expected"
+
+    def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
+        """(path, today's text, the broken text, the right text) of each file the change touches."""
+        return ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+
+
+def _with_prefix(compiled: str) -> str:
+    """The compiled model's WITH clause (through its last CTE), or "" when it has none."""
+    ctes = top_ctes(Model(compiled, ""))
+    return compiled[:ctes[-1].end] if ctes else ""
+
+
+def rows_sql(compiled: str, s: sc.Scope, select: str) -> str:
+    """A query over the rows the scope reads (its FROM, JOINs and WHERE) with the CTEs it can see."""
+    body = f"select {select} " + compiled[s.from_start:s.where_end or s.from_end]
+    head = _with_prefix(compiled)
+    probe = f"__adegen_rows as (\n{body}\n)"
+    return (f"{head},\n{probe}" if head else f"with {probe}") + "\nselect * from __adegen_rows"
+
+
+def _values(db: ProbeDB, rows: str, column: str) -> tuple[int, int, int, list[str]] | None:
+    """(rows, NULL rows, distinct values, the values whose share is in SHARE, most rows first)."""
+    c = ident(column)
+    got = db.one(f"with p as ({rows}\n), g as (select {c} as v, count(*) as n from p group by all) "
+                 f"select (select count(*) from p), (select count(*) from p where {c} is null), "
+                 f"(select count(*) from g where v is not null), "
+                 f"(select list(v order by n desc, v) from g, (select count(*) as t from p) "
+                 f"where v is not null and n between {SHARE[0]} * t and {SHARE[1]} * t)")
+    if got is None or not got[0]:
+        return None
+    return int(got[0]), int(got[1]), int(got[2]), [str(v) for v in (got[3] or [])]
+
+
+def _shown(raw: str, s: sc.Scope) -> set[str]:
+    """The words of the scope's select list and of its clauses after the WHERE (GROUP BY ...)."""
+    tail = raw[s.list_start:s.list_end] + " " + raw[(s.where_end or s.from_end):s.end]
+    return set(re.findall(r"[a-z_][a-z0-9_]*", tail.lower()))
+
+
+def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
+    """What could be asked of this model, the data permitting (at most one ask per kind and scope)."""
+    raw_scopes, comp_scopes = sc.scopes(m.raw), sc.scopes(m.compiled)
+    out: list[Ask] = []
+    for name, s in raw_scopes.items():
+        cs = comp_scopes.get(name)
+        if cs is None:
+            continue
+        rows = rows_sql(m.compiled, cs, f"{cs.qualifier}.*" if cs.qualifier else "*")
+        cols = db.columns(f"({rows})") or {}
+        text_cols = [c for c, t in cols.items() if t.upper().startswith("VARCHAR") and re.fullmatch(r"[A-Za-z_]\w*", c)]
+        text_cols.sort(key=lambda c: (not HINT.search(c), c))
+        want = {k for k in KINDS if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
+        shown = _shown(m.raw, s)
+        for col in text_cols[:MAX_COLUMNS]:
+            if not want:
+                break
+            got = _values(db, rows, col)
+            if got is None:
+                continue
+            total, nulls, distinct, values = got
+            if not values or not 2 <= distinct <= MAX_VALUES:
+                continue
+            if METRIC in want and col.lower() not in shown:  # a count of one group value within its own groups: no ask
+                out.append(Ask(METRIC, name, col, values[0], metric_name(values[0], s.relation)))
+                want.discard(METRIC)
+            if EXCLUSION in want and 0 < nulls <= NULL_SHARE * total:
+                out.append(Ask(EXCLUSION, name, col, values[-1]))
+                want.discard(EXCLUSION)
+    return out
+
+
+def _wrap(sql: str) -> str:
+    return "(\n" + sql.strip().rstrip(";") + "\n)"
+
+
+def measure(ask: Ask, m: ModelText, db: ProbeDB) -> dict | None:
+    """The facts of the change on the intact build, or None when the slip does not show (or the
+    change cannot be run)."""
+    comp = change(m.compiled, ask)
+    if comp is None:
+        return None
+    broken, fixed = (_wrap(x) for x in comp)
+    keep = f"* exclude ({ident(ask.name)})" if ask.kind == METRIC else "*"
+    a, b = f"(select {keep} from {fixed})", f"(select {keep} from {broken})"
+    got = db.one(f"select (select count(*) from {_wrap(m.compiled)}), (select count(*) from {broken}), "
+                 f"(select count(*) from {fixed}), (select count(*) from ({a} except all {b})), "
+                 f"(select count(*) from ({b} except all {a}))")
+    if got is None or not (got[3] or got[4]):
+        return None
+    facts = {"rows_today": int(got[0]), "rows_broken": int(got[1]), "rows_fixed": int(got[2]),
+             "rows_differ": int(got[3])}  # rows of the right table the broken one lacks or has otherwise
+    if ask.kind == METRIC:
+        n = db.one(f"select count(*) from {fixed} where {ident(ask.name)} > 0")
+        if not n or not n[0]:
+            return None  # the new count is zero everywhere: nothing was asked
+        facts["rows_counted"] = int(n[0])
+    else:
+        today = _wrap(m.compiled)
+        d = db.one(f"select count(*) from ((select * from {today}) except all (select * from {fixed}))")
+        if not d or not d[0]:
+            return None  # leaving the value out changes nothing: no purpose
+        facts["rows_left_out"] = int(d[0])
+    return facts
+
+
+def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], None] = lambda _: None
+               ) -> list[Purposeful]:
+    """Every measured purposeful change of `models` (in the order given), kinds interleaved: the
+    first of each kind, then the second of each, ... (a run's tasks are not all of one kind)."""
+    by_kind: dict[str, list[Purposeful]] = {k: [] for k in KINDS}
+    seen: set[tuple] = set()
+    for m in models:
+        for ask in asks_for(m, db):
+            key = (m.unique_id, ask.kind, ask.column, ask.value)
+            if key in seen:
+                continue  # the same ask in a CTE and in the final SELECT: one change
+            seen.add(key)
+            texts = change(m.raw, ask)
+            facts = measure(ask, m, db) if texts else None
+            if texts is None or facts is None:
+                continue
+            by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts))
+            say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
+    for found in by_kind.values():  # a column named as a category first, a mart first, then as found
+        found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
+    out: list[Purposeful] = []
+    for i in range(max((len(v) for v in by_kind.values()), default=0)):
+        out += [v[i] for v in by_kind.values() if i < len(v)]
+    return out

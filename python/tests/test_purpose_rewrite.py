@@ -1,0 +1,163 @@
+"""Purposeful changes (rewrite/purposes): SQL in, (broken, fixed) SQL out, asserted whole; and the
+measurement (propose/purpose) on a real DuckDB database: a change is kept only when its slip shows
+in the data."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from adegen.propose.purpose import ModelText, candidates, measure
+from adegen.realism.probe import ProbeDB
+from adegen.rewrite.purposes import EXCLUSION, METRIC, Ask, change, metric_name, noun
+from adegen.rewrite.purposes import scopes as sc
+
+MART = """with orders as (
+
+    select * from {{ ref('stg_orders') }}
+
+)
+
+select
+    customer_id,
+    count(*) as order_count,
+    sum(amount) as revenue
+from orders
+group by customer_id
+"""
+
+JOINED = """select
+    o.region,
+    sum(o.amount) as revenue
+from {{ ref('stg_orders') }} as o
+left join {{ ref('stg_customers') }} as c
+    on o.customer_id = c.customer_id
+where o.amount > 0
+group by o.region
+"""
+
+
+def test_metric_in_where_broken_and_fixed():
+    ask = Ask(METRIC, sc.FINAL, "status", "completed", metric_name("completed", "orders"))
+    broken, fixed = change(MART, ask)
+    assert ask.name == "completed_order_count"
+    assert broken == MART.replace(
+        "    sum(amount) as revenue\nfrom orders\n",
+        "    sum(amount) as revenue,\n    count(*) as completed_order_count\nfrom orders\nwhere status = 'completed'\n")
+    assert fixed == MART.replace(
+        "    sum(amount) as revenue\n",
+        "    sum(amount) as revenue,\n    count(case when status = 'completed' then 1 end) as completed_order_count\n")
+
+
+def test_exclusion_qualifies_the_column_beside_a_join_and_appends_to_the_where():
+    broken, fixed = change(JOINED, Ask(EXCLUSION, sc.FINAL, "status", "returned"))
+    assert broken == JOINED.replace("where o.amount > 0\n", "where o.amount > 0\n    and o.status <> 'returned'\n")
+    assert fixed == JOINED.replace("where o.amount > 0\n",
+                                   "where o.amount > 0\n    and o.status is distinct from 'returned'\n")
+
+
+def test_scopes_that_cannot_take_a_change():
+    # a CTE whose column does not reach the model: no metric there
+    assert change(MART, Ask(METRIC, "orders", "status", "x", "x_order_count")) is None
+    # a WHERE with an OR at its depth: an AND appended would bind to one side
+    assert change("select a, count(*) as n from t where a = 1 or b = 2 group by a",
+                  Ask(EXCLUSION, sc.FINAL, "s", "x")) is None
+    # a Jinja statement in the scope, a set operation: not read
+    assert sc.scopes("select * from t {% if x %} where a {% endif %}") == {}
+    assert sc.FINAL not in sc.scopes("select a from t union all select a from u")
+    # the new column's name is taken
+    assert change(MART, Ask(METRIC, sc.FINAL, "status", "x", "order_count")) is None
+
+
+def test_compiled_refs_read_as_one_relation():
+    s = sc.scopes('select a, count(*) as n from "db"."main"."stg_orders" group by a')[sc.FINAL]
+    assert s.relation == '"db"."main"."stg_orders"' and sc.relation_name(s.relation) == "stg_orders"
+    assert noun("{{ ref('stg_order_items') }}") == "order_item" and noun("categories") == "category"
+
+
+@pytest.fixture
+def shop(tmp_path) -> Path:
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("create table stg_orders as select * from (values "
+                "(1, 'a', 10, 'completed'), (2, 'a', 20, 'returned'), (3, 'b', 5, 'completed'), "
+                "(4, 'b', 7, null), (5, 'c', 3, 'placed'), (6, 'c', 4, 'completed'), (7, 'a', 1, 'placed'), "
+                "(8, 'c', 2, 'shipped'), (9, 'b', 6, 'shipped'), (10, 'a', 8, 'completed')"
+                ") t(order_id, customer_id, amount, status)")
+    con.close()
+    return db
+
+
+def _model(raw: str) -> ModelText:
+    return ModelText("model.p.m", "m", "models/m.sql", raw, raw.replace("{{ ref('stg_orders') }}", "stg_orders"))
+
+
+def test_measured_on_real_duckdb(shop):
+    db = ProbeDB(shop, None)
+    try:
+        found = candidates([_model(MART)], db)
+        kinds = {c.kind: c for c in found}
+        assert set(kinds) == {METRIC, EXCLUSION}
+        metric = kinds[METRIC]
+        assert metric.ask.column == "status" and metric.ask.value == "completed"
+        # the WHERE keeps only completed orders: every customer's order count and revenue change
+        assert metric.facts["rows_differ"] == 3 and metric.facts["rows_fixed"] == 3
+        excl = kinds[EXCLUSION]
+        # order 4 (status NULL) is dropped with the excluded value: customer b's figures change
+        assert excl.facts["rows_differ"] == 1 and excl.facts["rows_left_out"] >= 1
+        assert "1 of its 3 rows have different values" in excl.prompts()[0][1]
+        assert "completed_order_count" in metric.fixed and "completed_order_count" in metric.prompts()[0][1]
+        # without NULLs the `<>` slip drops nothing more: no exclusion task
+        assert measure(Ask(EXCLUSION, sc.FINAL, "customer_id", "a"), _model(MART), db) is None
+    finally:
+        db.close()
+
+
+CARRIED = """with orders as (
+
+    select * from {{ ref('stg_orders') }}
+
+),
+
+customer_orders as (
+
+    select
+        customer_id,
+        count(order_id) as number_of_orders
+    from orders
+    group by customer_id
+
+),
+
+final as (
+
+    select
+        customers.customer_id,
+        customer_orders.number_of_orders
+    from {{ ref('stg_customers') }} as customers
+    left join customer_orders
+        on customers.customer_id = customer_orders.customer_id
+
+)
+
+select * from final
+"""
+
+
+def test_a_count_in_a_joined_cte_is_carried_to_the_output():
+    ask = Ask(METRIC, "customer_orders", "status", "completed", "completed_order_count")
+    broken, fixed = change(CARRIED, ask)
+    carried = "        customer_orders.number_of_orders,\n        customer_orders.completed_order_count\n"
+    assert broken == CARRIED.replace(
+        "        count(order_id) as number_of_orders\n    from orders\n",
+        "        count(order_id) as number_of_orders,\n        count(*) as completed_order_count\n"
+        "    from orders\n    where status = 'completed'\n").replace("        customer_orders.number_of_orders\n", carried)
+    assert fixed == CARRIED.replace(
+        "        count(order_id) as number_of_orders\n",
+        "        count(order_id) as number_of_orders,\n"
+        "        count(case when status = 'completed' then 1 end) as completed_order_count\n"
+    ).replace("        customer_orders.number_of_orders\n", carried)
+    # a CTE nothing of the output reads cannot carry it
+    assert change(CARRIED.replace("    left join customer_orders\n        on customers.customer_id = "
+                                  "customer_orders.customer_id\n", ""), ask) is None
