@@ -15,7 +15,9 @@ from pathlib import Path
 from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.workspace import prepare
-from adegen.propose.datachange import DIFFICULTY, TAGS, DataChange, ModelFile, RawRelation, plan_change
+from adegen.propose import resent
+from adegen.sql.quote import ident
+from adegen.propose.datachange import DIFFICULTY, KIND_ORDER, TAGS, DataChange, ModelFile, RawRelation, plan_change
 from adegen.tasks import output as out
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
@@ -85,14 +87,19 @@ def candidates(ctx: RunContext) -> list[DataChange]:
             on_path = {u for r in readers for u in graph.between(r, end)}
             return sorted(on_path, key=lambda u: (depth.get(files[u].name if u in files else "", 0), u))
 
-        change = plan_change(rel, files, downstream, between)
-        if change is None:
-            continue
-        graded = models[next(u for u, f in files.items() if f.name == change.graded)]
-        change = replace(change, drop=((graded["schema"], graded["alias"]),))
         tables = sum(1 for u in downstream if u in files and files[u].materialized == "table")
-        out_.append((-tables, -len(downstream), rel.identifier, change))
-    return [c for *_, c in sorted(out_, key=lambda x: x[:3])]
+        for plan in PLANS:
+            change = plan(rel, files, downstream, between)
+            if change is None:
+                continue
+            graded = models[next(u for u, f in files.items() if f.name == change.graded)]
+            change = replace(change, drop=((graded["schema"], graded["alias"]),))
+            out_.append((KIND_ORDER.index(change.kind), -tables, -len(downstream), rel.identifier, change))
+    return [c for *_, c in sorted(out_, key=lambda x: x[:4])]
+
+
+PLANS = (resent.plan_resent, plan_change)  # every kind's planner (propose/): each may decline a table
+KEYS_MEASURED = 3  # id-named columns measured per table (the first ones in table order)
 
 
 def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
@@ -103,13 +110,31 @@ def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
     sources = {s["unique_id"]: s for s in discovery.get("sources", []) or []}
     con = duckdb.connect(raw_db, read_only=True)
     try:
-        tables: dict[tuple[str, str], list[str]] = {}
-        for schema, name, column in con.execute(
-                "select table_schema, table_name, column_name from information_schema.columns "
+        tables: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for schema, name, column, typ in con.execute(
+                "select table_schema, table_name, column_name, data_type from information_schema.columns "
                 "order by table_schema, table_name, ordinal_position").fetchall():
-            tables.setdefault((schema, name), []).append(column)
+            tables.setdefault((schema, name), []).append((column, typ))
+        found = _readers(tables, graph, sources)
+        return [RawRelation(s, t, tuple(e["calls"]), tuple(c for c, _ in tables[(s, t)]), tuple(e["readers"]),
+                            tuple(ty for _, ty in tables[(s, t)]), _keys(con, s, t, tables[(s, t)]))
+                for (s, t), e in sorted(found.items())]
     finally:
         con.close()
+
+
+def _keys(con, schema: str, table: str, columns: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The id-named columns (the first KEYS_MEASURED) whose values are unique and never NULL."""
+    named = [c for c, _ in columns if resent.KEY.search(c)][:KEYS_MEASURED]
+    if not named:
+        return ()
+    exprs = ", ".join(f"count(distinct {ident(c)}) = count(*) and count({ident(c)}) = count(*)" for c in named)
+    row = con.execute(f"select count(*) > 0, {exprs} from {ident(schema)}.{ident(table)}").fetchone()
+    return tuple(c for c, ok in zip(named, row[1:]) if row[0] and ok)
+
+
+def _readers(tables: dict, graph, sources: dict) -> dict[tuple[str, str], dict]:
+    """{(schema, table): {calls, readers}} of the raw tables the models read."""
     found: dict[tuple[str, str], dict] = {}
     for uid in graph.inputs():
         call, identifier = _call(uid, sources)
@@ -119,8 +144,7 @@ def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
         entry = found.setdefault(where[0], {"calls": [], "readers": []})
         entry["calls"].append(call)
         entry["readers"] += [c for c in graph.children(uid) if c not in entry["readers"]]
-    return [RawRelation(s, t, tuple(e["calls"]), tuple(tables[(s, t)]), tuple(e["readers"]))
-            for (s, t), e in sorted(found.items())]
+    return found
 
 
 def _call(uid: str, sources: dict) -> tuple[str | None, str]:
@@ -147,7 +171,7 @@ def _details(change: DataChange, proof, layer: str) -> dict:
     return {"layer": layer, "graded_tables": [change.graded], "observation": None,
             "prompts": [{"key": k, "prompt": t, "tables": [change.graded]} for k, t in change.prompts()],
             "proof_seconds": None if proof is None else {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()},
-            "data_change": {"kind": change.kind, "relation": str(change.relation), "renames": [list(r) for r in change.renames]}}
+            "data_change": change.record()}
 
 
 def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "") -> dict | None:
