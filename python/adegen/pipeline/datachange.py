@@ -1,5 +1,7 @@
-"""Stage "data change" of the build (`--data-change`): one task whose setup changes the data the
-project reads (propose/datachange.py: a raw table's columns arrive renamed), written and proven
+"""Stage "data change" of the build (`--data-change`, `--mix hard`): one task of the run's --count,
+written after the picked proposals, whose setup changes the data the project reads
+(propose/resent.py: the source re-sends records; propose/datachange.py: a raw table's columns
+arrive renamed), written and proven
 as every task is (tasks/datachange.py for the files, the validator's proof, which runs setup.sh's
 SQL through the emulated `/scripts/run_sql.sh` on its copy of the database).
 
@@ -16,12 +18,14 @@ from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.workspace import prepare
 from adegen.propose import resent
+from adegen.propose.mix import hard_texts
 from adegen.sql.quote import ident
 from adegen.propose.datachange import DIFFICULTY, KIND_ORDER, TAGS, DataChange, ModelFile, RawRelation, plan_change
 from adegen.tasks import output as out
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
+from adegen.tasks.shape import run_figure
 from adegen.tasks.taskgen import TaskPlan, unified_diff
 
 MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two solved builds)
@@ -30,12 +34,6 @@ MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two s
 def data_change_tasks(ctx: RunContext) -> list[str]:
     """Write (at most) one proven data-change task; the ids written (ctx.report.tasks: entries)."""
     t1 = time.monotonic()
-    if not ctx.backend.data_changes:
-        ctx.ui.warn(f"--data-change writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
-        return []
-    if ctx.validator is None:
-        ctx.ui.warn(f"--data-change needs the validator (its intact build): {ctx.unproven_reason()}")
-        return []
     changes = candidates(ctx)
     if not changes:
         ctx.ui.say("No data change found: no raw table with snake_case columns read by a model with a "
@@ -46,7 +44,7 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
     lock = out.RunLock(ctx.opts.output_dir)
     lock.acquire()
     try:
-        plan = prepare(ctx)
+        plan = ctx.output or prepare(ctx)  # the build's proposals may have prepared it
         number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
         for change in changes[:MAX_TRIES]:
             task_id = out.format_task_id(ctx.project.name, number + 1)
@@ -61,8 +59,20 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
     finally:
         lock.release()
     ctx.doc.tasks = ctx.report.tasks
-    ctx.timing("generation", t1)
+    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
+    ctx.timing("data_change", t1)
     return written
+
+
+def available(ctx: RunContext) -> bool:
+    """Whether this run can write a data change (DuckDB, a working validator); warns why not."""
+    if not ctx.backend.data_changes:
+        ctx.ui.warn(f"no data change: DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
+        return False
+    if ctx.validator is None:
+        ctx.ui.warn(f"no data change: it needs the validator (its intact build): {ctx.unproven_reason()}")
+        return False
+    return True
 
 
 def candidates(ctx: RunContext) -> list[DataChange]:
@@ -178,6 +188,8 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
     """Files, solution patch check, proof, commit: the task's --json entry (None: patch check failed);
     its run-record details in ctx.report.task_details. `layer`: the (first) adapted model's."""
     plan, project = ctx.output, ctx.project
+    if getattr(ctx.opts, "mix", "default") == "hard":  # the hard prompt (fewest hints) as the base
+        change = replace(change, texts=hard_texts(change.texts))
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
     spec = TaskPlan(task_id=task_id, description=change.description(),

@@ -37,6 +37,7 @@ class Options:
     bug_command: str | None = None  # shell command that offers bugs as diffs (adegen.propose.bug_command)
     compound: str = "auto"  # one task of two independent slips on one lineage: auto | off (propose.compound)
     history: str = "auto"  # fixes of the git history undone as candidates: auto | on | off (propose.history)
+    mix: str = "default"  # --mix: default | hard (propose/mix.py: the hard kinds, the hard prompt as base)
     data_change: bool = False  # --data-change: one upstream-data-change task instead (pipeline/datachange.py)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: ADEGEN_BUILD_JOBS, 2; bulk mode: --jobs)

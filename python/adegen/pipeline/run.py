@@ -21,6 +21,7 @@ Nothing is written before `generate` (but the copy of a --db-path database ade-b
 work directory exists."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from adegen.pipeline.options import Options
@@ -30,6 +31,7 @@ from adegen.pipeline import datachange, discovery, inputs, propose, record, runt
 from adegen.pipeline.budget import TimeBudget
 from adegen.pipeline.context import UI, RunContext
 from adegen.pipeline.write import write_tasks
+from adegen.propose import mix
 
 Generate = Callable[[RunContext], int]  # the command's stages after the baseline: the exit code
 
@@ -68,26 +70,43 @@ def build_tasks(ctx: RunContext) -> int:
 
 
 def _build_stages(ctx: RunContext) -> int:
-    if ctx.opts.data_change:
-        written = datachange.data_change_tasks(ctx)
-        return summary.finish(ctx, written) if written else 1
+    # --data-change / --mix hard: one of the run's --count tasks is an upstream data change, written
+    # after the picked proposals (pipeline/datachange.py); the proposals make the rest
+    upstream = ctx.opts.data_change and datachange.available(ctx)
+    if upstream:
+        ctx.opts = dataclasses.replace(ctx.opts, count=ctx.opts.count - 1)
     pset = propose.propose(ctx)
-    if not pset.proposals and ctx.budget is not None and ctx.budget.stopped_at:
+    if not pset.proposals and not upstream:
+        ctx.ui.say(_nothing_proposed(ctx))
+        return 1
+    if pset.proposals:
+        propose.show(ctx, pset)
+        chosen = propose.pick(ctx, pset)
+        if chosen is None:
+            return 0
+        if not chosen:
+            ctx.ui.say("Nothing selected; nothing was written.")
+            return 0
+        written = write_tasks(ctx, chosen)
+        kinds = [mix.kind(p) for p in chosen if any(t["model"] == p.model and t["pattern_id"] == p.pattern_id
+                                                   for t in ctx.report.tasks)]
+    else:
+        ctx.ui.say(_nothing_proposed(ctx) + " The data change is written alone.")
+        written, kinds = [], []
+    if upstream:
+        made = datachange.data_change_tasks(ctx)
+        written += made
+        kinds += ["data-change"] * len(made)
+    if ctx.opts.mix != "default":
+        ctx.doc.mix = mix.summary(kinds, ctx.opts.mix)
+    return summary.finish(ctx, written) if written or not upstream else 1
+
+
+def _nothing_proposed(ctx: RunContext) -> str:
+    if ctx.budget is not None and ctx.budget.stopped_at:
         ctx.ui.say(ctx.budget.line())
-        ctx.ui.say("No task could be proposed within the time budget.")
-        return 1
-    if not pset.proposals:
-        ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
-        return 1
-    propose.show(ctx, pset)
-    chosen = propose.pick(ctx, pset)
-    if chosen is None:
-        return 0
-    if not chosen:
-        ctx.ui.say("Nothing selected; nothing was written.")
-        return 0
-    written = write_tasks(ctx, chosen)
-    return summary.finish(ctx, written)
+        return "No task could be proposed within the time budget."
+    return "No task could be proposed: no catalog pattern yields a new, compilable, observable bug."
 
 
 def run_build(opts: Options, ui: UI) -> tuple[int, dict]:
