@@ -28,6 +28,8 @@ from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_
 from adegen.tasks.shape import run_figure
 from adegen.tasks.taskgen import TaskPlan, unified_diff
 
+NONE_FOUND = ("No data change found: no raw table (read by the project's own models, with a table downstream) "
+              "with a unique id to re-send or snake_case columns to rename; the proposals make every task.")
 MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two solved builds)
 
 
@@ -36,8 +38,7 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
     t1 = time.monotonic()
     changes = candidates(ctx)
     if not changes:
-        ctx.ui.say("No data change found: no raw table with snake_case columns read by a model with a "
-                   "table downstream.")
+        ctx.ui.say(NONE_FOUND)
         return []
     written: list[str] = []
     layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
@@ -71,6 +72,9 @@ def available(ctx: RunContext) -> bool:
         return False
     if ctx.validator is None:
         ctx.ui.warn(f"no data change: it needs the validator (its intact build): {ctx.unproven_reason()}")
+        return False
+    if not candidates(ctx):  # no slot is kept for a task that cannot be made
+        ctx.ui.say(NONE_FOUND)
         return False
     return True
 
