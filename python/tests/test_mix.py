@@ -12,7 +12,7 @@ from adegen.propose.model import PromptLevel
 
 
 def prop(name: str, *, depth: int = 0, family: str = "filters", compound=None):
-    return SimpleNamespace(model=name, compared_table="mart", family=family, compound=compound,
+    return SimpleNamespace(model=name, pattern_id="p", compared_table="mart", family=family, compound=compound,
                            observation=SimpleNamespace(changed_tables={"mart": depth}))
 
 
@@ -31,6 +31,10 @@ def test_the_hardest_are_kept_in_run_order():
     assert [p.model for p in kept] == ["deep3", "inc", "deep2", "both"]
     assert [p.model for p in mix.hardest(run, 5)] == ["shallow", "deep3", "inc", "deep2", "both"]
     assert mix.hardest(run[:2], 5) == run[:2]  # fewer than asked: all, in order
+    # a slip the compound task holds comes last, however deep (the run would hold it twice)
+    run = [prop("deep3", depth=3), prop("shallow", depth=1),
+           prop("both", compound=[{"model": "deep3", "pattern_id": "p"}, {"model": "x", "pattern_id": "q"}])]
+    assert [p.model for p in mix.hardest(run, 2)] == ["shallow", "both"]
 
 
 def test_the_hard_prompt_is_written_as_base():

@@ -36,19 +36,29 @@ def kind(p) -> str:
     return "slip"
 
 
-RANK = {"compound": 0, "incremental": 1, "deep": 2, "slip": 3}
+RANK = {"compound": 0, "incremental": 1, "deep": 2, "slip": 3, "repeat": 4}
+
+
+def _compound_slips(proposals: list) -> set[tuple[str, str]]:
+    """(model, pattern id) of every slip the run's compound task holds."""
+    return {(s.get("model"), s.get("pattern_id")) for p in proposals for s in (getattr(p, "compound", None) or [])
+            if isinstance(s, dict)}
 
 
 def hardest(proposals: list, count: int) -> list:
     """The `count` hardest proposals, in their run order: by kind (compound, incremental, deep, the
     rest), then the deeper symptom, then run order. One incremental task at most counts as hard
-    (a second one ranks as a slip of its depth): the mix spreads over kinds."""
+    (a second one ranks as a slip of its depth): the mix spreads over kinds. A proposal that is one
+    of the compound task's slips comes last: the run would hold that slip twice."""
     seen: Counter = Counter()
+    in_compound = _compound_slips(proposals)
     keys = []
     for i, p in enumerate(proposals):
         k = kind(p)
         if k == "incremental" and seen[k]:
             k = "deep" if depth(p) >= DEEP else "slip"
+        if k != "compound" and (getattr(p, "model", None), getattr(p, "pattern_id", None)) in in_compound:
+            k = "repeat"
         seen[k] += 1
         keys.append((RANK[k], -depth(p), i))
     keep = sorted(sorted(range(len(proposals)), key=lambda i: keys[i])[:count])
