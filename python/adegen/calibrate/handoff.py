@@ -168,8 +168,9 @@ def grade_one(task: TaskRef, dest: Path, prepared: Prepared, cfg: HandoffConfig,
         if not (app / "dbt_project.yml").is_file():
             raise InputError("no sandbox here any more (no dbt_project.yml)", file=app)
         rec.seconds = reported_seconds(dest / task.task_id)
-        rec.notes.append(f"seconds: {'reported in ' + SOLVE_SECONDS if rec.seconds is not None else 'unknown'}"
-                         f" (the solver's own count; {SOLVE_SECONDS} beside {PROMPT_FILE} reports it)")
+        rec.notes.append(f"seconds: the solver's own count ({SOLVE_SECONDS})" if rec.seconds is not None else
+                         f"seconds: unknown (none reported in {SOLVE_SECONDS} beside {PROMPT_FILE}; the time "
+                         "since --prepare is not solve time)")
         rec.diff = diff_stats(project_files(dest / MARK_DIR / "before" / task.task_id), project_files(app)).to_json()
         sb = Sandbox(task, SandboxConfig(cfg.workdir, cfg.mode))
         sb.adopt(app)
