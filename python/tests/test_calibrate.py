@@ -79,6 +79,21 @@ def test_label_rule():
     assert measured([{"solved": True, "seconds": 1, "tries": 80}]).label == "hard"
 
 
+def test_grade_seconds_are_the_solvers_own_count_or_unknown(tmp_path):
+    from adegen.calibrate.handoff import reported_seconds
+    from adegen.core.errors import InputError
+
+    assert reported_seconds(tmp_path) is None  # nothing reported: unknown, not the time since --prepare
+    (tmp_path / "SOLVE_SECONDS").write_text(" 312.5\n")
+    assert reported_seconds(tmp_path) == 312.5
+    for bad in ("ten", "-3", "nan", "inf", ""):
+        (tmp_path / "SOLVE_SECONDS").write_text(bad)
+        with pytest.raises(InputError, match="seconds") as err:
+            reported_seconds(tmp_path)
+        assert err.value.field == "SOLVE_SECONDS" and "SOLVE_SECONDS" in str(err.value.file)
+    assert measured([{"solved": True, "seconds": None}]).median_seconds is None
+
+
 def test_lineage_walks_up_breadth_first():
     def node(name, deps, pkg="p"):
         return {"resource_type": "model", "name": name, "package_name": pkg, "original_file_path": f"m/{name}.sql",
@@ -238,6 +253,7 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
     r = subprocess.run(["patch", "-p1", "-R", "--batch", "-i", str(solve.task_dir / "setup" / "changes.patch")],
                        cwd=dest / solve.task_id / "app", capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+    (dest / solve.task_id / "SOLVE_SECONDS").write_text("95\n")  # the person's own count
     capsys.readouterr()
     assert calibrate_main([str(mine), "--grade", str(dest), "--solver", "a person", "--no-report"]) == 0, \
         capsys.readouterr()
@@ -249,11 +265,15 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
     assert not left["solved"] and left["graded"] and "failing tests" in left["reason"]
     assert left["diff"] == {"files": [], "lines_added": 0, "lines_removed": 0}
     assert done["exit_code"] is None and not done["timed_out"] and done["sandbox_removed"]
-    assert done["calibration_id"] == left["calibration_id"] and done["seconds"] >= 0
+    assert done["calibration_id"] == left["calibration_id"]
+    # seconds: what the solver reported, else unknown; never the time since --prepare
+    assert done["seconds"] == 95.0 and left["seconds"] is None
+    assert done["graded_at"] and done["graded_at"].endswith("+00:00")
     jsonl = (mine / "tasks.jsonl").read_text().splitlines()
     measured = {r["id"]: r.get("measured_difficulty") for r in map(json.loads, jsonl)}
     assert measured[solve.task_id]["solved"] == 1 and measured[solve.task_id]["agent"] == "a person"
     assert measured[leave.task_id]["label"] == "unsolved"
+    assert measured[solve.task_id]["median_seconds"] == 95.0
     assert not any(measured[t.task_id] for t in tasks[2:])
     assert (dest / solve.task_id / "app" / "dbt_project.yml").is_file()  # left as the solver left it
     assert not list((dest / solve.task_id / "app").rglob("AUTO_*"))  # grading ran on a copy

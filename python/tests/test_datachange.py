@@ -62,7 +62,7 @@ def test_the_change_the_sql_and_setup():
     change = plan_change(rel, models, {"model.x.stg_orders": 0, "model.x.other": 1, "model.x.totals": 2},
                          lambda end: ["model.x.stg_orders", end])
     assert change.graded == "totals" and change.rebuild == ("stg_orders", "totals")  # a marts table first
-    assert change.renames == (("order_id", "orderId"), ("customer_id", "customerId"))
+    assert dict(change.facts)["renames"] == [["order_id", "orderId"], ["customer_id", "customerId"]]
     sql = replace(change, drop=(("main", "totals"),)).setup_sql()
     assert sql == ('alter table "main"."orders" rename column "order_id" to "orderId";\n'
                    'alter table "main"."orders" rename column "customer_id" to "customerId";\n'
@@ -103,9 +103,11 @@ def proven(tmp_path_factory):
         report=SimpleNamespace(task_details={}))
     rels = {r.identifier: r for r in raw_relations(info["raw_db"], info["graph"], {"sources": sources})}
     changes = candidates(ctx)
-    entry = _realise(ctx, changes[0], f"{NAME}001", "staging")
+    renamed = next(c for c in changes if c.kind == "renamed_columns")
+    entry = _realise(ctx, renamed, f"{NAME}001", "staging")
+    resent = _realise(ctx, changes[0], f"{NAME}002", "staging")  # the resent_rows kind comes first
     yield SimpleNamespace(root=root, rels=rels, changes=changes, entry=entry, task=Path(entry["path"]),
-                          details=ctx.report.task_details[entry["task_id"]],
+                          details=ctx.report.task_details[entry["task_id"]], resent=resent,
                           said=said, project_text=project_text)
     v.close()
 
@@ -114,9 +116,14 @@ def test_the_raw_tables_and_their_readers_come_from_the_intact_build(proven):
     orders = proven.rels["orders"]
     assert (orders.schema, orders.columns) == ("main", ("order_id", "customer_id", "amount", "status"))
     assert orders.calls == ("source('raw', 'orders')",) and orders.readers == (f"model.{NAME}.stg_orders",)
-    # both raw tables have a change; orders first (one table downstream each, but two models)
-    assert [c.relation.identifier for c in proven.changes] == ["orders", "customers"]
-    change = proven.changes[0]
+    assert orders.types[:2] == ("INTEGER", "INTEGER") or orders.types[:2] == ("BIGINT", "BIGINT")
+    assert orders.keys == ("order_id",)  # customer_id repeats: no key
+    # both raw tables have a change of each kind; the resent rows first, then orders before customers
+    # (one table downstream each, but two models)
+    assert [(c.kind, c.relation.identifier) for c in proven.changes] == [
+        ("resent_rows", "orders"), ("resent_rows", "customers"),
+        ("renamed_columns", "orders"), ("renamed_columns", "customers")]
+    change = proven.changes[2]
     assert change.readers == ("stg_orders",) and change.graded == "customer_totals"
     assert change.drop == (("main", "customer_totals"),)
 
@@ -160,3 +167,44 @@ def test_the_data_change_option(tmp_path):
     with pytest.raises(InputError, match="needs validation") as err:
         parse_args([project, "--output-dir", out, "--data-change", "--no-validate"])
     assert err.value.field == "--data-change"
+
+
+def test_resent_rows_the_change_and_the_fix():
+    from adegen.propose.resent import plan_resent
+
+    rel = RawRelation("main", "orders", ("source('raw', 'orders')",), ("order_id", "amount", "updated_at"),
+                      ("model.x.stg_orders",), ("INTEGER", "DOUBLE", "TIMESTAMP"), ("order_id",))
+    models = {"model.x.stg_orders": ModelFile("model.x.stg_orders", "stg_orders", "models/stg_orders.sql",
+                                              "select o.amount from {{ source('raw', 'orders') }} o"),
+              "model.x.totals": ModelFile("model.x.totals", "totals", "models/totals.sql", "", "table", "marts")}
+    down = {"model.x.stg_orders": 0, "model.x.totals": 1}
+    change = plan_resent(rel, models, down, lambda end: ["model.x.stg_orders", end])
+    assert change.statements == (
+        'insert into "main"."orders" select * replace (cast("updated_at" + interval 1 day as TIMESTAMP) as '
+        '"updated_at") from "main"."orders" qualify row_number() over (order by "order_id") % 5 = 1',)
+    assert change.fixes[0][2].decode() == (
+        "select o.amount from (select * from {{ source('raw', 'orders') }} qualify row_number() over "
+        "(partition by \"order_id\" order by \"updated_at\" desc) = 1) o")
+    base = dict(change.prompts())["base"]
+    assert "`orders` now re-sends" in base and "latest `updated_at`" in base and "row_number" not in base
+    # no stamp: identical copies, and distinct keeps one of each
+    plain = replace(rel, columns=("order_id", "amount"), types=("INTEGER", "DOUBLE"))
+    change = plan_resent(plain, models, down, lambda end: [end])
+    assert "select * from" in change.statements[0] and "interval" not in change.statements[0]
+    assert "(select distinct * from {{ source('raw', 'orders') }}) o" in change.fixes[0][2].decode()
+    # no key measured unique, or a seed's table (a `dbt seed` would undo the change): none
+    assert plan_resent(replace(rel, keys=()), models, down, lambda end: [end]) is None
+    assert plan_resent(replace(rel, calls=("ref('orders')",)), models, down, lambda end: [end]) is None
+
+
+def test_the_resent_rows_task_is_proven(proven):
+    entry = proven.resent
+    assert entry["pattern_id"] == "resent_rows" and entry["proven"], entry["proof_detail"]
+    assert entry["proof"] == {"ok": True, "broken_fails": True, "solved_passes": True}
+    task = Path(entry["path"])
+    setup = (task / "setup.sh").read_text()
+    assert "insert into \"main\".\"orders\" select * from \"main\".\"orders\" qualify" in setup
+    assert "select distinct * from" in (task / "solutions" / "changes.patch").read_text()
+    # the adapted state is the intact one: one row per key again (40 customers, 400 orders less the cancelled)
+    seed = (task / "seeds" / "solution__customer_totals.csv").read_text().splitlines()
+    assert len(seed) == 41

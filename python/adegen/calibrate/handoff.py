@@ -4,6 +4,8 @@ procedure and records each task as one run, as an agent run is recorded (`runner
 
     DIR/<task_id>/PROMPT.md   the task's prompt (--key, default base), nothing else
     DIR/<task_id>/app/        the broken state after setup.sh: ade-bench's /app (project + database)
+    DIR/<task_id>/SOLVE_SECONDS  written by the solver, if it counts: the seconds it spent (else the
+                              run's seconds are unknown: none is measured from --prepare)
     DIR/.adegen-prepared/     for --grade only: prepared.json (the output directory, the key, the
                               tasks, when the sandboxes were ready) and before/<task_id>/ (the project
                               files right after setup, for the run's diff)
@@ -14,11 +16,11 @@ it can be graded again; a later grade is a new calibration, which replaces the e
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from datetime import datetime, timezone
 from typing import Callable
 
 from adegen.calibrate.diff import diff_stats
@@ -33,6 +35,7 @@ from adegen.report.calibration import by_task
 MARK_DIR = ".adegen-prepared"
 MARK_FILE = "prepared.json"
 PROMPT_FILE = "PROMPT.md"
+SOLVE_SECONDS = "SOLVE_SECONDS"
 FORMAT = 1
 
 
@@ -121,15 +124,23 @@ def _write_files(root: Path, files: dict[str, bytes]) -> None:
         (root / rel).write_bytes(data)
 
 
-def solver_seconds(app: Path, ready_at: float, graded_at: float) -> float:
-    """From the sandboxes being ready to the solver's last change in `app` (any file or directory:
-    an edit, a dbt call's target/ and logs/), or to the grade when nothing there changed."""
-    last = 0.0
-    for here, dirs, files in os.walk(app):
-        for n in dirs + files:
-            last = max(last, (Path(here) / n).lstat().st_mtime)
-    end = last if last > ready_at else graded_at
-    return round(max(0.0, end - ready_at), 2)
+def reported_seconds(box: Path) -> float | None:
+    """The seconds the solver reports it spent, from `<sandbox>/SOLVE_SECONDS` (one number, beside
+    PROMPT.md), or None: unknown. Never the time from --prepare to --grade (or to the last change
+    in the sandbox): a sandbox may wait hours before anyone opens it, and a person may stop half
+    way; such a wall time would label an easy task hard. Bad content is bad input naming the file."""
+    path = box / SOLVE_SECONDS
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise InputError(f"expected the solve time in seconds (a number >= 0), got {text[:40]!r}",
+                         file=path, field=SOLVE_SECONDS)
+    return round(value, 2)
 
 
 def grade(tasks: list[TaskRef], dest: Path, prepared: Prepared, cfg: HandoffConfig,
@@ -139,23 +150,27 @@ def grade(tasks: list[TaskRef], dest: Path, prepared: Prepared, cfg: HandoffConf
     records = []
     for t in tasks:
         rec = grade_one(t, dest, prepared, cfg, cid)
+        took = "seconds unknown" if rec.seconds is None else f"{rec.seconds:.0f}s (reported)"
         say(f"  {rec.task_id}: {'SOLVED' if rec.solved else 'unsolved'} ({rec.reason}); "
-            f"{len(rec.diff.get('files', []))} file(s) changed, {rec.seconds:.0f}s")
+            f"{len(rec.diff.get('files', []))} file(s) changed, {took}")
         records.append(rec)
     return Calibration(cid, records, by_task([r.to_json() for r in records]))
 
 
 def grade_one(task: TaskRef, dest: Path, prepared: Prepared, cfg: HandoffConfig, cid: str) -> RunRecord:
     """One task's sandbox graded: the record of one run (graded False when it cannot be)."""
-    graded_at = time.time()
     app = dest / task.task_id / "app"
-    rec = RunRecord(cid, task.task_id, 1, cfg.solver, prepared.key, False, "", None, 0.0, False)
-    rec.notes = [f"graded what was left in {app} (seconds: from --prepare to the last change there)"]
+    rec = RunRecord(cid, task.task_id, 1, cfg.solver, prepared.key, False, "", None, None, False)
+    rec.graded_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    rec.notes = [f"graded what was left in {app}"]
     sb: Sandbox | None = None
     try:
         if not (app / "dbt_project.yml").is_file():
             raise InputError("no sandbox here any more (no dbt_project.yml)", file=app)
-        rec.seconds = solver_seconds(app, prepared.ready_at, graded_at)
+        rec.seconds = reported_seconds(dest / task.task_id)
+        rec.notes.append(f"seconds: the solver's own count ({SOLVE_SECONDS})" if rec.seconds is not None else
+                         f"seconds: unknown (none reported in {SOLVE_SECONDS} beside {PROMPT_FILE}; the time "
+                         "since --prepare is not solve time)")
         rec.diff = diff_stats(project_files(dest / MARK_DIR / "before" / task.task_id), project_files(app)).to_json()
         sb = Sandbox(task, SandboxConfig(cfg.workdir, cfg.mode))
         sb.adopt(app)

@@ -44,7 +44,7 @@ class RunRecord:
     solved: bool
     reason: str  # the grader's (or why the run could not be graded)
     exit_code: int | None
-    seconds: float  # the agent's wall time
+    seconds: float | None  # the agent's wall time; --grade: what the solver reported (None: unknown)
     timed_out: bool
     diff: dict = field(default_factory=dict)  # DiffStats.to_json()
     tokens: int | None = None
@@ -56,6 +56,7 @@ class RunRecord:
     sandbox_removed: bool = False
     graded: bool = False  # False: the sandbox could not be prepared or graded (reason says why)
     notes: list[str] = field(default_factory=list)
+    graded_at: str | None = None  # --grade: when it graded (UTC, ISO 8601)
     output_tail: str = ""
 
     def to_json(self) -> dict:

@@ -53,9 +53,14 @@ def make_parser() -> argparse.ArgumentParser:
                    help="offer the fixes of the project's git history, undone on today's code: auto (default) "
                         "when the project directory is a git repository of its own, on also inside a larger one")
     p.add_argument("--data-change", action="store_true",
-                   help="write one task of an upstream data change instead of code slips: setup.sh renames a raw "
-                        "table's columns with SQL (/scripts/run_sql.sh), the solution adapts the models that read "
-                        "it; proven like every task (DuckDB)")
+                   help="make one of the --count tasks an upstream data change: setup.sh changes a raw table with "
+                        "SQL (/scripts/run_sql.sh: the source re-sends records, or renames its columns), the "
+                        "solution adapts the models that read it; proven like every task (DuckDB)")
+    p.add_argument("--mix", choices=("default", "hard"), default="default",
+                   help="hard: prefer the kinds of task that separate agents - one upstream data change (as "
+                        "--data-change), an incremental task where the project has one, the compound task, "
+                        "symptoms 2+ models below the slip - and write the hard prompt level (fewest hints) as "
+                        "the base prompt; --json `mix` says what the run wrote")
     p.add_argument("--purpose", action="store_true",
                    help="also write up to two tasks of a purposeful change: a commit that changes a model's "
                         "output on purpose (a new count, a category left out) with a slip inside it; the "
@@ -115,11 +120,14 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if ns.data_change and ns.no_validate:
         raise InputError("needs validation: the raw tables and their readers come from the validator's intact "
                          "build", field="--data-change")
-    opts.data_change = ns.data_change
     if ns.purpose and ns.no_validate:
         raise InputError("needs validation: the data the change is measured on is the validator's intact build",
                          field="--purpose")
     opts.purpose = ns.purpose
+    if ns.mix == "hard" and ns.no_validate:
+        raise InputError("needs validation: the hard kinds are chosen from what the screening measured",
+                         field="--mix")
+    opts.data_change, opts.mix = ns.data_change or ns.mix == "hard", ns.mix
     if ns.verify_slow and ns.no_validate:
         raise InputError("needs validation: the proofs it checks are not run with --no-validate",
                          field="--verify-slow")

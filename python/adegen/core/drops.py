@@ -63,6 +63,7 @@ class DropCode(Coded):
     DIFF_TOO_BIG = "diff_too_big", "diff too big"
     COMPOUND_UNFAIR = "compound_unfair", "compound: a slip does not show or one fix passes"
     COMPOUND_PLACE = "compound_place", "gave its place to the compound task"
+    MIX_EASIER = "mix_easier", "an easier kind than the hard mix keeps"
     BUG_COMMAND_FAILED = "bug_command_failed", "bug command failed"
 
 

@@ -1,5 +1,7 @@
-"""Stage "data change" of the build (`--data-change`): one task whose setup changes the data the
-project reads (propose/datachange.py: a raw table's columns arrive renamed), written and proven
+"""Stage "data change" of the build (`--data-change`, `--mix hard`): one task of the run's --count,
+written after the picked proposals, whose setup changes the data the project reads
+(propose/resent.py: the source re-sends records; propose/datachange.py: a raw table's columns
+arrive renamed), written and proven
 as every task is (tasks/datachange.py for the files, the validator's proof, which runs setup.sh's
 SQL through the emulated `/scripts/run_sql.sh` on its copy of the database).
 
@@ -15,36 +17,35 @@ from pathlib import Path
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove
 from adegen.pipeline.workspace import prepare
-from adegen.propose.datachange import DIFFICULTY, TAGS, DataChange, ModelFile, RawRelation, plan_change
+from adegen.propose import resent
+from adegen.propose.mix import hard_texts
+from adegen.sql.quote import ident
+from adegen.propose.datachange import DIFFICULTY, KIND_ORDER, TAGS, DataChange, ModelFile, RawRelation, plan_change
 from adegen.tasks import output as out
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
+from adegen.tasks.shape import run_figure
 from adegen.tasks.taskgen import TaskPlan, unified_diff
 
+NONE_FOUND = ("No data change found: no raw table (read by the project's own models, with a table downstream) "
+              "with a unique id to re-send or snake_case columns to rename; the proposals make every task.")
 MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two solved builds)
 
 
 def data_change_tasks(ctx: RunContext) -> list[str]:
     """Write (at most) one proven data-change task; the ids written (ctx.report.tasks: entries)."""
     t1 = time.monotonic()
-    if not ctx.backend.data_changes:
-        ctx.ui.warn(f"--data-change writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
-        return []
-    if ctx.validator is None:
-        ctx.ui.warn(f"--data-change needs the validator (its intact build): {ctx.unproven_reason()}")
-        return []
     changes = candidates(ctx)
     if not changes:
-        ctx.ui.say("No data change found: no raw table with snake_case columns read by a model with a "
-                   "table downstream.")
+        ctx.ui.say(NONE_FOUND)
         return []
     written: list[str] = []
     layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
     lock = out.RunLock(ctx.opts.output_dir)
     lock.acquire()
     try:
-        plan = prepare(ctx)
+        plan = ctx.output or prepare(ctx)  # the build's proposals may have prepared it
         number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
         for change in changes[:MAX_TRIES]:
             task_id = out.format_task_id(ctx.project.name, number + 1)
@@ -59,8 +60,23 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
     finally:
         lock.release()
     ctx.doc.tasks = ctx.report.tasks
-    ctx.timing("generation", t1)
+    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
+    ctx.timing("data_change", t1)
     return written
+
+
+def available(ctx: RunContext) -> bool:
+    """Whether this run can write a data change (DuckDB, a working validator); warns why not."""
+    if not ctx.backend.data_changes:
+        ctx.ui.warn(f"no data change: DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
+        return False
+    if ctx.validator is None:
+        ctx.ui.warn(f"no data change: it needs the validator (its intact build): {ctx.unproven_reason()}")
+        return False
+    if not candidates(ctx):  # no slot is kept for a task that cannot be made
+        ctx.ui.say(NONE_FOUND)
+        return False
+    return True
 
 
 def candidates(ctx: RunContext) -> list[DataChange]:
@@ -85,14 +101,19 @@ def candidates(ctx: RunContext) -> list[DataChange]:
             on_path = {u for r in readers for u in graph.between(r, end)}
             return sorted(on_path, key=lambda u: (depth.get(files[u].name if u in files else "", 0), u))
 
-        change = plan_change(rel, files, downstream, between)
-        if change is None:
-            continue
-        graded = models[next(u for u, f in files.items() if f.name == change.graded)]
-        change = replace(change, drop=((graded["schema"], graded["alias"]),))
         tables = sum(1 for u in downstream if u in files and files[u].materialized == "table")
-        out_.append((-tables, -len(downstream), rel.identifier, change))
-    return [c for *_, c in sorted(out_, key=lambda x: x[:3])]
+        for plan in PLANS:
+            change = plan(rel, files, downstream, between)
+            if change is None:
+                continue
+            graded = models[next(u for u, f in files.items() if f.name == change.graded)]
+            change = replace(change, drop=((graded["schema"], graded["alias"]),))
+            out_.append((KIND_ORDER.index(change.kind), -tables, -len(downstream), rel.identifier, change))
+    return [c for *_, c in sorted(out_, key=lambda x: x[:4])]
+
+
+PLANS = (resent.plan_resent, plan_change)  # every kind's planner (propose/): each may decline a table
+KEYS_MEASURED = 3  # id-named columns measured per table (the first ones in table order)
 
 
 def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
@@ -103,13 +124,31 @@ def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
     sources = {s["unique_id"]: s for s in discovery.get("sources", []) or []}
     con = duckdb.connect(raw_db, read_only=True)
     try:
-        tables: dict[tuple[str, str], list[str]] = {}
-        for schema, name, column in con.execute(
-                "select table_schema, table_name, column_name from information_schema.columns "
+        tables: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for schema, name, column, typ in con.execute(
+                "select table_schema, table_name, column_name, data_type from information_schema.columns "
                 "order by table_schema, table_name, ordinal_position").fetchall():
-            tables.setdefault((schema, name), []).append(column)
+            tables.setdefault((schema, name), []).append((column, typ))
+        found = _readers(tables, graph, sources)
+        return [RawRelation(s, t, tuple(e["calls"]), tuple(c for c, _ in tables[(s, t)]), tuple(e["readers"]),
+                            tuple(ty for _, ty in tables[(s, t)]), _keys(con, s, t, tables[(s, t)]))
+                for (s, t), e in sorted(found.items())]
     finally:
         con.close()
+
+
+def _keys(con, schema: str, table: str, columns: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The id-named columns (the first KEYS_MEASURED) whose values are unique and never NULL."""
+    named = [c for c, _ in columns if resent.KEY.search(c)][:KEYS_MEASURED]
+    if not named:
+        return ()
+    exprs = ", ".join(f"count(distinct {ident(c)}) = count(*) and count({ident(c)}) = count(*)" for c in named)
+    row = con.execute(f"select count(*) > 0, {exprs} from {ident(schema)}.{ident(table)}").fetchone()
+    return tuple(c for c, ok in zip(named, row[1:]) if row[0] and ok)
+
+
+def _readers(tables: dict, graph, sources: dict) -> dict[tuple[str, str], dict]:
+    """{(schema, table): {calls, readers}} of the raw tables the models read."""
     found: dict[tuple[str, str], dict] = {}
     for uid in graph.inputs():
         call, identifier = _call(uid, sources)
@@ -119,8 +158,7 @@ def raw_relations(raw_db: str, graph, discovery: dict) -> list[RawRelation]:
         entry = found.setdefault(where[0], {"calls": [], "readers": []})
         entry["calls"].append(call)
         entry["readers"] += [c for c in graph.children(uid) if c not in entry["readers"]]
-    return [RawRelation(s, t, tuple(e["calls"]), tuple(tables[(s, t)]), tuple(e["readers"]))
-            for (s, t), e in sorted(found.items())]
+    return found
 
 
 def _call(uid: str, sources: dict) -> tuple[str | None, str]:
@@ -147,7 +185,7 @@ def _details(change: DataChange, proof, layer: str) -> dict:
     return {"layer": layer, "graded_tables": [change.graded], "observation": None,
             "prompts": [{"key": k, "prompt": t, "tables": [change.graded]} for k, t in change.prompts()],
             "proof_seconds": proof_seconds(proof),
-            "data_change": {"kind": change.kind, "relation": str(change.relation), "renames": [list(r) for r in change.renames]}}
+            "data_change": change.record()}
 
 
 def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "") -> dict | None:
@@ -155,6 +193,8 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
     (None: patch check failed); its run-record details in ctx.report.task_details. `layer`: the
     (first) adapted model's."""
     plan, project = ctx.output, ctx.project
+    if getattr(ctx.opts, "mix", "default") == "hard":  # the hard prompt (fewest hints) as the base
+        change = replace(change, texts=hard_texts(change.texts))
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
     spec = TaskPlan(task_id=task_id, description=change.description(),

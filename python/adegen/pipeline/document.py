@@ -50,6 +50,7 @@ class RunDoc:
     dropped_candidates: list[dict] | None = None
     diff_candidates: list[dict] | None = None  # each diff offered and its fate (pipeline/diffs.py)
     compound: list[dict] | None = None  # each compound tried and its fate (pipeline/compound.py)
+    mix: dict | None = None  # --mix hard: its name and the kinds of the tasks written (propose/mix.py)
     tasks: list[dict] | None = None  # the tasks written (pipeline/write.py, bulk's commits)
     change_shape: dict | None = None  # how many of them read as a commit (tasks/shape.py: run_figure)
     selected: list[int] | None = None

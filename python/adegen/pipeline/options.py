@@ -38,6 +38,7 @@ class Options:
     compound: str = "auto"  # one task of two independent slips on one lineage: auto | off (propose.compound)
     history: str = "auto"  # fixes of the git history undone as candidates: auto | on | off (propose.history)
     purpose: bool = False  # --purpose: purposeful-change tasks besides the others (pipeline/purpose.py)
+    mix: str = "default"  # --mix: default | hard (propose/mix.py: the hard kinds, the hard prompt as base)
     data_change: bool = False  # --data-change: one upstream-data-change task instead (pipeline/datachange.py)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)
     jobs: int = 2  # validator worker processes (the build: ADEGEN_BUILD_JOBS, 2; bulk mode: --jobs)

@@ -12,6 +12,7 @@ from adegen.propose.bind_check import bind_check
 from adegen.core.settings import get_settings
 from adegen.core.errors import InputError
 from adegen.pipeline import compound, diffs, validation
+from adegen.propose import mix
 from adegen.pipeline.context import RunContext
 
 ROUNDS = 3  # pools screened before giving up on reaching --count (a pool nothing of which passes
@@ -121,25 +122,27 @@ def propose(ctx: RunContext):
 
     opts, ui = ctx.opts, ctx.ui
     t1 = time.monotonic()
+    # --mix hard: EXTRA more proposals than --count are made, the hardest --count kept (propose/mix.py)
+    count = opts.count + (mix.EXTRA if opts.mix == "hard" else 0)
     cands, excluded = enumerate_candidates(ctx)
     offered = diffs.offer(ctx)  # candidates that come as a diff: ranked with the patterns' from here on
     if offered.candidates:
         cands = pp.rank(cands + offered.candidates, ctx.survey)
     run_scope = ctx.scope()
     # the pool a round screens still holds last-resort candidates; only the picks stop at the floor
-    pick_scope = dataclasses.replace(run_scope, fill_to=min(pp.MIN_PROPOSALS, opts.count))
+    pick_scope = dataclasses.replace(run_scope, fill_to=min(pp.MIN_PROPOSALS, count))
     remaining = list(cands)
     chosen: list = []
     dropped: list = list(offered.drops)
     kept: list = []
     rounds = pools = 0
-    while remaining and len(chosen) < opts.count and rounds < ROUNDS and pools < MAX_POOLS:
+    while remaining and len(chosen) < count and rounds < ROUNDS and pools < MAX_POOLS:
         if pools and ctx.budget_spent():  # --time-budget: no new pool; the first always runs
             ctx.budget.stopped_at = "proposals"
             ui.say(f"Time budget reached: no further proposal round ({len(chosen)} proposal(s) so far).")
             break
         pools += 1
-        sel = checked_pool(ctx, remaining, run_scope, size=POOL_FACTOR * opts.count)
+        sel = checked_pool(ctx, remaining, run_scope, size=POOL_FACTOR * count)
         if not sel:
             break
         ids = {id(c) for c in sel}
@@ -150,16 +153,18 @@ def propose(ctx: RunContext):
         screen = None
         if ctx.validator is not None:
             try:
-                screen = validation.batched_screen(ctx, sel, opts.count + 2)
+                screen = validation.batched_screen(ctx, sel, count + 2)
             except validation.ValidatorBroken as exc:
                 ui.warn(f"execution validation disabled: {exc}; tasks will be patch-validated only (status: dev)")
                 ctx.disable_validation(str(exc))
-        part = pp.select(sel, pick_scope, count=opts.count - len(chosen), screen=screen, taken=chosen)
+        part = pp.select(sel, pick_scope, count=count - len(chosen), screen=screen, taken=chosen)
         chosen += part.proposals
         dropped += part.dropped
         kept += part.kept_back
-    pp.fill_from_kept(chosen, kept, dropped, opts.count)
+    pp.fill_from_kept(chosen, kept, dropped, count)
     compound.add(ctx, chosen, kept, dropped)  # at most one more: two slips on one lineage
+    if opts.mix == "hard":
+        chosen = keep_hardest(chosen, dropped, opts.count)
     if ctx.budget is not None and ctx.budget.stopped_at == "proposals":
         ctx.budget.proposals_short = max(0, opts.count - len(chosen))
     for i, p in enumerate(chosen, 1):
@@ -175,6 +180,22 @@ def propose(ctx: RunContext):
                                    "code": d.code.id} for d in pset.dropped]
     ctx.doc.tasks = []
     return pset
+
+
+def keep_hardest(chosen: list, dropped: list, count: int) -> list:
+    """--mix hard: the `count` hardest proposals (propose/mix.py), each with the hard prompt level
+    as its base; the others go to `dropped`."""
+    from adegen.core.drops import Drop, DropCode
+
+    kept = mix.hardest(chosen, count)
+    for p in chosen:
+        if all(p is not k for k in kept):
+            dropped.append(Drop(p.model, p.pattern_id, f"an easier kind ({mix.kind(p)}) than the hard mix keeps",
+                                DropCode.MIX_EASIER))
+    for p in kept:
+        p.levels = mix.hard_first(p.prompt_levels())
+        p.prompt = p.levels[0].text
+    return kept
 
 
 def show(ctx: RunContext, pset) -> None:

@@ -21,6 +21,7 @@ Nothing is written before `generate` (but the copy of a --db-path database ade-b
 work directory exists."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from adegen.pipeline.options import Options
@@ -31,6 +32,7 @@ from adegen.pipeline import (datachange, discovery, inputs, propose, purpose, re
 from adegen.pipeline.budget import TimeBudget
 from adegen.pipeline.context import UI, RunContext
 from adegen.pipeline.write import write_tasks
+from adegen.propose import mix
 
 Generate = Callable[[RunContext], int]  # the command's stages after the baseline: the exit code
 
@@ -69,31 +71,48 @@ def build_tasks(ctx: RunContext) -> int:
 
 
 def _build_stages(ctx: RunContext) -> int:
-    if ctx.opts.data_change:
-        written = datachange.data_change_tasks(ctx)
-        return summary.finish(ctx, written) if written else 1
+    # --data-change / --mix hard: one of the run's --count tasks is an upstream data change, written
+    # after the picked proposals (pipeline/datachange.py); the proposals make the rest. --purpose adds
+    # up to two purposeful-change tasks besides them (pipeline/purpose.py)
+    upstream = ctx.opts.data_change and datachange.available(ctx)
+    if upstream:
+        ctx.opts = dataclasses.replace(ctx.opts, count=ctx.opts.count - 1)
     pset = propose.propose(ctx)
-    if not pset.proposals and ctx.budget is not None and ctx.budget.stopped_at:
-        ctx.ui.say(ctx.budget.line())
-        ctx.ui.say("No task could be proposed within the time budget.")
-        return 1
-    if not pset.proposals:
-        ctx.ui.say("No task could be proposed: no catalog pattern yields a new, compilable, observable bug.")
-        written = purpose.purposeful_tasks(ctx) if ctx.opts.purpose else []
-        if not written:
-            shortfall.explain(ctx, 0)
-        return summary.finish(ctx, written) if written else 1
-    propose.show(ctx, pset)
-    chosen = propose.pick(ctx, pset)
-    if chosen is None:
-        return 0
-    if not chosen:
-        ctx.ui.say("Nothing selected; nothing was written.")
-        return 0
-    written = write_tasks(ctx, chosen)
+    written, kinds = [], []
+    if pset.proposals:
+        propose.show(ctx, pset)
+        chosen = propose.pick(ctx, pset)
+        if chosen is None:
+            return 0
+        if not chosen:
+            ctx.ui.say("Nothing selected; nothing was written.")
+            return 0
+        written = write_tasks(ctx, chosen)
+        kinds = [mix.kind(p) for p in chosen if any(t["model"] == p.model and t["pattern_id"] == p.pattern_id
+                                                   for t in ctx.report.tasks)]
+    else:
+        ctx.ui.say(_nothing_proposed(ctx))
     if ctx.opts.purpose:
-        written += purpose.purposeful_tasks(ctx)
+        made = purpose.purposeful_tasks(ctx)
+        written += made
+        kinds += ["purpose"] * len(made)
+    if upstream:
+        made = datachange.data_change_tasks(ctx)
+        written += made
+        kinds += ["data-change"] * len(made)
+    if ctx.opts.mix != "default":
+        ctx.doc.mix = mix.summary(kinds, ctx.opts.mix)
+    if not pset.proposals and not written:
+        shortfall.explain(ctx, 0)
+        return 1
     return summary.finish(ctx, written)
+
+
+def _nothing_proposed(ctx: RunContext) -> str:
+    if ctx.budget is not None and ctx.budget.stopped_at:
+        ctx.ui.say(ctx.budget.line())
+        return "No task could be proposed within the time budget."
+    return "No task could be proposed: no catalog pattern yields a new, compilable, observable bug."
 
 
 def run_build(opts: Options, ui: UI) -> tuple[int, dict]:

@@ -3,7 +3,11 @@ not its code, as ade-bench's analytics_engineering007 does ("The id field in the
 now a string. This has broken several models."). The project must be adapted so its marts are right
 again; the solution adapts the models that read the changed table.
 
-One kind so far, `renamed_columns`: the raw table's columns arrive in camelCase (`customer_id` ->
+Two kinds: `renamed_columns` here, `resent_rows` in propose/resent.py (the source re-sends records:
+the marts double count until the staging model keeps one row per key). Each makes a `DataChange`:
+the setup's SQL, the models' fix, the prompts and what the run record says of it.
+
+`renamed_columns`: the raw table's columns arrive in camelCase (`customer_id` ->
 `customerId`), as when an upstream export switches its naming convention. Why this one first: it
 is observable on every database (the models that name a column fail to bind) and fair (the data is
 unchanged, so the marts of the adapted project equal the intact build's whatever correct fix an
@@ -33,6 +37,7 @@ PROMPTS = {
              "its numbers are right?"),
     "hard": "`{table}` is missing since this morning's data load. Can you fix it?",
 }
+KIND_ORDER = ("resent_rows", "renamed_columns")  # the kind that asks for data reasoning first
 DESCRIPTION = "Upstream data change: {relation}'s columns arrive renamed (camelCase); adapt {readers}"
 TAGS = ["dbt", "debugging", "data-change", "data-inspection"]
 # guessed, not measured: the error names the missing column and its camelCase candidate
@@ -43,13 +48,16 @@ DIFFICULTY = "medium"
 class RawRelation:
     """A raw table the project reads (a source's or a seed's relation): where it is, the Jinja calls
     that read it (`source('shop', 'customers')`, `ref('raw_customers')`), its columns in table order,
-    and the models that read it directly (unique ids)."""
+    and the models that read it directly (unique ids); as measured on the data: the columns' types
+    (same order) and the id-named columns whose values are unique and never NULL."""
 
     schema: str
     identifier: str
     calls: tuple[str, ...]
     columns: tuple[str, ...]
     readers: tuple[str, ...]
+    types: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.schema}.{self.identifier}"
@@ -74,28 +82,35 @@ class DataChange:
 
     kind: str
     relation: RawRelation
-    renames: tuple[tuple[str, str], ...]          # (name in the project, name the data arrives with)
+    statements: tuple[str, ...]                   # the change's SQL, one statement each (no `;` inside)
     fixes: tuple[tuple[str, bytes, bytes], ...]   # (path, today's bytes, adapted bytes)
     readers: tuple[str, ...]                      # the models the fix changes (names)
     graded: str                                   # the table the task grades
     rebuild: tuple[str, ...]                      # readers .. graded, in DAG order (solution, test_setup)
     drop: tuple[tuple[str, str], ...] = ()        # (schema, identifier) of the graded table
+    texts: tuple[tuple[str, str], ...] = ()       # (prompt key, template: {reader} {table} {relation} ...)
+    description_text: str = ""
+    facts: tuple[tuple[str, object], ...] = ()    # what the run record says of the change (its fields)
 
     def setup_sql(self) -> str:
-        """The change as `run_sql.sh` runs it: statements split at `;` (none holds one), the raw
-        table renamed in place (data and column order kept), and the graded table dropped, so a
-        database that holds yesterday's build does not grade the broken state with it (the build
-        that fails leaves no table, as on a fresh database)."""
-        rel = f"{ident(self.relation.schema)}.{ident(self.relation.identifier)}"
-        lines = [f"alter table {rel} rename column {ident(old)} to {ident(new)};" for old, new in self.renames]
+        """The change as `run_sql.sh` runs it: statements split at `;` (none holds one), then the
+        graded table dropped, so a database that holds yesterday's build does not grade the broken
+        state with it (a build that fails leaves no table, as on a fresh database)."""
+        lines = [f"{st};" for st in self.statements]
         lines += [f"drop table if exists {ident(s)}.{ident(t)};" for s, t in self.drop]
         return "\n".join(lines) + "\n"
 
     def prompts(self) -> list[tuple[str, str]]:
-        return [(key, text.format(reader=self.readers[0], table=self.graded)) for key, text in PROMPTS.items()]
+        fields = {"reader": self.readers[0], "table": self.graded, "relation": self.relation.identifier,
+                  **{k: v for k, v in self.facts if isinstance(v, str)}}
+        return [(key, text.format(**fields)) for key, text in self.texts]
 
     def description(self) -> str:
-        return DESCRIPTION.format(relation=self.relation.identifier, readers=", ".join(self.readers))
+        return self.description_text
+
+    def record(self) -> dict:
+        """The run record's `data_change` entry."""
+        return {"kind": self.kind, "relation": str(self.relation), **dict(self.facts)}
 
 
 def camel(name: str) -> str:
@@ -141,11 +156,30 @@ def fix_reader(text: str, calls: Sequence[str], renames: Sequence[tuple[str, str
 def _adapted(m: re.Match, cols: str, alias: str) -> str:
     if m.group("star"):
         return f"{m.group('star')} rename ({cols}){m.group('sfrom')}{m.group('scall')}"
-    keyword, space, call, tail, word = m.group("kw"), m.group("sp"), m.group("call"), m.group("tail") or "", m.group("word")
-    sub = f"(select * rename ({cols}) from {call})"
+    return _wrapped(m, f"(select * rename ({cols}) from {m.group('call')})", alias)
+
+
+def _wrapped(m: re.Match, sub: str, alias: str) -> str:
+    """A FROM/JOIN read (groups kw, sp, call, tail, word) with `sub` in place of the call: the
+    read's own alias names the subquery, else `alias` does (qualified columns still bind)."""
+    keyword, space, tail, word = m.group("kw"), m.group("sp"), m.group("tail") or "", m.group("word")
     if word and word.lower() not in SQL_WORDS:
-        return f"{keyword}{space}{sub}{tail}"        # the read's own alias names the subquery
+        return f"{keyword}{space}{sub}{tail}"
     return f"{keyword}{space}{sub} as {alias}{tail}"
+
+
+def wrap_reads(text: str, calls: Sequence[str], subquery: Callable[[str], str], alias: str) -> str | None:
+    """The model text with every FROM/JOIN read of `{{ call }}` replaced by the subquery
+    `subquery(call_text)` (in parentheses, aliased as `_wrapped` says), or None when no read is
+    found. A `{{ call }}` elsewhere (a `-- depends_on:` comment) is left alone."""
+    out, hits = text, 0
+    for call in calls:
+        pat = call_pattern(call)
+        out, n = re.subn(r"(?i)\b(?P<kw>from|join)(?P<sp>\s+)(?P<call>" + pat + r")"
+                         r"(?P<tail>\s+(?:as\s+)?(?P<word>[A-Za-z_]\w*))?",
+                         lambda m: _wrapped(m, f"({subquery(m.group('call'))})", alias), out)
+        hits += n
+    return out if hits else None
 
 
 def plan_change(relation: RawRelation, models: Mapping[str, ModelFile], downstream: Mapping[str, int],
@@ -165,16 +199,28 @@ def plan_change(relation: RawRelation, models: Mapping[str, ModelFile], downstre
         if fixed is None:
             return None
         fixes.append((m.path, m.text.encode(), fixed.encode()))
-    graded = _graded(models, downstream)
+    graded = graded_table(models, downstream)
     if graded is None:
         return None
     readers = tuple(models[u].name for u in relation.readers)
+    rebuild = rebuild_order(readers, graded, models, between)
+    rel = f"{ident(relation.schema)}.{ident(relation.identifier)}"
+    statements = tuple(f"alter table {rel} rename column {ident(old)} to {ident(new)}" for old, new in renames)
+    return DataChange(KIND, relation, statements, tuple(fixes), readers, graded.name, rebuild,
+                      texts=tuple(PROMPTS.items()),
+                      description_text=DESCRIPTION.format(relation=relation.identifier, readers=", ".join(readers)),
+                      facts=(("renames", [list(r) for r in renames]),))
+
+
+def rebuild_order(readers: Sequence[str], graded: ModelFile, models: Mapping[str, ModelFile],
+                  between: Callable[[str], Sequence[str]]) -> tuple[str, ...]:
+    """The readers, the models between them and the graded table, then the graded table: the models
+    the solution and test_setup rebuild, in DAG order."""
     path = [models[u].name for u in between(graded.unique_id) if u in models]
-    rebuild = tuple(dict.fromkeys([*readers, *path, graded.name]))
-    return DataChange(KIND, relation, renames, tuple(fixes), readers, graded.name, rebuild)
+    return tuple(dict.fromkeys([*readers, *path, graded.name]))
 
 
-def _graded(models: Mapping[str, ModelFile], downstream: Mapping[str, int]) -> ModelFile | None:
+def graded_table(models: Mapping[str, ModelFile], downstream: Mapping[str, int]) -> ModelFile | None:
     """The nearest table model downstream of the readers, a marts-layer one first (name breaks ties)."""
     tables = [models[u] for u in downstream if u in models and models[u].materialized == "table"]
     if not tables:
