@@ -17,7 +17,7 @@ from typing import Any
 
 from adegen.facts import measured
 from adegen.facts.measured import Sides, TableFacts, read_table
-from adegen.prompts import checks, mechanisms, pairs, phrases, render, words
+from adegen.prompts import checks, frames, mechanisms, pairs, phrases, render, words
 from adegen.prompts.findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -313,12 +313,17 @@ class _Pick:
 
 
 def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
-    """(level, text, template) of the first candidate that passes every check and is new. A body
-    another task of the run already said word for word (the same table, the same sentence, only
-    the closing request differs) is kept only when nothing else is left."""
+    """(level, text, template) of the first candidate that passes every check and is new. A text
+    that repeats a frame or an opening of another task of the run (prompts.frames), or a body
+    another task already said word for word (the same table, the same sentence, only the closing
+    request differs), is kept only when nothing else is left."""
     done: set[str] = set()  # bodies refused or already kept as a last resort: _texts skips the rest of them
     checked: set[str] = set()
-    fallback = vague = None
+    fallback = vague = framed = None
+    # the frames and openings the run's other tasks used: a text repeating one is kept only when
+    # nothing fresh is left (reviewers read a frame seen twice in a set as a program's)
+    used = frames.Used.of(tuple(sorted(req.avoid)), frozenset(
+        str(n).lower() for n in (*pick.allowed, *req.project_models)))
     for level, body, text, tpl in _texts(p, req, pick.templates, tuple(out.prompts.values()), skip=done):
         if body in done:
             continue
@@ -344,8 +349,15 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             fallback = fallback or (level, text, tpl)
             done.add(body)
             continue
+        if used.frame(body):
+            framed = framed or (level, text, tpl)
+            done.add(body)  # every composition of the body repeats the frame
+            continue
+        if used.opens(text):
+            framed = framed or (level, text, tpl)
+            continue
         return level, text, tpl
-    return fallback or vague
+    return framed or fallback or vague
 
 
 def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), skip: set = frozenset()):

@@ -261,7 +261,7 @@ def _vague(tpl: str, kind: str) -> bool:
 
 
 # the fields that name one entity or one count a person would see
-_HANDLE = re.compile(r"\{(example|Example|example_possessive|Example_possessive|copies|copies_words|count_before|"
+_HANDLE = re.compile(r"\{(example|Example|example_possessive|Example_possessive|copies|copies_words|count_before|count_change|"
                      r"count_after|number_before|number_after|total_observed|total_expected|value_new|value_gone)\}")
 
 
