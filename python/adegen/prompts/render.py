@@ -379,7 +379,8 @@ _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone 
                "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
                "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ", "Pulled ",
                "Matching ", "Looks like ", "Someone ", "There's no way ", "Looking ", "Ran ", "Was ", "Got ",
-               "Spot-checked ", "Queried ", "Doing ", "My ", "Somebody ", "Had ", "Filtered ")
+               "Spot-checked ", "Queried ", "Doing ", "My ", "Somebody ", "Had ", "Filtered ", "Seeing ", "Those ",
+               "Our ", "Numbers ", "Lots ")
 
 
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
