@@ -349,12 +349,10 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             fallback = fallback or (level, text, tpl)
             done.add(body)
             continue
-        if used.frame(body):
+        if used.frame(body) or used.opens(text):
+            # every composition of the body repeats the frame; all but the rare lead-ins its opening
             framed = framed or (level, text, tpl)
-            done.add(body)  # every composition of the body repeats the frame
-            continue
-        if used.opens(text):
-            framed = framed or (level, text, tpl)
+            done.add(body)
             continue
         return level, text, tpl
     return framed or fallback or vague
