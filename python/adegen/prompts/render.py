@@ -380,7 +380,7 @@ _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone 
                "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ", "Pulled ",
                "Matching ", "Looks like ", "Someone ", "There's no way ", "Looking ", "Ran ", "Was ", "Got ",
                "Spot-checked ", "Queried ", "Doing ", "My ", "Somebody ", "Had ", "Filtered ", "Seeing ", "Those ",
-               "Our ", "Numbers ", "Lots ")
+               "Our ", "Numbers ", "Lots ", "Reconciling ", "Finance ")
 
 
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):
