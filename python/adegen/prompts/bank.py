@@ -30,6 +30,7 @@ SHAPES: dict[str, dict] = {
               "grains": [str], "not_entities": [str], "singular_verbs": {str: str}, "they": {str: str},
               "factors_up": {int: str}, "factors_down": {int: str}, "rough_factors": [[float, float, str]]},
     "placeholders": {str: {"was": str, "means": str}},
+    "mechanisms": {str: {"families": [str], "tokens": [str], "words": [str], "symptom_of": [str]}},
 }
 # the banks whose strings are sentences with fields in braces
 SENTENCES = ("bodies", "base", "asks")

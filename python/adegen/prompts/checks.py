@@ -36,7 +36,8 @@ TOOL_WORDS = (
 )
 
 
-def _changed_tokens(site) -> tuple[set[str], set[str]]:
+def changed_tokens(site) -> tuple[set[str], set[str]]:
+    """The tokens a site removes and adds, lowercased (string literals keep their quotes)."""
     try:
         from adegen.rewrite import changed_tokens
 
@@ -49,7 +50,7 @@ def _changed_tokens(site) -> tuple[set[str], set[str]]:
 
 def added_literals(site) -> set[str]:
     """The text of every string literal the mutation writes, lowercased and without quotes."""
-    _removed, added = _changed_tokens(site)
+    _removed, added = changed_tokens(site)
     return {t[1:-1].strip() for t in added if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\""}
 
 
@@ -65,7 +66,7 @@ def leaks(prompt: str, *, site=None, pattern=None, model_path: str | None = None
     words = _words(prompt)
     allowed_l = {a.lower() for a in allowed}
     if changed is None and site is not None:
-        changed = _changed_tokens(site)
+        changed = changed_tokens(site)
     if changed:
         removed, added = changed
         for tok in sorted(removed | added):
@@ -157,7 +158,7 @@ def forbidden_tokens(*, site=None, pattern=None, model_path: str | None = None,
     out: set[str] = set(GIVEAWAYS)
     allowed_l = {a.lower() for a in allowed}
     if site is not None:
-        removed, added = _changed_tokens(site)
+        removed, added = changed_tokens(site)
         for t in removed | added:
             t = t.strip()
             if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":

@@ -7,7 +7,7 @@ CMD runs once per task through the shell, with one JSON document on stdin:
      "task": {"seed", "model", "project", "layer"},
      "diff": [<facts of each measured table, see adegen.facts.measured>],
      "changed_tables": [...],           # the only tables a prompt may name
-     "forbidden": [...],                # words and tokens the leak check rejects
+     "forbidden": [...],                # words and tokens the leak and mechanism checks reject
      "avoid": [...],                    # texts already used: every prompt must differ from them
      "levels": [{"key": "base", "hint": "...", "table": "...", "finding": "...",
                  "adegen_prompt": "..."}, ...]}
@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 
 from adegen.core.shell import run_shell
 from adegen.facts.measured import read_table
-from adegen.prompts import checks
-from adegen.prompts.levels import LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against
+from adegen.prompts import checks, mechanisms
+from adegen.prompts.levels import (LEVELS, PromptRequest, PromptSet, measured_facts, norm, reasons_against,
+                                   slip_mechanisms)
 
 HINTS = {
     "base": "Name the table where the symptom shows, the quantity in plain words and the kind of wrong "
@@ -56,6 +57,9 @@ def document(req: PromptRequest, pset: PromptSet, avoid) -> dict:
     allowed = {req.model, req.project_name, *changed}
     forbidden = checks.forbidden_tokens(site=req.site, pattern=req.pattern, model_path=req.model_path,
                                         allowed=allowed)
+    # words that name how the slip works (the same for every key; a type change may say its type)
+    forbidden += [w for w in mechanisms.words_for(slip_mechanisms(req), pset.findings.get("base", "").split(" ", 1)[0])
+                  if w not in forbidden]
     return {
         "version": 1,
         "task": {"seed": req.seed, "model": req.model, "project": req.project_name, "layer": req.layer},
@@ -112,7 +116,7 @@ def apply(cmd: PromptCommand, pset: PromptSet, avoid=frozenset()) -> PromptSet:
         text = got.get(key)
         problem = why if (out is None or not got) else ("no text for this key" if text is None else "")
         if text is not None:
-            reasons = reasons_against(text, req, changed, allowed)
+            reasons = reasons_against(text, req, changed, allowed, pset.findings.get(key, "").split(" ", 1)[0])
             if len(text) > MAX_CHARS:
                 reasons.append(f"longer than {MAX_CHARS} characters")
             if norm(text) in taken or norm(text) in {norm(result.prompts[k]) for k in result.prompts if k != key}:

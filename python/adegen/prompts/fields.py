@@ -163,6 +163,9 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
         v["count_before"] = words.count_of(f.total, noun, wide)
         v["count_after"] = words.count_of(f.after, noun, wide)
         v["number_before"], v["number_after"] = words.number(f.total, wide), words.number(f.after, wide)
+        change = words.count_change(f.total, f.after, noun) if f.total and f.after is not None else None
+        if change:
+            v["count_change"] = change
     return v
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from adegen.facts import measured
 from adegen.facts.measured import Sides, TableFacts, read_table
-from adegen.prompts import checks, pairs, phrases, render, words
+from adegen.prompts import checks, frames, mechanisms, pairs, phrases, render, words
 from adegen.prompts.findings import NOT_DATA, Detail, Finding, classify, main_finding
 
 LEVELS = ("base", "medium", "hard")
@@ -243,11 +243,24 @@ def _allowed(req: PromptRequest, p: _Plan) -> set[str]:
     return {a for a in allowed if a}
 
 
-def reasons_against(text: str, req: PromptRequest, changed_tables, allowed) -> list[str]:
-    """Why a text cannot be used: leaks, a stated fix, tool words, or a named table that did not
-    change. Runs on every prompt key of every task (adegen's own and --prompt-command's)."""
+def slip_mechanisms(req: PromptRequest) -> tuple:
+    """The classes of the task's slip (prompts.mechanisms): by its pattern's family, else by the
+    SQL tokens it changes."""
+    family = str(getattr(req.pattern, "family", "") or "")
+    found = mechanisms.slip_classes(family)
+    if found or req.site is None:
+        return found
+    return mechanisms.slip_classes(family, set().union(*checks.changed_tokens(req.site)))
+
+
+def reasons_against(text: str, req: PromptRequest, changed_tables, allowed, kind: str = "") -> list[str]:
+    """Why a text cannot be used: leaks, a stated fix, words that name the slip's mechanism
+    (`kind`: the finding the text reports), tool words, or a named table that did not change. Runs
+    on every prompt key of every task (adegen's own and --prompt-command's): none of the keys is
+    a hint at the fix, each reports a symptom."""
     why = checks.leaks(text, site=req.site, pattern=req.pattern, model_path=req.model_path, allowed=allowed)
     why += checks.states_fix(text, req.site, req.pattern)
+    why += mechanisms.mechanism_words(text, slip_mechanisms(req), kind, allowed)
     why += checks.tool_words(text)
     why += checks.unchanged_tables_named(text, changed_tables, req.project_models)
     return why
@@ -300,25 +313,30 @@ class _Pick:
 
 
 def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
-    """(level, text, template) of the first candidate that passes every check and is new. A body
-    another task of the run already said word for word (the same table, the same sentence, only
-    the closing request differs) is kept only when nothing else is left."""
+    """(level, text, template) of the first candidate that passes every check and is new. A text
+    that repeats a frame or an opening of another task of the run (prompts.frames), or a body
+    another task already said word for word (the same table, the same sentence, only the closing
+    request differs), is kept only when nothing else is left."""
     done: set[str] = set()  # bodies refused or already kept as a last resort: _texts skips the rest of them
     checked: set[str] = set()
-    fallback = vague = None
+    fallback = vague = framed = None
+    # the frames and openings the run's other tasks used: a text repeating one is kept only when
+    # nothing fresh is left (reviewers read a frame seen twice in a set as a program's)
+    used = frames.Used.of(tuple(sorted(req.avoid)), frozenset(
+        str(n).lower() for n in (*pick.allowed, *req.project_models)))
     for level, body, text, tpl in _texts(p, req, pick.templates, tuple(out.prompts.values()), skip=done):
         if body in done:
             continue
         if body not in checked:
             checked.add(body)
-            why = reasons_against(body, req, pick.changed, pick.allowed)
+            why = reasons_against(body, req, pick.changed, pick.allowed, p.finding.kind)
             if why:
                 done.add(body)
                 out.rejected.append((p.key, body, why))
                 continue
         if norm(text) in pick.taken:
             continue
-        if text != body and reasons_against(text, req, pick.changed, pick.allowed):
+        if text != body and reasons_against(text, req, pick.changed, pick.allowed, p.finding.kind):
             continue  # the request's own words (a column, an entity) may give something away
         if p.key == "base" and p.finding.column and p.finding.column.lower() not in body.lower():
             # "the data in X doesn't look right" as the whole first report gives the agent nothing
@@ -331,8 +349,13 @@ def _choose(p: _Plan, req: PromptRequest, pick: _Pick, out: PromptSet):
             fallback = fallback or (level, text, tpl)
             done.add(body)
             continue
+        if used.frame(body) or used.opens(text):
+            # every composition of the body repeats the frame; all but the rare lead-ins its opening
+            framed = framed or (level, text, tpl)
+            done.add(body)
+            continue
         return level, text, tpl
-    return fallback or vague
+    return framed or fallback or vague
 
 
 def _texts(p: _Plan, req: PromptRequest, templates: set, earlier: tuple = (), skip: set = frozenset()):

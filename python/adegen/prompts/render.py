@@ -261,7 +261,7 @@ def _vague(tpl: str, kind: str) -> bool:
 
 
 # the fields that name one entity or one count a person would see
-_HANDLE = re.compile(r"\{(example|Example|example_possessive|Example_possessive|copies|copies_words|count_before|"
+_HANDLE = re.compile(r"\{(example|Example|example_possessive|Example_possessive|copies|copies_words|count_before|count_change|"
                      r"count_after|number_before|number_after|total_observed|total_expected|value_new|value_gone)\}")
 
 
@@ -379,7 +379,8 @@ _NO_LEAD_IN = ("I ", "I'm ", "I'd ", "Why ", "Where ", "What ", "How ", "Anyone 
                "Who ", "When ", "Just ", "Tried ", "Loaded ", "Looked ", "Checked ", "Went ", "Charting ",
                "Adding ", "Counting ", "Grouping ", "Lining ", "Filtering ", "Totaling ", "Pulling ", "Pulled ",
                "Matching ", "Looks like ", "Someone ", "There's no way ", "Looking ", "Ran ", "Was ", "Got ",
-               "Spot-checked ", "Queried ", "Doing ", "My ", "Somebody ", "Had ", "Filtered ")
+               "Spot-checked ", "Queried ", "Doing ", "My ", "Somebody ", "Had ", "Filtered ", "Seeing ", "Those ",
+               "Our ", "Numbers ", "Lots ", "Reconciling ", "Finance ")
 
 
 def compositions(body: Body, voice: Voice, key: str, asks: list[str]):

@@ -374,6 +374,31 @@ def ratio_words(r: float) -> str | None:
     return (_UP if r >= 1 else _DOWN).get(k)
 
 
+# a change in a row count the way a person says it after a glance, by how far it moved: a factor
+# ("about twice as many"), else the order of the difference ("a few hundred fewer"). Reviewers read
+# both counts pasted in ("it had 9300, now 8120") under several reports as a program's printout
+_GAP_WORDS = ((3, "a couple"), (10, "a few"), (20, "a dozen or so"), (50, "a few dozen"), (100, "dozens of"),
+              (400, "a few hundred"), (1000, "several hundred"), (4000, "a few thousand"), (10000, "several thousand"))
+
+
+def count_change(before: int, after: int, noun: str) -> str | None:
+    """1000 -> 2010 orders: 'about twice as many orders'; 900 -> 640: 'a few hundred fewer orders';
+    None when nothing moved or there was nothing before."""
+    if not before or after == before or after is None:
+        return None
+    many = plural(noun)
+    rough = rough_ratio_words(after / before)
+    if rough in ("double", "three times", "four times"):
+        return f"about {'twice' if rough == 'double' else rough} as many {many}"
+    if rough == "half":
+        return f"about half as many {many}"
+    gap, way = abs(after - before), ("more" if after > before else "fewer")
+    if gap == 1:
+        return f"one {noun} {'more' if after > before else 'less'}"
+    words_ = next((w for top, w in _GAP_WORDS if gap < top), f"some {round(gap, -3):,}")
+    return f"{words_} {way} {many}".replace("dozens of ", "dozens ")
+
+
 def rough_ratio_words(r: float) -> str | None:
     """1.9 -> 'double', 0.5 -> 'half', 0.33 -> 'a third of'; None for a factor people would not
     round to (1.3, 7)."""

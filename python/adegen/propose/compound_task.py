@@ -55,7 +55,8 @@ def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Dro
         return Drop(up.model, pattern.id, f"the combined screening did not inspect {t_up} (nothing to report)",
                     DropCode.COMPOUND_UNFAIR)
     obs = retarget(combined, t_up)
-    levels = two_report_levels(up, other, combined, f"{scope.project_name}:{pattern.id}:{up.site.line}:{other.site.line}")
+    levels = two_report_levels(up, other, combined, f"{scope.project_name}:{pattern.id}:{up.site.line}:{other.site.line}",
+                               frozenset(avoid))
     if not levels:
         return Drop(up.model, pattern.id, "no prompt: the two slips' own reports do not both hold in the combined state",
                     DropCode.NO_PROMPT)
@@ -81,15 +82,15 @@ def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Dro
         siblings=(sib,), story=up.story, shallow_because=None, compound=slips)
 
 
-def two_report_levels(up, other, combined, seed: str) -> list[PromptLevel]:
+def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list[PromptLevel]:
     """The compound's prompt levels, base first ([] when there is no base): for each key both slips'
     own reports have, the two joined in one message (prompts.pairs.two_reports), provided the two
     differ and every table either names (its compared table included) still differs from intact in
     the combined state."""
     changed = differing_tables(combined)
-    theirs = {lv.key: lv for lv in _reported_again(other, seed)}
+    theirs = {lv.key: lv for lv in _reported_again(other, seed, avoid)}
     out: list[PromptLevel] = []
-    for mine in _reported_again(up, seed):
+    for mine in _reported_again(up, seed, avoid):
         their = theirs.get(mine.key)
         if their is None or prompt_key(mine.text) == prompt_key(their.text):
             continue
@@ -101,14 +102,15 @@ def two_report_levels(up, other, combined, seed: str) -> list[PromptLevel]:
     return out if out and out[0].key == "base" else []
 
 
-def _reported_again(p, seed: str) -> list[PromptLevel]:
+def _reported_again(p, seed: str, avoid=frozenset()) -> list[PromptLevel]:
     """A slip's own report levels in another voice than its own task's (the slip may be a task of the
     run too, and one message should not repeat another's word for word): the prompt writer's request
     again with another seed, its own texts to avoid; its own levels when it has no request (a prompt
-    command's, a diff's)."""
+    command's, a diff's). `avoid`: the run's prompts (normalised), so the reports take frames the
+    run's other tasks did not use (adegen.prompts.frames)."""
     req = getattr(getattr(p, "prompt_set", None), "request", None)
     if req is None:
         return p.prompt_levels()
     again = prompts.write_prompts(dataclasses.replace(
-        req, seed=f"{req.seed}:compound:{seed}", avoid=req.avoid | {lv.text for lv in p.prompt_levels()}))
+        req, seed=f"{req.seed}:compound:{seed}", avoid=req.avoid | avoid | {lv.text for lv in p.prompt_levels()}))
     return levels_of(again, p.compared_table) if again.base else p.prompt_levels()

@@ -315,6 +315,12 @@ def is_db_specific(pattern) -> bool:
 
 
 
+def _used_texts(survey: Survey, taken: list) -> list[str]:
+    """The prompts `_used_prompts` holds, as written (surveyed tasks', then the run's)."""
+    return [text for t in survey.tasks for text in (t.prompts or [t.prompt]) if text.strip()] + [
+        lv.text for p in taken for lv in p.prompt_levels()]
+
+
 def _used_prompts(survey: Survey, taken: list) -> dict[str, str]:
     used: dict[str, str] = {}
     for t in survey.tasks:
@@ -347,7 +353,8 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
     survey, discovery = scope.survey, scope.discovery
     chosen: list[Proposal] = []
     state = Selection(scope, screen, [], _used_prompts(survey, taken),
-                       sum(about_data(p) for p in taken) if scope.order is None else scope.order)
+                       sum(about_data(p) for p in taken) if scope.order is None else scope.order,
+                       _used_texts(survey, taken))
     used_models: Counter = Counter()
     used_fams: Counter = Counter()
     used_layers: Counter = Counter()
@@ -377,6 +384,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         chosen.append(prop)
         for lv in prop.prompt_levels():
             state.used_prompts.setdefault(prompt_key(lv.text), f"proposal {prop.number}")
+            state.used_texts.append(lv.text)
         used_models[c.name] += 1
         used_fams[c.family] += 1
         used_layers[c.model.get("layer", "other")] += 1

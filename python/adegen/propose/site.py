@@ -7,7 +7,7 @@ upstream; a bug in a mart is reported on the mart itself."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from adegen import prompts
@@ -31,6 +31,9 @@ class Selection:
     dropped: list[Drop]
     used_prompts: dict[str, str]  # normalised prompt text -> who has it (task id or proposal)
     order: int = 0  # tasks about data before the one being realised (see proposals.select)
+    # the same prompts as written: the prompt writer masks their names (capitals, punctuation) to
+    # tell a frame another task used (adegen.prompts.frames), which the normalised keys have lost
+    used_texts: list[str] = field(default_factory=list)
 
 
 def about_data(prop) -> bool:
@@ -201,7 +204,7 @@ def realise_candidate(c, st: Selection) -> Proposal | None:
             pset = prompts.write_prompts(prompts.PromptRequest(
                 seed=f"{project_name}:{c.name}:{c.pattern.id}:{site.line}", model=c.name, project_name=project_name,
                 pattern=c.pattern, site=site, model_path=c.model["path"], observation=obs, table=compared,
-                column=column, avoid=frozenset(st.used_prompts), order=st.order, start=deep,
+                column=column, avoid=frozenset(st.used_texts or st.used_prompts), order=st.order, start=deep,
                 sibling=pair[1][0].table if pair and siblings.is_pair(c) else None,
                 **prompts.model_facts(c.model, discovery)))
         except Exception as exc:  # noqa: BLE001 - a bug in one site's wording, not a reason to end the run

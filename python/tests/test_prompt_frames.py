@@ -1,0 +1,72 @@
+"""No two tasks of a run share a frame or an opening (adegen.prompts.frames): blind reviewers on real
+projects named stock frames seen under several reports ("X, for one, has N rows", "Not sure it's
+related, but also:") as the first sign of a generated set. The frame check as a pure function, a
+simulated run of one kind of finding (the writer reaches for fresh frames while it has them), and
+the example project's real build (the session's `acme_tasks_built`)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+from test_prompts import obs, request, value_table
+
+from adegen import prompts
+from adegen.prompts import frames
+
+
+def test_a_frame_is_the_words_around_the_names():
+    shared = frames.shared([
+        "fct_orders, for one, has 12 rows.",
+        "dim_accounts, for one, has 9,300 rows.",
+        "Helio Systems (A1001) is one of them.",
+        "Summit Foods is one of them.",
+        "The amount in fct_orders is too high.",
+        "Why is the revenue in fct_sales so low?",
+    ])
+    assert [(s.first, s.second) for s in shared] == [(0, 1), (2, 3)], shared
+    # the same opening is a frame of its own; ordinary words around one name are not
+    assert frames.shared(["Since the last run, fct_a is empty.", "Since the last run, the amount is off."])
+    assert not frames.shared(["fct_a is empty.", "fct_b has duplicate orders."])
+
+
+def test_names_given_are_masked():
+    a, b = "The converted flag in fct_sessions is wrong.", "Filtering on the converted flag in fct_web gives odd rows."
+    assert frames.shared([a, b])
+    assert not frames.shared([a, b], names={"converted"})
+
+
+def test_a_run_of_one_kind_of_finding_uses_a_fresh_frame_for_every_task():
+    """Eight tasks whose bases all report a value too high on some table: each gets a frame and an
+    opening no earlier task of the run used."""
+    said: list[str] = []
+    bases = []
+    for i, (table, column) in enumerate([("fct_revenue", "net_amount"), ("mart_account_360", "avg_csat_score"),
+                                         ("fct_orders", "order_total"), ("dim_accounts", "seat_count"),
+                                         ("fct_sessions", "page_views"), ("rpt_monthly", "revenue"),
+                                         ("fct_payments", "amount_cents"), ("dim_products", "list_price")]):
+        t = value_table(table, 0, column=column, obs_v="180", exp_v="45", changed=60, total=90)
+        req = request(obs(t), model=table, seed=f"run:{table}", order=i, avoid=frozenset(said))
+        ps = prompts.write_prompts(req)
+        bases.append(ps.base)
+        said += list(ps.prompts.values())
+    assert frames.shared(bases, names={"180", "45"}) == [], "\n".join(bases)
+
+
+def test_the_example_projects_run_shares_no_frame(acme_tasks_built):
+    out, doc = acme_tasks_built
+    names = {m for t in doc["tasks"] for m in (t["model"],)}
+    texts = {}
+    for path in sorted(Path(out).glob("tasks/*/task.yaml")):
+        y = yaml.safe_load(path.read_text())
+        texts[y["task_id"]] = {p["key"]: p["prompt"] for p in y["prompts"]}
+    bases = [ps["base"] for ps in texts.values()]
+    assert len(bases) >= 4
+    assert frames.shared(bases, names) == [], bases
+    # nor any two prompts of two different tasks (a task's own keys may echo each other; a compound
+    # task's message of two reports is left out: its reports are written again late, against the
+    # run's prompts as normalised keys, whose names cannot all be masked)
+    keyed = [(tid, text) for tid, ps in texts.items() if "\n\n" not in ps["base"] for text in ps.values()]
+    clashes = [(keyed[s.first], keyed[s.second], s.what) for s in frames.shared([t for _, t in keyed], names)
+               if keyed[s.first][0] != keyed[s.second][0]]
+    assert clashes == []
