@@ -136,6 +136,11 @@ def test_tell_is_stable_and_keeps_pair_tasks_plain():
 # neutrality on real dbt and DuckDB
 
 
+# `dbt seed` then `dbt run` in one dbt process (one start and parse, not two): build, in DAG order, the
+# seeds and models only (no tests, snapshots or unit tests)
+SEED_AND_RUN = ("build", "--resource-type", "seed", "--resource-type", "model")
+
+
 def _dbt(project: Path, *args: str) -> None:
     dbt = Path(sys.executable).with_name("dbt")
     r = subprocess.run([str(dbt), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
@@ -201,8 +206,7 @@ def test_stories_change_no_table_of_a_real_project(tmp_path):
     used = _storied_copy(intact, tmp_path / "storied")
     assert sum(used.values()) >= 2, used
     for project in (intact, tmp_path / "storied"):
-        _dbt(project, "seed")
-        _dbt(project, "run")
+        _dbt(project, *SEED_AND_RUN)
     a, b = _tables(intact / "jaffle_shop.duckdb"), _tables(tmp_path / "storied" / "jaffle_shop.duckdb")
     assert a.keys() <= b.keys() and len(a) >= 5  # a CTE moved into a model of its own adds a table
     assert [n for n in a if a[n] != b[n]] == []
@@ -218,8 +222,7 @@ def test_stories_change_no_table_of_the_example_project(tmp_path, repo_root):
     assert {k for k, n in used.items() if n} >= {"import_ctes", "final_cte", "leading_commas", "extract_cte"}, used
     for project in (src, tmp_path / "storied"):
         _dbt(project, "deps")
-        _dbt(project, "seed")
-        _dbt(project, "run")
+        _dbt(project, *SEED_AND_RUN)
     a, b = _tables(src / "acme.duckdb"), _tables(tmp_path / "storied" / "acme.duckdb")
     assert a.keys() <= b.keys() and len(a) >= 20
     assert len(b) - len(a) == used["extract_cte"] >= 2  # each moved CTE built as a model of its own
