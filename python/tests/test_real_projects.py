@@ -339,6 +339,10 @@ def test_gradable_copy_layouts():
     assert make_gradable("name: p\n").text == "name: p\n"          # defaults are ade-bench's dirs
     assert make_gradable("name: p\nmacro-paths: [macros, more]\n").changes == []
     assert make_gradable("name: p\ntest-paths: \"{{ var('t') }}\"\n").problems
+    # a project written before dbt 1.0 names its seed directories `data-paths` (dbt 1.x still reads it)
+    old = make_gradable('name: p\ndata-paths: ["data"]\n')
+    assert old.text == 'name: p\ndata-paths: ["data", "seeds"]\n' and len(old.changes) == 1, old
+    assert make_gradable('name: p\ndata-paths: ["seeds"]\n').changes == []
 
 
 def test_typed_macro_storage_version(hub_project, tmp_path):

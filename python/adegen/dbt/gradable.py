@@ -25,6 +25,9 @@ import yaml
 
 REQUIRED = (("test-paths", "tests", "the task's tests"), ("seed-paths", "seeds", "the solution seeds"),
             ("macro-paths", "macros", "the equality macro"))
+# dbt before 1.0 named seed-paths `data-paths`; dbt 1.x still reads the old name (with a deprecation
+# warning), so a project written then lists its seed directories there
+ALIASES = {"seed-paths": "data-paths"}
 
 
 @dataclass
@@ -83,6 +86,8 @@ def make_gradable(text: str) -> Gradable:
     if not isinstance(cfg, dict):
         return out
     for key, wanted, what in REQUIRED:
+        if cfg.get(key) is None and cfg.get(ALIASES.get(key, key)) is not None:
+            key = ALIASES[key]
         value = cfg.get(key)
         if value is None:
             continue  # dbt's default is exactly the directory ade-bench uses
