@@ -6,6 +6,8 @@ values). One build (about a minute and a half on 2 cores); the checks without db
 test_diffs.py."""
 from __future__ import annotations
 
+import re
+
 import json
 import shutil
 import subprocess
@@ -106,7 +108,11 @@ def test_a_fix_from_the_history_is_undone_on_todays_code_and_proven(built):
     assert prop["site"]["line"] == 5  # line 4 when fixed: today's file has a header line above it
     # the story is the run's record, never the prompt: the prompt comes from the measured diff
     assert prop["compared_table"] == "driver_points" and prop["upstream_of_prompt"]
-    assert STORY in prop["realistic"] and not any("fix" in lv["prompt"].lower() for lv in prop["prompt_levels"])
+    # (a prompt may ask to "fix it"; it never quotes the commit, its subject or its hash)
+    assert STORY in prop["realistic"]
+    sha = re.search(r"commit ([0-9a-f]{7,})", prop["realistic"]).group(1)
+    assert not any(STORY.lower() in lv["prompt"].lower() or "fix:" in lv["prompt"].lower() or sha in lv["prompt"]
+                   for lv in prop["prompt_levels"])
     record = json.loads(Path(doc["run_record"]).read_text())
     assert _entry(record, entry["pattern_id"])["story"] == STORY
 
