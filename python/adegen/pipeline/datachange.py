@@ -15,17 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from adegen.pipeline.context import RunContext
-from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove
-from adegen.pipeline.workspace import prepare
+from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.propose import resent
 from adegen.propose.mix import hard_texts
 from adegen.sql.quote import ident
 from adegen.propose.datachange import DIFFICULTY, KIND_ORDER, TAGS, DataChange, ModelFile, RawRelation, plan_change
-from adegen.tasks import output as out
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.tasks.shape import run_figure
 from adegen.tasks.taskgen import TaskPlan, unified_diff
 
 NONE_FOUND = ("No data change found: no raw table (read by the project's own models, with a table downstream) "
@@ -40,27 +37,10 @@ def data_change_tasks(ctx: RunContext) -> list[str]:
     if not changes:
         ctx.ui.say(NONE_FOUND)
         return []
-    written: list[str] = []
     layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
-    lock = out.RunLock(ctx.opts.output_dir)
-    lock.acquire()
-    try:
-        plan = ctx.output or prepare(ctx)  # the build's proposals may have prepared it
-        number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
-        for change in changes[:MAX_TRIES]:
-            task_id = out.format_task_id(ctx.project.name, number + 1)
-            entry = _realise(ctx, change, task_id, layers.get(change.readers[0], ""))
-            if entry is None:
-                continue
-            number += 1
-            ctx.report.tasks.append(entry)
-            written.append(task_id)
-            if entry["proven"]:
-                break
-    finally:
-        lock.release()
-    ctx.doc.tasks = ctx.report.tasks
-    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
+    written = write_until_proven(ctx, changes[:MAX_TRIES],
+                                 lambda change, task_id: _realise(ctx, change, task_id, layers.get(change.readers[0], "")),
+                                 1)
     ctx.timing("data_change", t1)
     return written
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
+from adegen.pipeline.workspace import prepare
 from adegen.tasks import output as out
 from adegen.tasks.patchcheck import PatchCheck
+from adegen.tasks.shape import run_figure
 from adegen.tasks.task_yaml import update_task_yaml
 
 
@@ -78,3 +80,33 @@ def entry(task: ExtraTask, w: Written, **fields) -> dict:
 
 def proof_seconds(proof) -> dict | None:
     return None if proof is None else {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()}
+
+
+def write_until_proven(ctx: RunContext, items: Sequence, realise: Callable[[object, str], dict | None],
+                       want: int) -> list[str]:
+    """Under the run lock, `realise(item, task_id)` each item in order (its --json entry, or None when
+    its id was not used) until `want` tasks are proven; the ids written. The run's task list and its
+    change figures are updated as the build's own stage updates them."""
+    written: list[str] = []
+    lock = out.RunLock(ctx.opts.output_dir)
+    lock.acquire()
+    try:
+        plan = ctx.output or prepare(ctx)  # the build's proposals may have prepared it
+        number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
+        proven = 0
+        for item in items:
+            task_id = out.format_task_id(ctx.project.name, number + 1)
+            made = realise(item, task_id)
+            if made is None:
+                continue  # the id was not used
+            number += 1
+            ctx.report.tasks.append(made)
+            written.append(task_id)
+            proven += bool(made["proven"])
+            if proven >= want:
+                break
+    finally:
+        lock.release()
+    ctx.doc.tasks = ctx.report.tasks
+    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
+    return written

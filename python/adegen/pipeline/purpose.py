@@ -16,15 +16,13 @@ import time
 from pathlib import Path
 
 from adegen.pipeline.context import RunContext
-from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove
+from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
-from adegen.pipeline.workspace import prepare
 from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates
 from adegen.realism.probe import ProbeDB
-from adegen.tasks import output as out
 from adegen.tasks.patchcheck import TaskPatches, check_task
-from adegen.tasks.shape import run_figure, shape_of
+from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
@@ -47,28 +45,7 @@ def purposeful_tasks(ctx: RunContext) -> list[str]:
     if not cands:
         ctx.ui.say("No purposeful change found: no model with a category column its data supports.")
         return []
-    written: list[str] = []
-    lock = out.RunLock(ctx.opts.output_dir)
-    lock.acquire()
-    try:
-        plan = ctx.output or prepare(ctx)
-        number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
-        proven = 0
-        for cand in cands[:MAX_TRIES]:
-            task_id = out.format_task_id(ctx.project.name, number + 1)
-            entry = _realise(ctx, cand, task_id)
-            if entry is None:
-                continue
-            number += 1
-            ctx.report.tasks.append(entry)
-            written.append(task_id)
-            proven += bool(entry["proven"])
-            if proven >= WANT:
-                break
-    finally:
-        lock.release()
-    ctx.doc.tasks = ctx.report.tasks
-    ctx.doc.change_shape = run_figure(ctx.doc.tasks)
+    written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), WANT)
     ctx.timing("purposeful", t1)
     return written
 

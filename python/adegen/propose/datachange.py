@@ -192,13 +192,9 @@ def plan_change(relation: RawRelation, models: Mapping[str, ModelFile], downstre
     taken = {c.lower() for c in relation.columns}
     if not renames or not relation.readers or any(new.lower() in taken for _, new in renames):
         return None  # nothing to rename, or a new name is already a column of the table
-    fixes = []
-    for uid in relation.readers:
-        m = models.get(uid)
-        fixed = fix_reader(m.text, relation.calls, renames, relation.identifier) if m else None
-        if fixed is None:
-            return None
-        fixes.append((m.path, m.text.encode(), fixed.encode()))
+    fixes = adapted_readers(relation, models, lambda text: fix_reader(text, relation.calls, renames, relation.identifier))
+    if fixes is None:
+        return None
     graded = graded_table(models, downstream)
     if graded is None:
         return None
@@ -210,6 +206,20 @@ def plan_change(relation: RawRelation, models: Mapping[str, ModelFile], downstre
                       texts=tuple(PROMPTS.items()),
                       description_text=DESCRIPTION.format(relation=relation.identifier, readers=", ".join(readers)),
                       facts=(("renames", [list(r) for r in renames]),))
+
+
+def adapted_readers(relation: RawRelation, models: Mapping[str, ModelFile], adapt: Callable[[str], str | None]
+                    ) -> list[tuple[str, bytes, bytes]] | None:
+    """(path, old bytes, new bytes) of every model reading `relation`, each adapted by `adapt`; None when
+    one of them is unknown or cannot be adapted (a data change adapts all its readers or none)."""
+    fixes = []
+    for uid in relation.readers:
+        m = models.get(uid)
+        fixed = adapt(m.text) if m else None
+        if fixed is None:
+            return None
+        fixes.append((m.path, m.text.encode(), fixed.encode()))
+    return fixes
 
 
 def rebuild_order(readers: Sequence[str], graded: ModelFile, models: Mapping[str, ModelFile],

@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Mapping, Sequence
 
-from adegen.propose.datachange import DataChange, ModelFile, RawRelation, graded_table, rebuild_order, wrap_reads
+from adegen.propose.datachange import (DataChange, ModelFile, RawRelation, adapted_readers, graded_table,
+                                      rebuild_order, wrap_reads)
 from adegen.sql.quote import ident
 from adegen.sql.types import family
 
@@ -90,13 +91,10 @@ def plan_resent(relation: RawRelation, models: Mapping[str, ModelFile], downstre
     if key is None:
         return None
     stamp = stamp_column(relation)
-    fixes = []
-    for uid in relation.readers:
-        m = models.get(uid)
-        fixed = wrap_reads(m.text, relation.calls, dedup_subquery(key, stamp), relation.identifier) if m else None
-        if fixed is None:
-            return None
-        fixes.append((m.path, m.text.encode(), fixed.encode()))
+    dedup = dedup_subquery(key, stamp)
+    fixes = adapted_readers(relation, models, lambda text: wrap_reads(text, relation.calls, dedup, relation.identifier))
+    if fixes is None:
+        return None
     graded = graded_table(models, downstream)
     if graded is None:
         return None
