@@ -1,6 +1,8 @@
 """`python -m adegen.bulk PROJECT_DIR --tasks N`: the same as `adegen bulk` (adegen.cli.bulk)."""
-from adegen.cli.bulk import main  # noqa: F401 - the module entry point's face
-from adegen.core.commandline import exit_with
-
 if __name__ == "__main__":
-    exit_with(main())
+    # through the console script's entry, which also ends a Ctrl-C during the imports cleanly
+    from adegen.cli.main import cli as _cli
+
+    _cli("bulk")
+else:
+    from adegen.cli.bulk import main  # noqa: F401 - the module entry point's face

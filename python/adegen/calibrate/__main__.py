@@ -1,6 +1,5 @@
 """`python -m adegen.calibrate`: measured difficulty of written tasks (adegen.calibrate.command.main;
 `adegen calibrate` runs the same)."""
-from adegen.calibrate.command import main
-from adegen.core.commandline import exit_with
+from adegen.core.commandline import start
 
-exit_with(main())
+start("adegen.calibrate.command")

@@ -83,8 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     return _build(args)
 
 
-def cli() -> None:
-    """The `adegen` console script."""
-    from adegen.core.commandline import exit_with
+def cli(subcommand: str | None = None) -> None:
+    """The `adegen` console script; `python -m adegen.build` and `python -m adegen.bulk` call it with
+    their subcommand. A Ctrl-C while the chosen command's modules load lands before that command's
+    own boundary (core.commandline.run_command) and ends here the same way: one line, exit 130."""
+    from adegen.core.commandline import exit_with, interrupted
 
-    exit_with(main())
+    try:
+        code = main(None if subcommand is None else [subcommand, *sys.argv[1:]])
+    except KeyboardInterrupt:
+        code = interrupted()
+    exit_with(code)

@@ -15,6 +15,25 @@ from adegen import __version__
 from adegen.core.errors import AdegenError, InputError
 from adegen.core.settings import get_settings
 
+INTERRUPTED = "adegen: interrupted; nothing half-written was left behind"
+
+
+def interrupted() -> int:
+    """One line for a Ctrl-C, and its exit code."""
+    print(INTERRUPTED, file=sys.stderr)
+    return 130
+
+
+def start(module: str) -> None:
+    """`python -m` entry of a command whose `main(argv)` lives in `module`: import it and exit with
+    its code. A Ctrl-C while the module loads (a second or more on a busy machine) comes before the
+    command's own boundary (run_command) and ends the same way: one line, exit 130, no traceback."""
+    try:
+        code = __import__(module, fromlist=["main"]).main(None)
+    except KeyboardInterrupt:
+        code = interrupted()
+    exit_with(code)
+
 
 def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any],
                 execute: Callable[[Any], tuple[int, dict]]) -> int:
@@ -44,8 +63,7 @@ def run_command(argv: list[str] | None, parse: Callable[[list[str] | None], Any]
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
-        print("adegen: interrupted; nothing half-written was left behind", file=sys.stderr)
-        return 130
+        return interrupted()
     except AdegenError as exc:
         error, code = exc.render(), exc.exit_code
     except OSError as exc:  # e.g. a disk that fills up or a directory that turns read-only mid-run
