@@ -39,7 +39,7 @@ import adegen  # noqa: E402,F401  (importing it puts the interpreter's scripts d
 # the modules that read the validated example build (`acme_tasks_built`) form one group, so it is built
 # once per session as well. A test that names its own xdist_group keeps it.
 SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_report_browser.py", "test_calibrate.py",
-                                  "test_compound_build.py",
+                                  "test_compound_build.py", "test_prompt_frames.py",
                                   "test_no_trace.py"})
 
 

@@ -204,3 +204,15 @@ def test_the_circle_scan_sees_an_import_inside_a_function():
     assert ("adegen.top", "adegen.pkg") in import_edges(modules)  # importing pkg.leaf runs pkg first
     assert ("adegen.top", "adegen.pkg.leaf") in import_edges(modules)
     assert ("adegen.pkg.leaf", "adegen.pkg") not in import_edges(modules)
+
+
+def test_every_reader_of_the_example_build_shares_it():
+    """A test module that reads the session's validated example build must be in conftest's
+    SHARED_BUILD_MODULES: pytest-xdist gives each other module its own group, so a module outside it
+    builds the example a second time on the other worker (two minutes of the suite's wall time)."""
+    import conftest
+
+    tests = Path(__file__).resolve().parent
+    readers = {p.name for p in tests.glob("test_*.py") if p.name != Path(__file__).name
+               and any(f in p.read_text() for f in ("acme_tasks_built", "acme_run_record"))}
+    assert readers <= conftest.SHARED_BUILD_MODULES, sorted(readers - conftest.SHARED_BUILD_MODULES)
