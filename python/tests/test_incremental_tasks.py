@@ -300,3 +300,27 @@ def test_a_slip_upstream_of_an_incremental_model_is_proven_in_three_states(upstr
     assert "--full-refresh" not in (task / "task.yaml").read_text() + (task / "setup.sh").read_text()
     csv = (task / "seeds" / "solution__rpt_daily_events.csv").read_text().splitlines()
     assert any(line.startswith("2024-03-01,") and not line.endswith(",0") for line in csv), csv
+
+
+def test_the_refresh_stays_only_where_the_fix_without_it_fails(tmp_path):
+    """realise keeps the full refresh (and tags the task dbt-incremental) when the proof's third
+    trial failed; where it passed, or the task is unproven, solution.sh is the ordinary one."""
+    from adegen.pipeline.realise import _settle_refresh
+    from adegen.tasks.task_yaml import read_task_yaml
+
+    plan = TaskPlan(task_id="incfix003", description="d", prompts=[PromptEntry("base", "p")], difficulty="hard",
+                    tags=["dbt", "incfix"], test_setup_models=REBUILD, solution_seeds=[SeedEntry("rpt_daily_events")],
+                    variant=Variant("duckdb", "incfix", "incfix", "."), solution_rebuild=REBUILD,
+                    full_refresh=refresh_for(REBUILD, MODELS))
+    for fails, proven, kept in ((True, True, True), (False, True, False), (True, False, False), (None, True, True)):
+        task = tmp_path / f"{fails}-{proven}"
+        files = build_task_files(plan, b"", b"", [])
+        for rel, data in files.files.items():
+            (task / rel).parent.mkdir(parents=True, exist_ok=True)
+            (task / rel).write_bytes(data)
+        proof = SimpleNamespace(fixed_only_fails=fails) if proven else None
+        got = _settle_refresh(plan, files, task, proof)
+        solution = (task / "solution.sh").read_text()
+        assert ("--full-refresh" in solution) is kept and bool(got) is kept, (fails, proven, solution)
+        assert files.files["solution.sh"] == solution.encode()
+        assert ("dbt-incremental" in read_task_yaml(task / "task.yaml").tags) is (fails is True and proven)
