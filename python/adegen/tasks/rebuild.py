@@ -22,8 +22,8 @@ TAG = "dbt-incremental"
 # a line of solution.sh that rebuilds incremental tables in full; `without_full_refresh` drops it
 # with the comment above it
 _REFRESH = re.compile(r"^\s*dbt\s+run\s+--full-refresh\b")
-NOTE = ("# {names} incremental: the table keeps the rows the broken runs wrote through any ordinary run,"
-        " so it is rebuilt in full (with the models that read it)")
+NOTE = ("# {names} incremental: an ordinary run keeps the rows the broken runs wrote, so rebuild in full"
+        " (with the models that read it)")
 
 
 @dataclass(frozen=True)
