@@ -19,12 +19,17 @@ from adegen.backends import ValidatorSetup, make_validator
 from adegen.core.drops import DropCode
 from adegen.discover.project import load_project
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
-from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, render_setup_sh, unified_diff
+from adegen.tasks.rebuild import Refresh, refresh_for, without_full_refresh
+from adegen.tasks.taskgen import (LateRowsStep, TaskPlan, build_task_files, render_setup_sh, render_solution_sh,
+                                  unified_diff)
 from adegen.validate.duckdb import laterows
 
 INCFIX = Path(__file__).resolve().parent / "fixtures" / "incfix"
 FCT = "models/marts/fct_events.sql"
 UID = "model.incfix.fct_events"
+STG = "models/staging/stg_events.sql"
+CASE_SLIP = SimpleNamespace(id="lower_dropped", name="Case normalisation dropped", family="case",
+                            symptom="values_wrong", difficulty="hard")
 SLIP = SimpleNamespace(id="incremental_gte_to_gt", name="Incremental boundary tightened",
                       family="incremental", symptom="rows_missing", difficulty="hard")
 
@@ -60,8 +65,10 @@ def screened(project, tmp_path_factory):
     slip = src.replace(">= (select max", "> (select max")
     same = src.replace("-- events load", "-- rows load")  # a comment: the second run shows nothing
     no_key = src.replace(", unique_key='event_id'", "")  # the second run appends the newest rows again
-    obs = v.screen_many([(UID, FCT, slip, SLIP), (UID, FCT, same, SLIP), (UID, FCT, no_key, SLIP)])
-    yield v, dict(zip(("slip", "same", "no_key"), obs))
+    upstream = (project / STG).read_text().replace("lower(kind)", "kind")  # 'Purchase' is no 'purchase'
+    obs = v.screen_many([(UID, FCT, slip, SLIP), (UID, FCT, same, SLIP), (UID, FCT, no_key, SLIP),
+                         ("model.incfix.stg_events", STG, upstream, CASE_SLIP)])
+    yield v, dict(zip(("slip", "same", "no_key", "upstream"), obs))
     v.close()
 
 
@@ -230,3 +237,90 @@ def test_a_seed_based_project_shipping_its_incremental_table_is_screened_as_ade_
     late = src.replace("    event_type,\n", "    case when event_id >= 39 then 'cart' else event_type end as event_type,\n")
     obs = v.screen(UID, FCT, late, SimpleNamespace(id="case_rewrite", symptom="values_wrong", difficulty="easy"))
     assert obs.observable, obs.reason
+
+
+# --- a slip upstream of the incremental model: the broken run's rows stay in its table ---------
+
+# the incfix models as discovery lists them (tasks.rebuild reads name, materialized, depends_on)
+MODELS = [{"unique_id": "model.incfix.stg_events", "name": "stg_events", "materialized": "view",
+           "depends_on": ["seed.incfix.raw_events"]},
+          {"unique_id": UID, "name": "fct_events", "materialized": "incremental",
+           "depends_on": ["model.incfix.stg_events"]},
+          {"unique_id": "model.incfix.rpt_daily_events", "name": "rpt_daily_events", "materialized": "table",
+           "depends_on": [UID]}]
+REBUILD = ["stg_events", "fct_events", "rpt_daily_events"]
+
+
+def test_the_refresh_selects_the_incremental_models_and_what_reads_them():
+    assert refresh_for(REBUILD, MODELS) == Refresh(("fct_events",), ("fct_events", "rpt_daily_events"))
+    assert refresh_for(["rpt_daily_events"], MODELS) == Refresh()  # below the incremental model: ordinary
+    assert not refresh_for(["stg_events"], MODELS)
+    # the fix without the refresh is exactly the ordinary solution
+    full = render_solution_sh(REBUILD, refresh_for(REBUILD, MODELS))
+    assert full.rstrip().endswith("dbt run --full-refresh --select fct_events rpt_daily_events"), full
+    assert without_full_refresh(full) == render_solution_sh(REBUILD)
+    assert without_full_refresh(render_solution_sh(REBUILD)) is None
+
+
+@pytest.fixture(scope="module")
+def upstream_proof(screened, project, tmp_path_factory):
+    """setup.sh's `dbt run` builds fct_events with the slip (every event type as the raw data
+    spells it); the fix and an ordinary `dbt run` (solution, then test_setup) re-merge only the
+    rows at the newest timestamp, so the older rows keep 'Purchase': the daily mart still counts
+    no purchases on those days until fct_events is rebuilt in full."""
+    v, obs = screened
+    o = obs["upstream"]
+    assert o.observable and o.compared_table in ("fct_events", "rpt_daily_events"), o.reason
+    tmp = tmp_path_factory.mktemp("incfix-upstream")
+    original = (project / STG).read_bytes()
+    mutant = original.replace(b"lower(kind)", b"kind")
+    plan = TaskPlan(task_id="incfix002", description="event types are no longer normalised",
+                    prompts=[PromptEntry("base", "rpt_daily_events shows no purchases on most days. Can you fix it?")],
+                    difficulty="hard", tags=["dbt", "debugging", "incfix"], test_setup_models=REBUILD,
+                    solution_seeds=[SeedEntry("rpt_daily_events")],
+                    variant=Variant("duckdb", "incfix", "incfix", str(project.parent)), seed_based=True,
+                    max_test_timeout_sec=120, solution_rebuild=REBUILD, full_refresh=refresh_for(REBUILD, MODELS))
+    files = build_task_files(plan, unified_diff(original, mutant, STG), unified_diff(mutant, original, STG), [])
+    task = tmp / "tasks" / "incfix002"
+    for rel, data in files.files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+    db = v.prepare_database(tmp / "databases")
+    return task, db, v.prove(task, project, db)
+
+
+def test_a_slip_upstream_of_an_incremental_model_is_proven_in_three_states(upstream_proof):
+    """broken fails; the code fixed and run as usual fails (the third trial); fixed and rebuilt in
+    full passes. test_setup stays an ordinary run, so an agent that only fixes the code fails."""
+    task, _, proof = upstream_proof
+    assert proof.ok and proof.broken_fails and proof.solved_passes, proof.detail
+    assert proof.fixed_only_fails is True, proof.detail
+    assert "fix without the full refresh: UNRESOLVED" in proof.detail, proof.detail
+    assert "dbt run --full-refresh --select fct_events rpt_daily_events" in (task / "solution.sh").read_text()
+    assert "--full-refresh" not in (task / "task.yaml").read_text() + (task / "setup.sh").read_text()
+    csv = (task / "seeds" / "solution__rpt_daily_events.csv").read_text().splitlines()
+    assert any(line.startswith("2024-03-01,") and not line.endswith(",0") for line in csv), csv
+
+
+def test_the_refresh_stays_only_where_the_fix_without_it_fails(tmp_path):
+    """realise keeps the full refresh (and tags the task dbt-incremental) when the proof's third
+    trial failed; where it passed, or the task is unproven, solution.sh is the ordinary one."""
+    from adegen.pipeline.realise import _settle_refresh
+    from adegen.tasks.task_yaml import read_task_yaml
+
+    plan = TaskPlan(task_id="incfix003", description="d", prompts=[PromptEntry("base", "p")], difficulty="hard",
+                    tags=["dbt", "incfix"], test_setup_models=REBUILD, solution_seeds=[SeedEntry("rpt_daily_events")],
+                    variant=Variant("duckdb", "incfix", "incfix", "."), solution_rebuild=REBUILD,
+                    full_refresh=refresh_for(REBUILD, MODELS))
+    for fails, proven, kept in ((True, True, True), (False, True, False), (True, False, False), (None, True, True)):
+        task = tmp_path / f"{fails}-{proven}"
+        files = build_task_files(plan, b"", b"", [])
+        for rel, data in files.files.items():
+            (task / rel).parent.mkdir(parents=True, exist_ok=True)
+            (task / rel).write_bytes(data)
+        proof = SimpleNamespace(fixed_only_fails=fails) if proven else None
+        got = _settle_refresh(plan, files, task, proof)
+        solution = (task / "solution.sh").read_text()
+        assert ("--full-refresh" in solution) is kept and bool(got) is kept, (fails, proven, solution)
+        assert files.files["solution.sh"] == solution.encode()
+        assert ("dbt-incremental" in read_task_yaml(task / "task.yaml").tags) is (fails is True and proven)

@@ -3,7 +3,7 @@ directory - patches, task spec, tests, atomic write, patch round trip, execution
 or into nothing at all. It is the one unit the build (and a later bulk mode) calls per task."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from adegen.tasks import output as out
@@ -12,8 +12,9 @@ from adegen.core.errors import AdegenError
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.shape import shape_of
 from adegen.propose.facts import models_between
-from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, update_task_yaml
-from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, unified_diff
+from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, read_task_yaml, update_task_yaml
+from adegen.tasks.rebuild import TAG as INCREMENTAL_TAG, refresh_for
+from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, render_solution_sh, unified_diff
 from adegen.catalog.retired import check_task as check_retired
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.record import task_details
@@ -58,13 +59,16 @@ def task_plan(ctx: RunContext, job: TaskJob):
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(opts))
     tables = p.graded_tables()
+    rebuild = _models_to_rebuild(ctx, p, tables)
     return TaskPlan(
         task_id=job.task_id, description=p.description,
         prompts=[PromptEntry(lv.key, lv.text) for lv in p.prompt_levels()],
-        difficulty=p.difficulty, tags=p.tags, test_setup_models=_models_to_rebuild(ctx, p, tables),
+        difficulty=p.difficulty, tags=p.tags, test_setup_models=rebuild,
         solution_seeds=[SeedEntry(t) for t in tables], variant=variant, seed_based=plan.seed_based,
         status="ready" if ctx.validator is not None else "dev", solution_rebuild=p.solution_rebuild,
         max_test_timeout_sec=120 if plan.seed_based else None, late_rows=_late_rows(project.project_dir, p),
+        # the proof grades the fix without this refresh too; `_settle_refresh` keeps it only where needed
+        full_refresh=refresh_for(rebuild, ctx.discovery.get("models", [])),
     )
 
 
@@ -107,6 +111,7 @@ class PreparedTask:
     detail: str
     proof: object  # validate Proof or None
     shape: object = None  # tasks.shape.Shape: the files and lines the change touches
+    refresh: list = field(default_factory=list)  # what solution.sh rebuilds in full (tasks.rebuild)
 
     def discard(self) -> None:
         self.writer.discard()
@@ -130,8 +135,8 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
     shape = shape_of(files)
     setup_patch = b"".join(unified_diff(old, new, path) for path, old, new in files)
     solution_patch = b"".join(unified_diff(new, old, path) for path, old, new in files)
-    task_files = build_task_files(task_plan(ctx, job), setup_patch, solution_patch, job.tests,
-                                  build_may_fail=p.build_error)
+    spec = task_plan(ctx, job)
+    task_files = build_task_files(spec, setup_patch, solution_patch, job.tests, build_may_fail=p.build_error)
     writer = out.TaskWriter(plan.tasks_dir, job.task_id)
     try:
         writer.write(task_files.files)
@@ -143,12 +148,36 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
             writer.discard()
             return None
         proven, detail, proof = _prove(ctx, job.task_id, writer.dir)
+        refresh = _settle_refresh(spec, task_files, writer.dir, proof if proven else None)
         if not proven:
             update_task_yaml(writer.dir / "task.yaml", status="dev")
     except BaseException:
         writer.discard()
         raise
-    return PreparedTask(job, writer, task_files, check, proven, detail, proof, shape)
+    return PreparedTask(job, writer, task_files, check, proven, detail, proof, shape, refresh)
+
+
+def _settle_refresh(spec: TaskPlan, files, task_dir: Path, proof) -> list[str]:
+    """Keep solution.sh's full refresh of incremental tables (tasks.rebuild) only when the task
+    needs it: the proof graded the same fix without it and that failed (the broken run's rows stay
+    in the table: tagged dbt-incremental). Else the ordinary solution the proof graded as that
+    third trial (when it passed) or an unproven task is written as it was before; a proof that
+    could not grade that trial (None) keeps the solution it proved. The models the kept refresh
+    selects ([] when none is kept)."""
+    refresh = spec.full_refresh
+    if not refresh:
+        return []
+    fails = None if proof is None else proof.fixed_only_fails
+    if fails is True:
+        tags = read_task_yaml(task_dir / "task.yaml").tags
+        update_task_yaml(task_dir / "task.yaml", tags=list(dict.fromkeys([*tags, INCREMENTAL_TAG])))
+        files.files["task.yaml"] = (task_dir / "task.yaml").read_bytes()
+        return list(refresh.select)
+    if fails is None and proof is not None:
+        return list(refresh.select)
+    files.files["solution.sh"] = render_solution_sh(spec.solution_rebuild).encode()
+    (task_dir / "solution.sh").write_bytes(files.files["solution.sh"])
+    return []
 
 
 def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
@@ -171,12 +200,18 @@ def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
                         "models": check.models_ok, "line": check.line()},
         "files": sorted(str(Path(final, k).relative_to(final)) for k in prepared.files.files),
         "change": prepared.shape.to_json() if prepared.shape is not None else None,
+        # the solution's full refresh of incremental tables the broken run wrote into, and whether the
+        # same fix without it fails (the three states of such a proof)
+        **({"full_refresh": {"models": list(prepared.refresh),
+                             "fix_without_it_fails": None if proof is None else proof.fixed_only_fails}}
+           if prepared.refresh else {}),
     }
 
 
 def proof_to_json(proof, backend) -> dict:
     return {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
-            "solved_passes": bool(proof.solved_passes), "seeds": list(proof.seeds),
+            "solved_passes": bool(proof.solved_passes), "fixed_only_fails": proof.fixed_only_fails,
+            "seeds": list(proof.seeds),
             "expected_tests": int(proof.expected_tests), "detail": str(proof.detail),
             "seconds": {k: round(float(v), 2) for k, v in (proof.seconds or {}).items()},
             "outcome": proof.outcome.id if proof.outcome else None, **backend.proof_fields}

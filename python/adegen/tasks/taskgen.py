@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from adegen.tasks import stand_in_tests
+from adegen.tasks.rebuild import Refresh, refresh_lines
 from adegen.adebench.limits import MAX_TEST_NAME
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, TaskYaml, Variant
 
@@ -122,6 +123,9 @@ class TaskPlan:
     # an is_incremental() slip: the rows setup.sh adds between the first run and the second
     # (validate.duckdb.laterows); None for every other task
     late_rows: LateRowsStep | None = None
+    # incremental models the broken run may have filled with wrong rows: solution.sh rebuilds them
+    # in full after its ordinary run (tasks.rebuild); test_setup stays an ordinary run
+    full_refresh: Refresh = field(default_factory=Refresh)
 
     def test_setup(self) -> str:
         cmds = ["dbt seed"] if self.seed_based and not self.data_change else []
@@ -185,10 +189,13 @@ def render_setup_sh(seed_based: bool, build_may_fail: bool = False, late_rows: L
     return "\n".join(body) + "\n"
 
 
-def render_solution_sh(rebuild: list[str]) -> str:
+def render_solution_sh(rebuild: list[str], refresh: Refresh = Refresh()) -> str:
+    """solution.sh: the reverse patch, the ordinary run of the changed models; with `refresh`, then
+    the full refresh of the incremental tables the broken run wrote into (tasks.rebuild)."""
     body = ["#!/bin/bash", "patch -p1 < '/sage/solutions/changes.patch'"]
     if rebuild:
         body += ["", "dbt run --select " + " ".join(_shq(m) for m in rebuild)]
+    body += refresh_lines(refresh, _shq)
     return "\n".join(body) + "\n"
 
 
@@ -228,7 +235,7 @@ def build_task_files(spec: TaskPlan, setup_patch: bytes, solution_patch: bytes,
     files: dict[str, bytes] = {
         "task.yaml": doc.render().encode(),
         "setup.sh": render_setup_sh(spec.seed_based, build_may_fail, spec.late_rows).encode(),
-        "solution.sh": render_solution_sh(spec.solution_rebuild).encode(),
+        "solution.sh": render_solution_sh(spec.solution_rebuild, spec.full_refresh).encode(),
         "setup/changes.patch": setup_patch,
         "solutions/changes.patch": solution_patch,
     }

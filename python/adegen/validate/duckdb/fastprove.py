@@ -237,14 +237,17 @@ class PreparedProof:
                          base.baseline_db, req.spec.project_name, _model_tables(run))
         futs = {a: run.workers.submit(proving.grade_job, run.cfg, replace(grade, agents=(a,)), deadline=run.deadline)
                 for a in grade.agents}
+        if req.fixed_only is not None:  # the fix without its full refresh (tasks.rebuild): sage on the copy
+            futs["fixed_only"] = run.workers.submit(proving.grade_job, run.cfg, replace(
+                grade, task_dir=str(req.fixed_only), agents=("sage",)), deadline=run.deadline)
         res: dict = {}
         for agent, fut in futs.items():
             r = run.workers.result(fut, f"grading ({agent})")
             if not r.get("ok"):
                 raise Fallback(r.get("reason", "grading failed"))
-            res[agent] = r[agent]
+            res[agent] = r["sage" if agent == "fixed_only" else agent]
         # the harness runs dbt as CLI calls without partial parsing and reloads every seed
         calls = res["sage"].test_dbt_calls
         extra = (DBT_CLI_STARTUP * calls + calls * float(base.seconds.get("parse", 0.0))
                  + (float(base.seconds.get("seed", 0.0)) if base.seed_based else 0.0))
-        return GradedTrials(res["none"], res["sage"], extra)
+        return GradedTrials(res["none"], res["sage"], extra, fixed_only=res.get("fixed_only"))

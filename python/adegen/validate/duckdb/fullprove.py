@@ -161,8 +161,9 @@ class FullEmulation:
     def workdir(self, req: ProveRequest) -> Path:
         return self.run.workdir(req)
 
-    def _job(self, req: ProveRequest, work: Path, agent: str = "sage") -> TrialJob:
-        return TrialJob(str(req.task_dir), str(req.project_copy), str(req.db_file), str(work), self.mode, agent)
+    def _job(self, req: ProveRequest, work: Path, agent: str = "sage", task_dir: Path | None = None) -> TrialJob:
+        return TrialJob(str(task_dir or req.task_dir), str(req.project_copy), str(req.db_file), str(work), self.mode,
+                        agent)
 
     def solved_state(self, req: ProveRequest, work: Path) -> SolvedState:
         """The solved state built twice: the seeds come from the first (`solved.db`), columns that
@@ -190,9 +191,12 @@ class FullEmulation:
         work = self.workdir(req)
         futs = {a: run.workers.submit(proving.trial_job, run.cfg, self._job(req, work, a), deadline=run.deadline)
                 for a in ("none", "sage")}
+        if req.fixed_only is not None:  # the fix without its full refresh (tasks.rebuild): sage on the copy
+            futs["fixed_only"] = run.workers.submit(proving.trial_job, run.cfg,
+                                                    self._job(req, work, "sage", req.fixed_only), deadline=run.deadline)
         res = {}
         for a, f in futs.items():
             r = run.workers.result(f, f"the {a} trial")
             res[a] = r if not isinstance(r, dict) else TrialSummary(a, error=r["reason"])
         extra = 0.0 if self.mode != "inprocess" else DBT_CLI_STARTUP * res["sage"].test_dbt_calls
-        return GradedTrials(res["none"], res["sage"], extra)
+        return GradedTrials(res["none"], res["sage"], extra, fixed_only=res.get("fixed_only"))

@@ -56,6 +56,9 @@ class Proof:
     max_test_timeout_sec: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     outcome: ProofOutcome | None = None     # None: a proof made before it ran (e.g. by a test)
+    # the solution rebuilds incremental tables in full (tasks.rebuild): does the same fix without
+    # that rebuild fail? (None: no such solution, or that trial was not graded)
+    fixed_only_fails: bool | None = None
 
 
 @dataclass

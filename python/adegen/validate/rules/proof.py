@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from adegen.adebench.procedure.testgen import GradingSpec, check_test_names
 from adegen.validate.rules.contract import Proof, ProofOutcome
+from adegen.tasks.rebuild import without_full_refresh
 from adegen.tasks.stand_in_tests import render_windowed
 from adegen.tasks.task_yaml import read_task_yaml, update_task_yaml
 
@@ -37,6 +38,9 @@ class ProveRequest:
     project_copy: Path
     db_file: Path | None
     mode: str = "inprocess"     # "script": bash + one dbt process per call (the independent check)
+    # a copy of the task whose solution.sh fixes the code but rebuilds no incremental table in full
+    # (tasks.rebuild): graded as a third trial, which must fail for the full refresh to be needed
+    fixed_only: Path | None = None
 
     @classmethod
     def load(cls, task_dir: Path, project_copy: Path, db_file: Path | None, mode: str,
@@ -91,6 +95,7 @@ class GradedTrials:
     sage: TrialSummary
     extra_test_seconds: float = 0.0     # what the harness's CLI calls cost on top of the trial's
     solved_differs: str | None = None   # the solved state differs from the seeds' source
+    fixed_only: TrialSummary | None = None  # sage on `ProveRequest.fixed_only` (None: not graded)
 
 
 class Fallback(Exception):
@@ -152,19 +157,38 @@ def _prove(s: ProofStrategy, req: ProveRequest, fallback: str | None, progress: 
             solved.notes.extend(f"{t} graded on its rows with {w['column']} through {w['through']} (its later rows "
                                 "grow with the clock)" for t, w in solved.windows.items())
         seconds["solved_state"] = time.monotonic() - t0
-        progress(f"validate: {req.task_dir.name}: grading none and sage {s.grading}")
+        req = with_fixed_only(req, work)
+        third = " (and the fix without its full refresh)" if req.fixed_only else ""
+        progress(f"validate: {req.task_dir.name}: grading none and sage{third} {s.grading}")
         t1 = time.monotonic()
         trials = s.grade(req, solved, merged)
         seconds["grading"] = time.monotonic() - t1
         seconds["total"] = time.monotonic() - t0
         proof = finish_proof(ProofInput(
             trials.none, trials.sage, seeds, merged, req.spec.max_test_timeout_sec, trials.extra_test_seconds,
-            solved.notes, s.label, s.body_extra, trials.solved_differs, fallback), seconds)
+            solved.notes, s.label, s.body_extra, trials.solved_differs, fallback,
+            req.fixed_only is not None, trials.fixed_only), seconds)
         if proof.max_test_timeout_sec:
             update_task_yaml(req.task_dir / "task.yaml", max_test_timeout_sec=proof.max_test_timeout_sec)
         return proof
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def with_fixed_only(req: ProveRequest, work: Path) -> ProveRequest:
+    """`req` with a copy of its task (seeds and task.yaml as the trials grade them) whose solution
+    fixes the code but leaves out the full refresh of the incremental tables, when solution.sh has
+    one (tasks.rebuild); else `req` itself."""
+    try:
+        text = without_full_refresh((req.task_dir / "solution.sh").read_text())
+    except OSError:
+        text = None
+    if text is None:
+        return req
+    copy = work / "fixed-only" / req.task_dir.name
+    shutil.copytree(req.task_dir, copy)
+    (copy / "solution.sh").write_text(text)
+    return replace(req, fixed_only=copy)
 
 
 def write_windows(task_dir: Path, windows: dict[str, dict]) -> None:
@@ -204,6 +228,8 @@ class ProofInput:
     body_extra: str | None = None            # a backend's fixed remark (e.g. where seeds came from)
     solved_differs: str | None = None        # the solved state differs from the seeds' source
     fallback_note: str | None = None         # why an earlier strategy did not take the task
+    fixed_only_asked: bool = False           # the solution rebuilds incremental tables in full
+    fixed_only: TrialSummary | None = None   # the trial of the fix without that rebuild
 
 
 def test_timeout(sage: TrialSummary, extra: float, current: float | None) -> int | None:
@@ -239,12 +265,13 @@ def finish_proof(inp: ProofInput, seconds: dict) -> Proof:
         return Proof(False, broken_fails, solved_passes, inp.seeds, expected, "unproven: " + " and ".join(blockers),
                      inp.excludes, None, seconds, outcome)
     notes = list(inp.notes)
+    fixed_only_fails, fixed_line = _fixed_only(inp)
     if inp.solved_differs:
         notes.append(inp.solved_differs)
         solved_passes = False
     timeout = test_timeout(inp.sage, inp.extra_test_seconds, inp.current_timeout)
     body = " | ".join(x for x in (
-        inp.none.summary, inp.sage.summary, inp.body_extra,
+        inp.none.summary, inp.sage.summary, fixed_line, inp.body_extra,
         f"excluded {inp.excludes}" if inp.excludes else None,
         f"max_test_timeout_sec={timeout}" if timeout else None,
         ("note: " + "; ".join(notes)) if notes else None, inp.fallback_note) if x)
@@ -257,4 +284,17 @@ def finish_proof(inp: ProofInput, seconds: dict) -> Proof:
                    if not inp.sage.resolved else ProofOutcome.SOLVED_DIFFERS)
         detail = f"unproven: {outcome.label}: {body}\n--- {bad.agent} test output (tail) ---\n{bad.tail}"
     seconds["total"] = seconds.get("total", 0.0)
-    return Proof(ok, broken_fails, solved_passes, inp.seeds, expected, detail, inp.excludes, timeout, seconds, outcome)
+    return Proof(ok, broken_fails, solved_passes, inp.seeds, expected, detail, inp.excludes, timeout, seconds, outcome,
+                 fixed_only_fails)
+
+
+def _fixed_only(inp: ProofInput) -> tuple[bool | None, str | None]:
+    """Whether the fix without the full refresh fails (None: not asked, or not graded) and its line
+    in the detail. It decides only the kind of the task (the caller keeps the refresh when it
+    fails), not whether the task is proven."""
+    if not inp.fixed_only_asked:
+        return None, None
+    t = inp.fixed_only
+    if t is None or t.error:
+        return None, "fix without the full refresh: not graded" + (f" ({t.error})" if t is not None else "")
+    return not t.resolved, "fix without the full refresh: " + t.summary.replace("sage: ", "", 1)
