@@ -165,8 +165,10 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
         if f.count > 1:
             if voice.exact_counts:
                 k = f.count - 1
-                others = words.Amount(f"the other {words.count_of(k, noun)}" if f.total and f.count == f.total
-                                      else f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
+                if f.total and f.count == f.total:  # "the other employee", never "the other 1 employee"
+                    others = words.Amount(f"the other {words.count_of(k, noun) if k > 1 else noun}", k > 1)
+                else:
+                    others = words.Amount(f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
             else:
                 others = words.amount(f.count - 1, max(f.total - 1, 0), noun, variant, other=True)
             v["others"] = others.text
