@@ -49,8 +49,8 @@ PROMPTS = {
         "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Can you fix it?",
     },
     EXCLUSION: {
-        "base": ("We changed `{table}` so it leaves the {value} {nouns} out. Since then it's missing more than "
-                 "those: {example}. Only the {value} ones were meant to go. Can you fix it?"),
+        "base": ("We changed `{table}` so it leaves the {value} {nouns} out. Since then more has changed than "
+                 "that: {example}. Only the {value} ones were meant to go. Can you fix it?"),
         "hard": "`{table}` lost more than the {value} {nouns} we meant to leave out. Can you fix it?",
     },
 }
