@@ -26,7 +26,7 @@ SHAPES: dict[str, dict] = {
     "asks": {"openers": [{"text": str, "mode": ("none", "sentence", "lead"), "tone": ("any", "data"), "times": int}],
              "none": int, "asks": {str: [str]}, "build": [str], "two_reports": [str]},
     "words": {"acronyms": [str], "abbreviations": {str: str}, "units": [str], "uncountable": [str],
-              "layer_prefixes": [str], "build_words": [str], "key_suffixes": [str], "name_parts": [str],
+              "metrics": [str], "layer_prefixes": [str], "build_words": [str], "key_suffixes": [str], "name_parts": [str],
               "grains": [str], "not_entities": [str], "singular_verbs": {str: str}, "they": {str: str},
               "factors_up": {int: str}, "factors_down": {int: str}, "rough_factors": [[float, float, str]]},
     "placeholders": {str: {"was": str, "means": str}},

@@ -32,6 +32,17 @@ def entity(f: Finding) -> str:
     return words.table_entity(f.table)
 
 
+def row_per(f: Finding) -> str | None:
+    """What "one row per ..." ends with: the entity ("account"), both keys' for a two-column key
+    ("customer and month"); None when a row is no named thing ("one row per row", "unique per
+    record" read as a template filled blind, issue 51)."""
+    if len(f.key) == 2:
+        parts = [words.entity_of_key(k, f.table) for k in f.key]
+        return " and ".join(parts) if all(parts) and parts[0] != parts[1] and not words.GENERIC & set(parts) else None
+    e = entity(f)
+    return None if e in words.GENERIC else e
+
+
 def who(sample: Sample, f: Finding, variant: int) -> str | None:
     """One affected entity as a person names it: by its name when the row has one ('Summit
     Foods', sometimes 'Summit Foods (A1002)'), else by its kind and key ('order 1', 'invoice
@@ -94,6 +105,9 @@ def fields(f: Finding, voice) -> dict[str, str]:
     if f.table.lower() in (e.lower(), es.lower()) and voice.table_style in (0, 1) and f.kind != "relation_kind":
         # "customers is missing customers" reads wrong: say which one is the table
         v["table"] = f"the {voice.table(f.table)} table"
+    per = row_per(f)
+    if per:
+        v["row_per"] = per
     if voice.layer:
         v["layer"] = voice.layer
     if len(f.key) == 1:
@@ -151,8 +165,10 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
         if f.count > 1:
             if voice.exact_counts:
                 k = f.count - 1
-                others = words.Amount(f"the other {words.count_of(k, noun)}" if f.total and f.count == f.total
-                                      else f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
+                if f.total and f.count == f.total:  # "the other employee", never "the other 1 employee"
+                    others = words.Amount(f"the other {words.count_of(k, noun) if k > 1 else noun}", k > 1)
+                else:
+                    others = words.Amount(f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
             else:
                 others = words.amount(f.count - 1, max(f.total - 1, 0), noun, variant, other=True)
             v["others"] = others.text
@@ -213,9 +229,11 @@ def _details(f: Finding, voice) -> dict[str, str]:
     warehouse object kinds, the types and dbt's message."""
     v: dict[str, str] = {}
     if f.kind == "duplicated":
-        v["duplicate_keys"] = words.count_of(f.count, entity(f))
+        if f.count > 1:  # "1 order appear more than once": one duplicated key is the example itself
+            v["duplicate_keys"] = words.count_of(f.count, entity(f))
         v.setdefault("copies", str(2 if f.detail.max_copies is None else f.detail.max_copies))
-    if f.kind == "rows_replaced" and f.detail.extra:
+    if f.kind == "rows_replaced" and f.detail.extra and f.detail.extra > 1:
+        # "1 other appeared that don't belong": one stand-in is said with {example}'s sentences
         noun = entity(f)
         v["extra_count"] = words.count_of(int(f.detail.extra), "other" if noun != "row" else "row")
     if f.kind in _DIRECTION:

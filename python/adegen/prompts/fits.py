@@ -8,6 +8,7 @@ import re
 from functools import lru_cache
 
 from adegen.prompts.findings import MOST, Finding
+from adegen.prompts.words import GENERIC
 
 # words that claim every row ("is empty now", "across the board") need nearly every row: a blind
 # reviewer caught "effective_monthly_value_usd ... is empty now" where 11 of 90 accounts kept theirs
@@ -40,6 +41,10 @@ def fits(tpl: str, f: Finding, vals: dict[str, str]) -> bool:
         return False
     if (vals.get("entity") == "row" or vals.get("entity_is_period")) and "our_es" in claims:
         return False  # nobody says "should list all our rows", "some of their rows went", "our day counts"
+    if vals.get("entity") in GENERIC and "row_vs_entity" in claims:
+        return False  # "more rows than rows", "more than one row for the same row": a row is no entity
+    if "all_before" in claims and f.total < 2:
+        return False  # "All 1 order are gone": a table of one row is not "all" of anything
     if vals.get("filled_with") == "empty strings" and "value" not in claims:
         return False  # an empty string where a null belongs is not "a cancel reason"
     if "sum" in claims and not _summable(f.column or ""):
@@ -62,6 +67,9 @@ def says(tpl: str) -> frozenset:
               # the entities as things the business owns, counts or looks for
               "our_es": re.search(r"\bour (list of )?\{entit(y|ies)\}|\{entity\} counts|\btheir \{entities\}|"
                                   r"\bEach \{entity\} is supposed to be in|looking for some \{entities\}", tpl),
+              # rows set against the entities they stand for ("more rows than accounts")
+              "row_vs_entity": re.search(r"\brows? (than|for the same|per) \{entit", tpl),
+              "all_before": re.search(r"\b[Aa]ll \{(count_before|number_before)\}", tpl),
               "one_of": re.search(r"\b(for example|for one|for instance|one of them|a good example|alone)\b", tpl),
               "value": re.search(r"\{(filled_with|value_observed)\}", tpl),
               "sum": _SUM_WORDS.search(tpl), "marked": " marked {" in tpl, "strong": _STRONG.search(tpl)}

@@ -57,7 +57,7 @@ def shapes(kind: str) -> dict[str, list[str]]:
         for lead in leads.get(frame, []):
             sentences += [f"{lead} {s}" for s in extra
                           if not (lead.endswith("?") and s in _BARE_HANDLES)
-                          if not (has_scope(lead) and has_scope(s))
+                          if not (has_scope(lead) and (has_scope(s) or "{count_change}" in s))
                           and not (_TABLE_SIZE.search(lead) and _TABLE_SIZE.search(s))
                           and ("one of them" not in s or has_scope(lead) or "{entities}" in lead)  # "them": said before
                           and not (s in rules and _SAYS_RULE.search(lead))  # the lead already says what is right

@@ -465,6 +465,25 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
 
 def two_reports(first: str, second: str, seed: str) -> str:
     """One message holding two whole reports (a compound task's two slips, each reported as its
-    own task would report it), joined by a frame of the bank picked by `seed`."""
-    v: dict[str, str] = {"first_report": first.strip(), "second_report": second.strip()}
+    own task would report it), joined by a frame of the bank picked by `seed`; most frames carry the
+    second as an aside of the first (`aside`)."""
+    v: dict[str, str] = {"first_report": first.strip(), "second_report": second.strip(),
+                         "second_aside": aside(second.strip())}
     return phrases.TWO_REPORTS[spin(seed, "two_reports", len(phrases.TWO_REPORTS))].format(**v)
+
+
+def aside(text: str) -> str:
+    """A report going on after a connective ("Also, ..."): its first word in lower case where it is
+    an ordinary word ("the amount", "why is", "someone noticed"), as it is where it is a name
+    (`fct_orders`, "Summit Foods") or "I"."""
+    first = text.split(" ", 1)[0]
+    if first in ("I", "I'm", "I've", "I'd") or first.isupper():
+        return text
+    if _ENGLISH_START.match(text) or text.startswith(_NO_LEAD_IN) or _ASIDE_START.match(text):
+        return text[:1].lower() + text[1:]
+    return text
+
+
+# more ordinary words a report may start with (beside _ENGLISH_START and _NO_LEAD_IN): how many, when
+_ASIDE_START = re.compile(r"^(most|almost|nearly|one|two|three|about|around|since|quite|dozens|hundreds|thousands|"
+                          r"each|not|can|could|seeing|those|that|these|none|only|no|too|lots)\b", re.I)

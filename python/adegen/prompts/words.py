@@ -42,12 +42,17 @@ def _import_inflect():
 
 _INFLECT = _import_inflect().engine()
 
+# what a row is when nothing names it (table_entity's fallback, a two-column key): a count of them
+# reads fine ("fewer rows"), "one row per row" does not
+GENERIC = frozenset({"row", "record"})
+
 # the word lists, from banks/words.yaml (its comments say what each holds)
 _W = bank.load("words")
 ACRONYMS = frozenset(_W["acronyms"])
 ABBREVIATIONS: dict[str, str] = _W["abbreviations"]
 UNITS = frozenset(_W["units"])
 UNCOUNTABLE = frozenset(_W["uncountable"])
+METRICS = frozenset(_W["metrics"])
 LAYER_PREFIXES = tuple(_W["layer_prefixes"])
 BUILD_WORDS = frozenset(_W["build_words"])
 NOT_ENTITIES = frozenset(_W["not_entities"])
@@ -253,6 +258,8 @@ def entity_of_key(key_column: str, table: str) -> str | None:
     for suffix in (f"_{s}" for s in _KEY_SUFFIXES):
         if low.endswith(suffix) and len(low) > len(suffix):
             noun = " ".join(_words(key_column[: -len(suffix)]))
+            if noun.split()[-1].lower() in METRICS:
+                break  # gmv_key is no GMV to count: what a row is comes from the table
             return f"{noun} record" if noun.split()[-1].lower() in UNCOUNTABLE else noun
     if low in ("id", "key", "pk"):
         return table_entity(table)
@@ -280,7 +287,7 @@ def table_entity(table: str) -> str:
     mart_account_360 -> 'account', int_workspace_roster -> 'workspace'."""
     for w in reversed(table_topic(table).split()):
         low = w.lower()
-        if low in NOT_ENTITIES or low in UNCOUNTABLE or not re.fullmatch(r"[A-Za-z]+", w) or len(w) < 3:
+        if low in NOT_ENTITIES or low in UNCOUNTABLE or low in METRICS or not re.fullmatch(r"[A-Za-z]+", w) or len(w) < 3:
             continue
         return singular(w)
     return "record"
@@ -382,21 +389,25 @@ _GAP_WORDS = ((3, "a couple"), (10, "a few"), (20, "a dozen or so"), (50, "a few
 
 
 def count_change(before: int, after: int, noun: str) -> str | None:
-    """1000 -> 2010 orders: 'about twice as many orders'; 900 -> 640: 'a few hundred fewer orders';
+    """How a row count moved, in rough words ending with the word the comparison goes on with:
+    1000 -> 2010 orders: 'about twice as many orders as'; 900 -> 640: 'a few hundred fewer orders
+    than'; 90 -> 89: 'one fewer order than'. A sentence goes on with what it is compared with ("...
+    it used to have"), so a factor takes "as" and a gap "than" ("twice as many orders than" and
+    "There are one employee less than" read as a program's, issue 51); never "less" of a count.
     None when nothing moved or there was nothing before."""
     if not before or after == before or after is None:
         return None
     many = plural(noun)
     rough = rough_ratio_words(after / before)
     if rough in ("double", "three times", "four times"):
-        return f"about {'twice' if rough == 'double' else rough} as many {many}"
+        return f"about {'twice' if rough == 'double' else rough} as many {many} as"
     if rough == "half":
-        return f"about half as many {many}"
+        return f"about half as many {many} as"
     gap, way = abs(after - before), ("more" if after > before else "fewer")
     if gap == 1:
-        return f"one {noun} {'more' if after > before else 'less'}"
+        return f"one {way} {noun} than"
     words_ = next((w for top, w in _GAP_WORDS if gap < top), f"some {round(gap, -3):,}")
-    return f"{words_} {way} {many}".replace("dozens of ", "dozens ")
+    return f"{words_} {way} {many} than".replace("dozens of ", "dozens ")
 
 
 def rough_ratio_words(r: float) -> str | None:

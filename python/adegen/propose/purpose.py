@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from adegen.prompts import words
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, noun, reaches_output
 from adegen.rewrite.purposes import scopes as sc
@@ -34,18 +35,23 @@ SUBJECTS = {
     METRIC: "Add {name} to {model}: the number of {value} {noun}s",
     EXCLUSION: "Leave the {value} {noun}s out of {model}",
 }
-# The prompt levels (text as data): what a stakeholder sees since the change, never the fix.
+# The prompt levels (text as data): what a stakeholder sees since the change, never the fix. They say
+# what the change set out to do in business words ("a count of the shipped orders", "leave the
+# email orders out"), never the condition as code: "the records whose status is 'shipped'" restated
+# the WHERE the slip sits in, and blind reviewers rated that task easy because the message disclosed
+# the change (issue 51). How far the table moved is said in rough words (prompts.words), never
+# "it has 77 rows where 128 were expected"
 PROMPTS = {
     METRIC: {
-        "base": ("We added `{name}` to `{table}`: the number of records behind each row whose {column} is "
-                 "'{value}'. Since that went in, the other figures in `{table}` look wrong: {example}. The new "
-                 "column should stay. Can you find out what happened and fix it?"),
+        "base": ("We added `{name}` to `{table}` so we can see how many {value} {nouns} are behind each row. "
+                 "Since that went in, the rest of `{table}` looks wrong: {example}. The new column should "
+                 "stay. Can you find out what happened and fix it?"),
         "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Can you fix it?",
     },
     EXCLUSION: {
-        "base": ("We changed `{table}` to leave out the records whose {column} is '{value}'. Since then it is "
-                 "missing more than those: {example}. Only the '{value}' ones were meant to go. Can you fix it?"),
-        "hard": "`{table}` lost more than the '{value}' records we asked to leave out. Can you fix it?",
+        "base": ("We changed `{table}` so it leaves the {value} {nouns} out. Since then more has changed than "
+                 "that: {example}. Only the {value} ones were meant to go. Can you fix it?"),
+        "hard": "`{table}` lost more than the {value} {nouns} we meant to leave out. Can you fix it?",
     },
 }
 
@@ -83,15 +89,20 @@ class Purposeful:
 
     def prompts(self) -> list[tuple[str, str]]:
         s = sc.scopes(self.model.raw).get(self.ask.scope)
-        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value, column=self.ask.column,
-                      noun=noun(s.relation) if s else "row", example=self.example())
+        thing = (noun(s.relation) if s else "row").replace("_", " ")
+        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value, nouns=words.plural(thing),
+                      example=self.example())
         return [(k, t.format(**fields)) for k, t in PROMPTS[self.kind].items()]
 
     def example(self) -> str:
+        """How the table moved, in a person's rough words: "it has a few dozen fewer rows than it
+        should", "most of its rows have different numbers now"."""
         f = self.facts
-        if f.get("rows_broken") != f.get("rows_fixed"):
-            return f"it has {f['rows_broken']} rows where {f['rows_fixed']} were expected"
-        return f"{f['rows_differ']} of its {f['rows_fixed']} rows have different values than expected"
+        change = words.count_change(f.get("rows_fixed") or 0, f.get("rows_broken"), "row")
+        if change:
+            return f"it has {change} it should"
+        amount = words.amount(int(f.get("rows_differ") or 0), int(f.get("rows_fixed") or 0), "row")
+        return f"{amount.verb('has', 'have')} different numbers now" if amount else "its numbers changed"
 
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         """(path, today's text, the broken text, the right text) of each file the change touches."""
