@@ -32,7 +32,7 @@ MAX_SIDES = 12        # other relations probed per key
 RANK = {"staging": 0, "intermediate": 1, "marts": 2}
 MAX_PER_MODEL = 1     # grain changes kept per model
 SIDES_TRIED = 2       # sides offered per scope and key (the first one measured is kept)
-NUMERIC = ("INT", "BIGINT", "HUGEINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "UBIGINT")
+NUMERIC = ("INTEGER", "INT", "BIGINT", "HUGEINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "UBIGINT")
 SUBJECT = "Bring {column} into {model} from {source}"
 # The prompt levels (text as data): what a reader of the table sees since the change, never the fix.
 PROMPTS = {
