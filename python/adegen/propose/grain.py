@@ -31,6 +31,7 @@ MAX_SIDES = 12        # other relations probed per key
 # relation of its own layer or a lower one (a staging model does not read a mart)
 RANK = {"staging": 0, "intermediate": 1, "marts": 2}
 MAX_PER_MODEL = 1     # grain changes kept per model
+MAX_FOUND = 4         # grain changes measured at most (a build writes one or two: the search stops there)
 SIDES_TRIED = 2       # sides offered per scope and key (the first one measured is kept)
 NUMERIC = ("INTEGER", "INT", "BIGINT", "HUGEINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "UBIGINT")
 SUBJECT = "Bring {column} into {model} from {source}"
@@ -167,18 +168,15 @@ def _wrap(sql: str) -> str:
     return "(\n" + sql.strip().rstrip(";") + "\n)"
 
 
-def _total(db: ProbeDB, today: str, broken: str, cols: dict[str, str]) -> dict:
-    """The numeric column whose total grows the most (relative), today's and the broken total."""
-    nums = [c for c, t in cols.items() if t.upper().split("(")[0] in NUMERIC and not KEY.search(c)][:12]
-    if not nums:
-        return {}
-    sums = ", ".join(f"(select sum({ident(c)}) from {x})" for c in nums for x in (today, broken))
-    row = db.one(f"select {sums}")
-    if row is None:
-        return {}
+def _num(v) -> str:
+    f = float(v)
+    return f"{int(f):,}" if f.is_integer() else f"{f:,.2f}"
+
+
+def _total(nums: list[str], today: list | None, broken: list | None) -> dict:
+    """The numeric column whose total grows the most (relative): its name, today's and the broken total."""
     best, gain = {}, 0.0
-    for i, c in enumerate(nums):
-        a, b = row[2 * i], row[2 * i + 1]
+    for c, a, b in zip(nums, today or [], broken or []):
         if a is None or b is None or not a or a == b:
             continue
         g = abs(float(b) - float(a)) / abs(float(a))
@@ -187,26 +185,11 @@ def _total(db: ProbeDB, today: str, broken: str, cols: dict[str, str]) -> dict:
     return best
 
 
-def _num(v) -> str:
-    f = float(v)
-    return f"{int(f):,}" if f.is_integer() else f"{f:,.2f}"
-
-
-def _restates(db: ProbeDB, fixed: str, column: str, cols: list[str]) -> bool:
-    """The new column equals a column the model already has on every row (`order_status` beside
-    `status`): nobody asks for it, so no task."""
-    if not cols:
-        return False
-    c = f"{ident(column)}::varchar"
-    same = ", ".join(f"count(*) filter (where {c} is distinct from {ident(x)}::varchar)" for x in cols)
-    fixed = f"(select * from {fixed} where {ident(column)} is not null)"
-    row = db.one(f"select {same} from {fixed}")
-    return row is None or any(int(v) == 0 for v in row)
-
-
 def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None:
     """The facts of the change on the intact build, or None when the slip does not show, the right
-    state is not today's table with the new column beside it, or the column stays empty."""
+    state is not today's table with the new column beside it, the column stays empty, or it equals
+    a column the model already has wherever it is filled (`order_status` beside `status`: nobody
+    asks for it). One query: each state is computed once (MATERIALIZED)."""
     comp = change(m.compiled, ask, side.compiled)
     if comp is None:
         return None
@@ -215,20 +198,28 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
     if not cols:
         return None
     keep = ", ".join(ident(c) for c in cols)
-    a, b = f"(select * from {today})", f"(select {keep} from {fixed})"
-    got = db.one(f"select (select count(*) from {today}), (select count(*) from {broken}), "
-                 f"(select count(*) from {fixed}), (select count(*) from ({a} except all {b})), "
-                 f"(select count(*) from ({b} except all {a})), "
-                 f"(select count(*) from {fixed} where {ident(ask.column)} is not null)")
+    new = ident(ask.column)
+    nums = [c for c, t in cols.items() if t.upper().split("(")[0] in NUMERIC and not KEY.search(c)][:12]
+    sums = "[" + ", ".join(f"sum({ident(c)})::double" for c in nums) + "]"
+    same = "[" + ", ".join(f"count(*) filter (where {new}::varchar is distinct from {ident(c)}::varchar)"
+                           for c in cols) + "]"
+    got = db.one(f"with __t as materialized (select * from {today}), __b as materialized (select * from {broken}), "
+                 f"__f as materialized (select * from {fixed}) "
+                 f"select (select count(*) from __t), (select count(*) from __b), (select count(*) from __f), "
+                 f"(select count(*) from (select * from __t except all select {keep} from __f)), "
+                 f"(select count(*) from (select {keep} from __f except all select * from __t)), "
+                 f"(select count(*) from __f where {new} is not null), "
+                 f"(select {same} from __f where {new} is not null), "
+                 f"(select {sums} from __t), (select {sums} from __b)")
     if got is None:
         return None
-    rows_today, rows_broken, rows_fixed, lost, extra, filled = (int(x) for x in got)
+    rows_today, rows_broken, rows_fixed, lost, extra, filled = (int(x) for x in got[:6])
     if rows_broken == rows_today or rows_fixed != rows_today or lost or extra or not filled:
         return None
-    if _restates(db, fixed, ask.column, list(cols)):
+    if any(int(v) == 0 for v in got[6] or []):
         return None
     return {"rows_today": rows_today, "rows_broken": rows_broken, "rows_fixed": rows_fixed,
-            "rows_filled": filled, "key": ask.key, **_total(db, today, broken, cols)}
+            "rows_filled": filled, "key": ask.key, **_total(nums, got[7], got[8])}
 
 
 def candidates(models: Sequence[ModelText], sides: Sequence[Side], graph: ProjectGraph | None, db: ProbeDB,
@@ -259,5 +250,7 @@ def candidates(models: Sequence[ModelText], sides: Sequence[Side], graph: Projec
             kept += 1
             if kept >= MAX_PER_MODEL:
                 break
+        if len(out) >= MAX_FOUND:
+            break
     out.sort(key=lambda c: c.model.layer != "marts")
     return out
