@@ -45,7 +45,8 @@ def purposeful_tasks(ctx: RunContext) -> list[str]:
         return []
     cands = find(ctx)
     if not cands:
-        ctx.ui.say("No purposeful change found: no model with a category column its data supports.")
+        ctx.ui.say("No purposeful change found: no model with a category column, or a column to bring in, "
+                   "that its data supports.")
         return []
     written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), WANT)
     ctx.timing("purposeful", t1)
