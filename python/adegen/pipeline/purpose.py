@@ -23,6 +23,7 @@ from adegen.propose import grain
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates
 from adegen.realism.probe import ProbeDB
 from adegen.sql.quote import ident
+from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
@@ -139,7 +140,10 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
                                                          solved=tuple((p, r) for p, _, _, r in files)),
                           [c.model.name], set(plan.known_models), workdir=ctx.workroot)
 
-    task = ExtraTask(task_id, build_task_files(spec, setup, solution, []).files, check, c.subject(),
+    # a grain change's copies are whole rows: a test of the model's key grades them (GrainChange.assertions)
+    entries = c.assertions() if hasattr(c, "assertions") else []
+    tests = render_assertions(project.project_dir, project.name, entries) if entries else []
+    task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
                      solved="done right")
     w = write_and_prove(ctx, task)
     if w is None:

@@ -83,6 +83,11 @@ class GrainChange:
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         return ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
 
+    def assertions(self) -> list[dict]:
+        """The task's assertion tests (tasks/assertion_types.py entries): the model's key is unique."""
+        return [{"type": "columns_must_be_unique",
+                 "args": {"model": self.model.name, "columns": [self.facts["unique_key"]]}}]
+
 
 def cte_name(text: str, source: str) -> str | None:
     """The new CTE's name: the source's name without its layer prefix, else the whole name; None
@@ -203,6 +208,9 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
     sums = "[" + ", ".join(f"sum({ident(c)})::double" for c in nums) + "]"
     same = "[" + ", ".join(f"count(*) filter (where {new}::varchar is distinct from {ident(c)}::varchar)"
                            for c in cols) + "]"
+    keys = sorted((c for c in cols if re.fullmatch(r"[a-z_][a-z0-9_]*", c)), key=lambda c: not KEY.search(c))[:12]
+    unique = "[" + ", ".join(f"count(distinct {ident(c)}) = count(*) and count({ident(c)}) = count(*)"
+                             for c in keys) + "]"
     got = db.one(f"with __t as materialized (select * from {today}), __b as materialized (select * from {broken}), "
                  f"__f as materialized (select * from {fixed}) "
                  f"select (select count(*) from __t), (select count(*) from __b), (select count(*) from __f), "
@@ -210,7 +218,7 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
                  f"(select count(*) from (select {keep} from __f except all select * from __t)), "
                  f"(select count(*) from __f where {new} is not null), "
                  f"(select {same} from __f where {new} is not null), "
-                 f"(select {sums} from __t), (select {sums} from __b)")
+                 f"(select {sums} from __t), (select {sums} from __b), (select {unique} from __t)")
     if got is None:
         return None
     rows_today, rows_broken, rows_fixed, lost, extra, filled = (int(x) for x in got[:6])
@@ -218,8 +226,14 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
         return None
     if any(int(v) == 0 for v in got[6] or []):
         return None
+    # The repeated rows are whole copies (the column is one value per key), which ade-bench's
+    # set-based equality test cannot see: the task grades the table's own key as unique too
+    # (assertion columns_must_be_unique, as the screening's duplicates-only verdict does).
+    unique = next((c for c, ok in zip(keys, got[9] or []) if ok), None)
+    if unique is None:
+        return None
     return {"rows_today": rows_today, "rows_broken": rows_broken, "rows_fixed": rows_fixed,
-            "rows_filled": filled, "key": ask.key, **_total(nums, got[7], got[8])}
+            "rows_filled": filled, "key": ask.key, "unique_key": unique, **_total(nums, got[7], got[8])}
 
 
 def candidates(models: Sequence[ModelText], sides: Sequence[Side], graph: ProjectGraph | None, db: ProbeDB,
