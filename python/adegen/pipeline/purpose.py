@@ -1,8 +1,8 @@
 """Stage "purposeful changes" of the build (`--purpose`): tasks whose change has a purpose that
-changes the model's output on purpose (a new count, a category left out), with the slip inside it
-(propose/purpose.py, rewrite/purposes). Their solution is not the setup's inverse: it keeps the
-purpose and does it right, so the solution seeds come from that state. They are written as every
-patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
+changes the model's output on purpose (a new count, a category left out, a column brought in from
+another model), with the slip inside it (propose/purpose.py, propose/grain.py, rewrite/purposes).
+Their solution is not the setup's inverse: it keeps the purpose and does it right, so the
+solution seeds come from that state. They are written as every patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
 validator as the data-change tasks are: the proof's full emulation builds the solved state by
 running setup.sh then solution.sh (its prepared path assumes the solution restores the intact
 project and hands such a task on, with the reason).
@@ -15,11 +15,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
-from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose import grain
+from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates
 from adegen.realism.probe import ProbeDB
 from adegen.sql.quote import ident
@@ -121,7 +122,7 @@ def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
 
 def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
-    the patch check failed)."""
+    the patch check failed, or a grain change's test could not be rendered)."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -142,7 +143,11 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
 
     # a grain change's copies are whole rows: a test of the model's key grades them (GrainChange.assertions)
     entries = c.assertions() if hasattr(c, "assertions") else []
-    tests = render_assertions(project.project_dir, project.name, entries) if entries else []
+    try:
+        tests = render_assertions(project.project_dir, project.name, entries) if entries else []
+    except AdegenError as exc:  # a task without its grading test would be proven on nothing: not written
+        ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
+        return None
     task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
                      solved="done right")
     w = write_and_prove(ctx, task)
