@@ -4,6 +4,7 @@ texts are built by dbt. The right state keeps the purpose (the new count is ther
 rows are gone) and leaves everything else as it was; the broken state differs from it."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from adegen.core.graph import ProjectGraph
+from adegen.prompts import mechanisms
+from adegen.propose import grain
 from adegen.propose.purpose import ModelText, candidates
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import EXCLUSION, METRIC
@@ -32,6 +36,23 @@ group by customer_id
 ROWS = [(1, 1, 10, "completed"), (2, 1, 20, "returned"), (3, 2, 5, "completed"), (4, 2, 7, ""),
         (5, 3, 3, "placed"), (6, 3, 4, "completed"), (7, 1, 1, "placed"), (8, 3, 2, "shipped"),
         (9, 2, 6, "shipped"), (10, 1, 8, "completed"), (11, 4, 9, "completed"), (12, 4, 2, "returned")]
+
+
+# The grain kind's project: orders (one row each) and their items (several per order, each item
+# carrying its order's channel: a column the order id determines there). fct_orders is the mart a
+# column is brought into; rpt_order_lines reads fct_orders (downstream: never a side) and repeats
+# the order id with a column of its own.
+ITEMS = [(1, 1, "pen", "web"), (2, 1, "ink", "web"), (3, 2, "pad", "store"), (4, 3, "pen", "web"),
+         (5, 3, "pad", "web"), (6, 3, "ink", "web"), (7, 5, "pen", "phone"), (8, 6, "pad", "store"),
+         (9, 7, "ink", "web"), (10, 7, "pen", "web"), (11, 9, "pad", "store"), (12, 10, "pen", "phone")]
+GRAIN_MODELS = {
+    "stg_order_items": "select item_id, order_id, product, channel from {{ ref('raw_order_items') }}\n",
+    "fct_orders": ("with orders as (\n\n    select * from {{ ref('raw_orders') }}\n\n)\n\nselect\n"
+                   "    order_id,\n    customer_id,\n    amount,\n    status\nfrom orders\n"),
+    "rpt_order_lines": ("select\n    f.order_id,\n    f.amount,\n    i.channel as line_channel\n"
+                        "from {{ ref('fct_orders') }} as f\njoin {{ ref('stg_order_items') }} as i\n"
+                        "    on f.order_id = i.order_id\n"),
+}
 
 
 def _dbt(project: Path, *args: str) -> None:
@@ -59,30 +80,55 @@ def shop(tmp_path_factory) -> Path:
     (p / "seeds").mkdir()
     (p / "seeds" / "raw_orders.csv").write_text(
         "order_id,customer_id,amount,status\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in ROWS))
+    (p / "seeds" / "raw_order_items.csv").write_text(
+        "item_id,order_id,product,channel\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in ITEMS))
     (p / "models").mkdir()
     (p / "models" / "order_summary.sql").write_text(MODEL)
+    for name, text in GRAIN_MODELS.items():
+        (p / "models" / f"{name}.sql").write_text(text)
     _dbt(p, "build")
     return p
 
 
-def test_purposeful_changes_build_and_keep_their_purpose(shop):
+def _grain_model(shop: Path) -> ModelText:
+    compiled = (shop / "target" / "compiled" / "shop" / "models" / "fct_orders.sql").read_text()
+    return ModelText("model.shop.fct_orders", "fct_orders", "models/fct_orders.sql", GRAIN_MODELS["fct_orders"],
+                     compiled, "marts")
+
+
+@pytest.fixture(scope="module")
+def states(shop) -> dict:
+    """Every kind's changes found on the shop, and each one's broken and right states built beside
+    the models by one dbt run: {"found": {kind: change}, "tables": {state: rows}}."""
     db = shop / "shop.duckdb"
     compiled = (shop / "target" / "compiled" / "shop" / "models" / "order_summary.sql").read_text()
     model = ModelText("model.shop.order_summary", "order_summary", "models/order_summary.sql", MODEL, compiled)
+    graph = ProjectGraph.from_manifest(json.loads((shop / "target" / "manifest.json").read_text()))
+    # rpt_order_lines first by name: only its being downstream of fct_orders keeps it from being the side
+    sides = [grain.Side(f"model.shop.{n}", n, f'"shop"."main"."{n}"', layer)
+             for n, layer in (("rpt_order_lines", "marts"), ("stg_order_items", "staging"), ("fct_orders", "marts"))]
     probe = ProbeDB(db, None)
     try:
         found = {c.kind: c for c in candidates([model], probe)}
+        joins = grain.candidates([_grain_model(shop)], sides, graph, probe)
     finally:
         probe.close()
-    assert set(found) == {METRIC, EXCLUSION}
+    found.update({c.kind: c for c in joins})
+    short = {METRIC: "metric", EXCLUSION: "excl", grain.GRAIN: "grain"}
+    built = {f"{short[k]}_{state}": getattr(c, state) for k, c in found.items() for state in ("broken", "fixed")}
+    for name, text in built.items():  # every state beside the models, built by one dbt run
+        (shop / "models" / f"{name}.sql").write_text(text)
+    _dbt(shop, "run", "--select", *built)
+    return {"found": found, "joins": joins, "tables": {name: _rows(db, f"select * from {name}") for name in built}}
+
+
+def test_purposeful_changes_build_and_keep_their_purpose(shop, states):
+    db = shop / "shop.duckdb"
+    found = states["found"]
+    assert {METRIC, EXCLUSION} <= set(found)
     today = _table(db, "select customer_id, order_count, revenue from order_summary")
     metric, excl = found[METRIC], found[EXCLUSION]
-    states = {f"{k}_{state}": getattr(c, state) for k, c in (("metric", metric), ("excl", excl))
-              for state in ("broken", "fixed")}
-    for name, text in states.items():  # every state beside the model, built by one dbt run
-        (shop / "models" / f"{name}.sql").write_text(text)
-    _dbt(shop, "run", "--select", *states)
-    got = {name: _table(db, f"select * from {name}") for name in states}
+    got = {name: set(rows) for name, rows in states["tables"].items()}
     # done right: the old figures as today, the new count beside them; broken: the old figures change
     assert {r[:3] for r in got["metric_fixed"]} == today
     assert {r[:3] for r in got["metric_broken"]} != today
@@ -92,3 +138,55 @@ def test_purposeful_changes_build_and_keep_their_purpose(shop):
                       f"where status is distinct from '{excl.ask.value}' group by customer_id")
     assert got["excl_fixed"] == left != today            # only the asked-for rows are gone
     assert got["excl_broken"] != got["excl_fixed"]       # the `<>` took the NULL-status rows too
+
+
+def test_a_column_brought_in_at_the_wrong_grain_and_at_the_right_one(shop, states):
+    """The grain kind (propose/grain.py): the side that repeats the key is found on the data, the
+    broken state gains rows (and its total amount grows), the right state is today's table with
+    the new column beside it; a model downstream of the changed one is never the side."""
+    db = shop / "shop.duckdb"
+    found = states["joins"]
+    assert len(found) == 1
+    c = found[0]
+    assert (c.ask.source, c.ask.key, c.ask.column) == ("stg_order_items", "order_id", "channel")
+    today = _table(db, "select order_id, customer_id, amount, status from fct_orders")
+    broken, fixed = states["tables"]["grain_broken"], states["tables"]["grain_fixed"]  # columns: today's, then channel
+    assert len(broken) > len(today) and sum(r[2] for r in broken) > sum(r[2] for r in today)
+    assert len(fixed) == len(today) and {r[:4] for r in fixed} == today
+    assert {r[0]: r[4] for r in fixed} == {1: "web", 2: "store", 3: "web", 4: None, 5: "phone", 6: "store",
+                                           7: "web", 8: None, 9: "store", 10: "phone", 11: None, 12: None}
+    assert c.facts["rows_today"] == len(today) and c.facts["rows_broken"] == len(broken)
+    # the copies are whole rows (set-based equality passes them): the task grades the model's key
+    assert len(set(broken)) == len(today) and c.facts["unique_key"] == "order_id"
+    assert c.assertions() == [{"type": "columns_must_be_unique",
+                               "args": {"model": "fct_orders", "columns": ["order_id"]}}]
+    # the prompts report rows and a total, never the construct the fix puts back
+    words = mechanisms.slip_classes("grain") + mechanisms.slip_classes("join") + mechanisms.slip_classes("dedup-set-ops")
+    for key, text in c.prompts():
+        assert mechanisms.mechanism_words(text, words, allowed={"channel"}) == [], (key, text)
+    base = dict(c.prompts())["base"]
+    assert f"{len(broken)} rows where it had {len(today)}" in base and "`amount`" in base
+
+
+def test_no_grain_change_where_the_side_is_unique_or_the_column_varies(shop):
+    """The precondition is measured on the data: a side at the key's own grain (fct_orders, one
+    row per order) offers nothing; on the items, only the column that holds one value per order
+    (its channel), not the product nor the item id."""
+    db = shop / "shop.duckdb"
+    probe = ProbeDB(db, None)
+    try:
+        facts = grain._Sides(probe)
+        unique = grain.Side("model.shop.fct_orders", "fct_orders", '"shop"."main"."fct_orders"')
+        items = grain.Side("model.shop.stg_order_items", "stg_order_items", '"shop"."main"."stg_order_items"')
+        assert facts.determined(unique, "order_id") == []
+        assert facts.determined(items, "order_id") == ["channel"]   # not product, not item_id
+    finally:
+        probe.close()
+
+
+def _rows(db: Path, sql: str) -> list:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -62,8 +62,9 @@ def make_parser() -> argparse.ArgumentParser:
                         "symptoms 2+ models below the slip - and write the hard prompt level (fewest hints) as "
                         "the base prompt; --json `mix` says what the run wrote")
     p.add_argument("--purpose", action="store_true",
-                   help="also write up to two tasks of a purposeful change: a commit that changes a model's "
-                        "output on purpose (a new count, a category left out) with a slip inside it; the "
+                   help="also write up to three tasks of a purposeful change: a commit that changes a model's "
+                        "output on purpose (a new count, a category left out, a column brought in from "
+                        "another model) with a slip inside it; the "
                         "solution keeps the purpose and does it right (DuckDB)")
     p.add_argument("--time-budget", metavar="SECONDS",
                    help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "

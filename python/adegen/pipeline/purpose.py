@@ -1,8 +1,8 @@
 """Stage "purposeful changes" of the build (`--purpose`): tasks whose change has a purpose that
-changes the model's output on purpose (a new count, a category left out), with the slip inside it
-(propose/purpose.py, rewrite/purposes). Their solution is not the setup's inverse: it keeps the
-purpose and does it right, so the solution seeds come from that state. They are written as every
-patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
+changes the model's output on purpose (a new count, a category left out, a column brought in from
+another model), with the slip inside it (propose/purpose.py, propose/grain.py, rewrite/purposes).
+Their solution is not the setup's inverse: it keeps the purpose and does it right, so the
+solution seeds come from that state. They are written as every patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
 validator as the data-change tasks are: the proof's full emulation builds the solved state by
 running setup.sh then solution.sh (its prepared path assumes the solution restores the intact
 project and hands such a task on, with the reason).
@@ -15,19 +15,23 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
+from adegen.propose import grain
 from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates
 from adegen.realism.probe import ProbeDB
+from adegen.sql.quote import ident
+from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
-WANT = 2          # purposeful tasks a build adds
-MAX_TRIES = 4     # candidates proven at most (each proof is a full emulation)
+WANT = 3          # purposeful tasks a build adds (one per kind when the data has each)
+MAX_TRIES = 6     # candidates proven at most (each proof is a full emulation)
 MAX_MODELS = 30   # models probed (marts first)
 GRADABLE = ("table", "view")
 
@@ -43,7 +47,8 @@ def purposeful_tasks(ctx: RunContext) -> list[str]:
         return []
     cands = find(ctx)
     if not cands:
-        ctx.ui.say("No purposeful change found: no model with a category column its data supports.")
+        ctx.ui.say("No purposeful change found: no model with a category column, or a column to bring in, "
+                   "that its data supports.")
         return []
     written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), WANT)
     ctx.timing("purposeful", t1)
@@ -63,8 +68,9 @@ def _models(ctx: RunContext) -> list[tuple[str, str, str, str]]:
     return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))[:MAX_MODELS]
 
 
-def find(ctx: RunContext) -> list[Purposeful]:
-    """The measured purposeful changes of the project (propose/purpose.candidates)."""
+def find(ctx: RunContext) -> list:
+    """The measured purposeful changes of the project (propose/purpose.candidates and
+    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved."""
     root = ctx.opts.project_dir
     texts = {}
     for uid, name, path, layer in _models(ctx):
@@ -76,14 +82,35 @@ def find(ctx: RunContext) -> list[Purposeful]:
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
     models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2]) for uid, t in texts.items()
               if uid in compiled and compiled[uid].compiled]
-    db = ProbeDB(Path(ctx.validator.baseline_info()["baseline_db"]), catalog)
+    info = ctx.validator.baseline_info()
+    db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
-        return candidates(models, db, say=ctx.ui.say)
+        found = candidates(models, db, say=ctx.ui.say)
+        joins = grain.candidates(models, _sides(ctx, catalog), info.get("graph"), db, say=ctx.ui.say)
     finally:
         db.close()
+    return interleaved([*found, *joins])
 
 
-def _details(c: Purposeful, proof) -> dict:
+def interleaved(cands: list) -> list:
+    """Kinds taking turns, each kind's own order kept: the first of each kind, then the second, ..."""
+    by_kind: dict[str, list] = {}
+    for c in cands:
+        by_kind.setdefault(c.kind, []).append(c)
+    return [v[i] for i in range(max(map(len, by_kind.values()), default=0)) for v in by_kind.values() if i < len(v)]
+
+
+def _sides(ctx: RunContext, catalog: str | None) -> list[grain.Side]:
+    """Every model built in the intact database (packages' too), as compiled SQL names it: the
+    relations a grain change may bring a column from."""
+    layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
+    return [grain.Side(u, m["name"], ".".join(ident(x) for x in (catalog or m.get("database"), m["schema"], m["alias"])
+                                              if x), layers.get(m["name"], ""))
+            for u, m in ctx.validator.baseline_info()["models"].items()
+            if (m.get("materialized") or "view") != "ephemeral" and m.get("current", True)]
+
+
+def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
     return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": None,
             "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
@@ -93,9 +120,9 @@ def _details(c: Purposeful, proof) -> dict:
                         "value": c.ask.value, "name": c.ask.name, "measured": c.facts}}
 
 
-def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
+def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
-    the patch check failed)."""
+    the patch check failed, or a grain change's test could not be rendered)."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -114,7 +141,14 @@ def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
                                                          solved=tuple((p, r) for p, _, _, r in files)),
                           [c.model.name], set(plan.known_models), workdir=ctx.workroot)
 
-    task = ExtraTask(task_id, build_task_files(spec, setup, solution, []).files, check, c.subject(),
+    # a grain change's copies are whole rows: a test of the model's key grades them (GrainChange.assertions)
+    entries = c.assertions() if hasattr(c, "assertions") else []
+    try:
+        tests = render_assertions(project.project_dir, project.name, entries) if entries else []
+    except AdegenError as exc:  # a task without its grading test would be proven on nothing: not written
+        ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
+        return None
+    task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
                      solved="done right")
     w = write_and_prove(ctx, task)
     if w is None:
