@@ -1,4 +1,4 @@
-"""Stage "purposeful changes" of the build (`--purpose`): tasks whose change has a purpose that
+"""Stage "purposeful changes" of the build (on by default; `--no-purpose`): tasks whose change has a purpose that
 changes the model's output on purpose (a new count, a category left out), with the slip inside it
 (propose/purpose.py, rewrite/purposes). Their solution is not the setup's inverse: it keeps the
 purpose and does it right, so the solution seeds come from that state. They are written as every
@@ -9,7 +9,12 @@ project and hands such a task on, with the reason).
 
 The models, their materializations and what is never graded come from the validator's intact
 build; one dbt compile gives every candidate model's compiled SQL; the data is read on the intact
-build. At most WANT tasks are written, from at most MAX_TRIES candidates, kinds interleaved."""
+build. At most WANT tasks are written, from at most MAX_TRIES candidates, kinds interleaved.
+
+They take slots of the run's --count, ahead of the plain slips: the stage runs after the pick and
+before the picked proposals are written, and `make_room` then leaves out as many of the picked
+proposals as purposeful tasks were proven, plain slips (no story, no sibling, not compound) from
+the lowest rank first. A purposeful task that is not proven takes no slot."""
 from __future__ import annotations
 
 import time
@@ -26,28 +31,54 @@ from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
-WANT = 2          # purposeful tasks a build adds
+WANT = 2          # purposeful tasks a build writes at most (slots of its --count)
 MAX_TRIES = 4     # candidates proven at most (each proof is a full emulation)
 MAX_MODELS = 30   # models probed (marts first)
 GRADABLE = ("table", "view")
 
 
-def purposeful_tasks(ctx: RunContext) -> list[str]:
-    """Write up to WANT proven purposeful tasks after the build's others; the ids written."""
+def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
+    """Write up to `want` proven purposeful tasks; the ids written (unproven ones too, status dev).
+    By default (`purpose` "auto") a project where none can be proven gets none, silently; asked for
+    (`--purpose`, "on"), the run says why."""
     t1 = time.monotonic()
+    asked = ctx.opts.purpose == "on"
+    note = ctx.ui.warn if asked else ctx.ui.say
+    if want <= 0 or ctx.opts.purpose == "off":
+        return []
     if not ctx.backend.data_changes:
-        ctx.ui.warn(f"--purpose writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
+        if asked:
+            ctx.ui.warn(f"--purpose writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
         return []
     if ctx.validator is None:
-        ctx.ui.warn(f"--purpose needs the validator (its intact build): {ctx.unproven_reason()}")
+        note(f"no purposeful change: it needs the validator (its intact build): {ctx.unproven_reason()}")
         return []
     cands = find(ctx)
     if not cands:
         ctx.ui.say("No purposeful change found: no model with a category column its data supports.")
         return []
-    written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), WANT)
+    written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), want)
     ctx.timing("purposeful", t1)
     return written
+
+
+def slots(count: int) -> int:
+    """How many purposeful tasks a run of `count` tasks tries for: WANT, fewer where that would leave
+    no slot for a slip of the catalog (a run is never purposeful changes alone)."""
+    return max(0, min(WANT, count - 1))
+
+
+def make_room(chosen: list, proven: int, count: int) -> tuple[list, list]:
+    """(kept, left out): the picked proposals that fit in `count` beside `proven` purposeful tasks.
+    Plain slips (no story, no sibling model, not compound) leave first, lowest rank (last) first;
+    a picked list that fits already stays whole."""
+    over = len(chosen) + proven - count
+    if over <= 0:
+        return list(chosen), []
+    last_first = list(reversed(chosen))
+    plain = [p for p in last_first if p.story is None and not p.siblings and not p.compound]
+    out = {id(p) for p in (plain + [p for p in last_first if all(p is not q for q in plain)])[:over]}
+    return [p for p in chosen if id(p) not in out], [p for p in chosen if id(p) in out]
 
 
 def _models(ctx: RunContext) -> list[tuple[str, str, str, str]]:
