@@ -17,6 +17,7 @@ proposals as purposeful tasks were proven, plain slips (no story, no sibling, no
 the lowest rank first. A purposeful task that is not proven takes no slot."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -53,9 +54,11 @@ def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
     if ctx.validator is None:
         note(f"no purposeful change: it needs the validator (its intact build): {ctx.unproven_reason()}")
         return []
-    cands = find(ctx)
+    written_before = {t.description for t in ctx.survey.tasks}
+    cands = [c for c in find(ctx) if description(c) not in written_before]  # a rerun writes new ones
     if not cands:
-        ctx.ui.say("No purposeful change found: no model with a category column its data supports.")
+        ctx.ui.say("No purposeful change found: no model with a category column its data supports "
+                   "(or its changes are tasks already).")
         return []
     written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), want)
     ctx.timing("purposeful", t1)
@@ -105,13 +108,32 @@ def find(ctx: RunContext) -> list[Purposeful]:
             continue
     compiled = compile_mutants(ctx.project, [(uid, t[1], t[3]) for uid, t in texts.items()], workdir=ctx.workroot)
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
-    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2]) for uid, t in texts.items()
-              if uid in compiled and compiled[uid].compiled]
+    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
+              for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
     db = ProbeDB(Path(ctx.validator.baseline_info()["baseline_db"]), catalog)
     try:
         return candidates(models, db, say=ctx.ui.say)
     finally:
         db.close()
+
+
+def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
+    """(path, text) of the YAML file beside the model that documents it (`- name: <model>`), or None."""
+    pattern = re.compile(rf"^[ \t]*-[ \t]+name:[ \t]*['\"]?{re.escape(name)}['\"]?[ \t]*$", re.M)
+    folder = (root / path).parent
+    for yml in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
+        try:
+            text = yml.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if re.search(r"^models:", text, re.M) and pattern.search(text):
+            return yml.relative_to(root).as_posix(), text
+    return None
+
+
+def description(c: Purposeful) -> str:
+    """The task's description (task.yaml): how a later run knows the change was written already."""
+    return f"{c.subject()} (purposeful change: {c.kind})"
 
 
 def _details(c: Purposeful, proof) -> dict:
@@ -130,7 +152,7 @@ def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
-    spec = TaskPlan(task_id=task_id, description=f"{c.subject()} (purposeful change: {c.kind})",
+    spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in c.prompts()], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=[c.model.name],
                     solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,

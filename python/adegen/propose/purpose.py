@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, noun, reaches_output
+from adegen.rewrite.purposes import docs
 from adegen.rewrite.purposes import scopes as sc
 from adegen.rewrite.stories.base import Model
 from adegen.rewrite.stories.ctes import top_ctes
@@ -52,7 +53,8 @@ PROMPTS = {
 
 @dataclass(frozen=True)
 class ModelText:
-    """One of the project's own models: unique id, name, path, raw and compiled SQL, layer."""
+    """One of the project's own models: unique id, name, path, raw and compiled SQL, layer, and the
+    properties file that documents it ((path, text), or None)."""
 
     unique_id: str
     name: str
@@ -60,6 +62,7 @@ class ModelText:
     raw: str
     compiled: str
     layer: str = ""
+    properties: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class Purposeful:
     broken: str
     fixed: str
     facts: dict = field(default_factory=dict)   # what was measured (rows today / broken / right, ...)
+    documented: str | None = None               # the properties file with the purpose written in (docs)
 
     @property
     def kind(self) -> str:
@@ -94,8 +98,32 @@ class Purposeful:
         return f"{f['rows_differ']} of its {f['rows_fixed']} rows have different values than expected"
 
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
-        """(path, today's text, the broken text, the right text) of each file the change touches."""
-        return ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+        """(path, today's text, the broken text, the right text) of each file the change touches:
+        the model, then its properties file when the purpose is documented there (the same text in
+        both states: the slip is in the SQL)."""
+        own = ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+        if self.documented is None or self.model.properties is None:
+            return own
+        path, text = self.model.properties
+        return own + ((path, text.encode(), self.documented.encode(), self.documented.encode()),)
+
+
+DOCS = {  # what the engineer writes in the properties file (text as data)
+    METRIC: "Number of {noun}s whose {column} is '{value}'.",
+    EXCLUSION: "Leaves out the {noun}s whose {column} is '{value}'.",
+}
+
+
+def document(ask: Ask, m: ModelText) -> str | None:
+    """The model's properties file with the purpose written in (the new column documented, the
+    exclusion said in the description), or None (no file, or it cannot be edited as text)."""
+    if m.properties is None:
+        return None
+    s = sc.scopes(m.raw).get(ask.scope)
+    text = DOCS[ask.kind].format(noun=noun(s.relation) if s else "row", column=ask.column, value=ask.value)
+    if ask.kind == METRIC:
+        return docs.document_column(m.properties[1], m.name, ask.name, text)
+    return docs.document_exclusion(m.properties[1], m.name, text)
 
 
 def _with_prefix(compiled: str) -> str:
@@ -213,7 +241,7 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
             facts = measure(ask, m, db) if texts else None
             if texts is None or facts is None:
                 continue
-            by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts))
+            by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts, document(ask, m)))
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
     for found in by_kind.values():  # a column named as a category first, a mart first, then as found
         found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
