@@ -113,13 +113,14 @@ def test_purposeful_tasks_take_slots_of_the_count_ahead_of_plain_slips():
 
     from adegen.pipeline.purpose import make_room, slots
 
-    def prop(number, story=None, siblings=(), compound=None):
-        return SimpleNamespace(number=number, story=story, siblings=siblings, compound=compound)
+    def prop(number, story=None, siblings=(), compound=None, origin=None):
+        return SimpleNamespace(number=number, story=story, siblings=siblings, compound=compound,
+                               candidate=SimpleNamespace(origin=origin))
 
-    picked = [prop(1), prop(2, story="extract_cte"), prop(3), prop(4, siblings=("b",)), prop(5)]
+    picked = [prop(1), prop(2, story="extract_cte"), prop(3), prop(4, siblings=("b",)), prop(5, origin="history")]
     assert [slots(n) for n in (3, 4, 5)] == [2, 2, 2] and slots(1) == 0
-    kept, out = make_room(picked, 2, 5)  # two proven: the two lowest-ranked plain slips leave
-    assert [p.number for p in kept] == [1, 2, 4] and [p.number for p in out] == [3, 5]
+    kept, out = make_room(picked, 2, 5)  # two proven: the two plain slips leave, a diff from the history stays
+    assert [p.number for p in kept] == [2, 4, 5] and [p.number for p in out] == [1, 3]
     kept, out = make_room(picked, 4, 5)  # no plain slip left to give: the lowest ranked of the rest
     assert [p.number for p in kept] == [2] and [p.number for p in out] == [1, 3, 4, 5]
     assert make_room(picked[:2], 2, 5) == (picked[:2], [])  # a pick that fits stays whole

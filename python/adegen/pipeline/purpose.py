@@ -13,8 +13,8 @@ build. At most WANT tasks are written, from at most MAX_TRIES candidates, kinds 
 
 They take slots of the run's --count, ahead of the plain slips: the stage runs after the pick and
 before the picked proposals are written, and `make_room` then leaves out as many of the picked
-proposals as purposeful tasks were proven, plain slips (no story, no sibling, not compound) from
-the lowest rank first. A purposeful task that is not proven takes no slot."""
+proposals as purposeful tasks were proven, plain slips (no story, no sibling, not compound, not a
+diff from the history or --bug-command) from the lowest rank first. A purposeful task that is not proven takes no slot."""
 from __future__ import annotations
 
 import re
@@ -73,13 +73,14 @@ def slots(count: int) -> int:
 
 def make_room(chosen: list, proven: int, count: int) -> tuple[list, list]:
     """(kept, left out): the picked proposals that fit in `count` beside `proven` purposeful tasks.
-    Plain slips (no story, no sibling model, not compound) leave first, lowest rank (last) first;
+    Plain slips (no story, no sibling model, not compound, not a diff) leave first, lowest rank first;
     a picked list that fits already stays whole."""
     over = len(chosen) + proven - count
     if over <= 0:
         return list(chosen), []
     last_first = list(reversed(chosen))
-    plain = [p for p in last_first if p.story is None and not p.siblings and not p.compound]
+    plain = [p for p in last_first if p.story is None and not p.siblings and not p.compound
+             and getattr(p.candidate, "origin", None) is None]  # a diff (history, --bug-command) is a commit
     out = {id(p) for p in (plain + [p for p in last_first if all(p is not q for q in plain)])[:over]}
     return [p for p in chosen if id(p) not in out], [p for p in chosen if id(p) in out]
 
