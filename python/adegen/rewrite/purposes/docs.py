@@ -59,17 +59,23 @@ def _reads_back(text: str, model: str) -> dict | None:
         return None
 
 
+def _located(text: str, model: str) -> tuple[dict, list[str], tuple[int, int, int]] | None:
+    """(the model's entry as YAML reads it, the file's lines, its block in them), or None."""
+    entry = _reads_back(text, model)
+    lines = text.split("\n")
+    block = None if entry is None else _model_block(lines, model)
+    return None if block is None else (entry, lines, block)
+
+
 def document_column(text: str, model: str, column: str, description: str) -> str | None:
     """`text` with `column` documented under `model`'s columns, or None where it cannot be."""
-    before = _reads_back(text, model)
-    if before is None or not isinstance(before.get("columns"), list) or before.get("contract") \
+    found = _located(text, model)
+    if found is None:
+        return None
+    before, lines, (first, end, _) = found
+    if not isinstance(before.get("columns"), list) or before.get("contract") \
             or (before.get("config") or {}).get("contract"):
         return None
-    lines = text.split("\n")
-    block = _model_block(lines, model)
-    if block is None:
-        return None
-    first, end, _ = block
     cols = next((i for i in range(first + 1, end) if (k := _KEY.match(lines[i])) and k.group("key") == "columns"), None)
     if cols is None:
         return None
@@ -93,14 +99,10 @@ def document_column(text: str, model: str, column: str, description: str) -> str
 
 def document_exclusion(text: str, model: str, sentence: str) -> str | None:
     """`text` with `sentence` appended to `model`'s one-line description, or None where it cannot be."""
-    before = _reads_back(text, model)
-    if before is None or not isinstance(before.get("description"), str):
+    found = _located(text, model)
+    if found is None or not isinstance(found[0].get("description"), str):
         return None
-    lines = text.split("\n")
-    block = _model_block(lines, model)
-    if block is None:
-        return None
-    first, end, ind = block
+    before, lines, (first, end, ind) = found
     for i in range(first + 1, end):
         k = _KEY.match(lines[i])
         if not k or k.group("key") != "description" or _indent(lines[i]) != ind + 2:
