@@ -106,7 +106,7 @@ def test_measured_on_real_duckdb(shop):
         excl = kinds[EXCLUSION]
         # order 4 (status NULL) is dropped with the excluded value: customer b's figures change
         assert excl.facts["rows_differ"] == 1 and excl.facts["rows_left_out"] >= 1
-        assert "1 of its 3 rows have different values" in excl.prompts()[0][1]
+        assert "1 of the 3 rows we expect are not what they should be" in excl.prompts()[0][1]
         assert "completed_order_count" in metric.fixed and "completed_order_count" in metric.prompts()[0][1]
         # without NULLs the `<>` slip drops nothing more: no exclusion task
         assert measure(Ask(EXCLUSION, sc.FINAL, "customer_id", "a"), _model(MART), db) is None

@@ -41,13 +41,22 @@ PROMPTS = {
         "base": ("We added `{name}` to `{table}`: the number of records behind each row whose {column} is "
                  "'{value}'. Since that went in, the other figures in `{table}` look wrong: {example}. The new "
                  "column should stay. Can you find out what happened and fix it?"),
-        "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Can you fix it?",
+        "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Could you take a look?",
     },
     EXCLUSION: {
         "base": ("We changed `{table}` to leave out the records whose {column} is '{value}'. Since then it is "
-                 "missing more than those: {example}. Only the '{value}' ones were meant to go. Can you fix it?"),
-        "hard": "`{table}` lost more than the '{value}' records we asked to leave out. Can you fix it?",
+                 "missing more than those: {example}. Only the '{value}' ones were meant to go; please sort "
+                 "this out."),
+        "hard": "`{table}` lost more than the '{value}' records we asked to leave out. What went wrong there?",
     },
+}
+# the measured example each kind's base prompt gives (rows: the row count differs; values: it does not).
+# No frame is shared between the kinds: two purposeful tasks of one run must not read as one template
+EXAMPLES = {
+    METRIC: {"rows": "it has {broken} rows where {fixed} were expected",
+             "values": "{differ} of its {fixed} rows have different values than expected"},
+    EXCLUSION: {"rows": "we count {broken} rows now and expected {fixed}",
+                "values": "{differ} of the {fixed} rows we expect are not what they should be"},
 }
 
 
@@ -93,9 +102,9 @@ class Purposeful:
 
     def example(self) -> str:
         f = self.facts
-        if f.get("rows_broken") != f.get("rows_fixed"):
-            return f"it has {f['rows_broken']} rows where {f['rows_fixed']} were expected"
-        return f"{f['rows_differ']} of its {f['rows_fixed']} rows have different values than expected"
+        which = "rows" if f.get("rows_broken") != f.get("rows_fixed") else "values"
+        return EXAMPLES[self.kind][which].format(broken=f["rows_broken"], fixed=f["rows_fixed"],
+                                                 differ=f.get("rows_differ"))
 
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         """(path, today's text, the broken text, the right text) of each file the change touches:
