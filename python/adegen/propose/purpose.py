@@ -129,7 +129,9 @@ def document(ask: Ask, m: ModelText) -> str | None:
     if m.properties is None:
         return None
     s = sc.scopes(m.raw).get(ask.scope)
-    text = DOCS[ask.kind].format(noun=noun(s.relation) if s else "row", column=ask.column, value=ask.value)
+    word = noun(s.relation) if s else "row"
+    word = word if word.isalpha() else "row"  # `channel_orders` is a CTE's name, not a word of the docs
+    text = DOCS[ask.kind].format(noun=word, column=ask.column, value=ask.value)
     if ask.kind == METRIC:
         return docs.document_column(m.properties[1], m.name, ask.name, text)
     return docs.document_exclusion(m.properties[1], m.name, text)
