@@ -132,6 +132,16 @@ def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
     return None
 
 
+def observation(c: Purposeful) -> dict:
+    """What was measured, in the shape of a screening's observation (the review page's impact): the
+    model is the table graded, its rows of the right state that the broken one lacks or has otherwise."""
+    f = c.facts
+    return {"reason": "purposeful change: the broken and the right state built from the intact one differ",
+            "compared_table": c.model.name, "changed_tables": {c.model.name: 0},
+            "rows_differing": int(f["rows_differ"]), "rows_total": int(f["rows_fixed"]), "columns_differ": [],
+            "example": c.example(), "details": {}}
+
+
 def description(c: Purposeful) -> str:
     """The task's description (task.yaml): how a later run knows the change was written already."""
     return f"{c.subject()} (purposeful change: {c.kind})"
@@ -139,7 +149,7 @@ def description(c: Purposeful) -> str:
 
 def _details(c: Purposeful, proof) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
-    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": None,
+    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": observation(c),
             "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
             "proof_seconds": proof_seconds(proof),
             "story": {"kind": c.kind, "subject": c.subject()},
@@ -175,6 +185,7 @@ def _realise(ctx: RunContext, c: Purposeful, task_id: str) -> dict | None:
         return None
     ctx.report.task_details[task_id] = _details(c, w.proof)
     return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
+                 observation=observation(c),
                  difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",
                  proof=None if w.proof is None else proof_to_json(w.proof, ctx.backend),
                  change=shape_of(patches).to_json())
