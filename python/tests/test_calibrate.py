@@ -200,7 +200,10 @@ def test_builtin_search_solves_each_kind_of_task_and_records_its_tries(acme, cfg
     single-file tasks, which differ only in what it tries first, is proven end to end by
     test_calibrate_bulk (bulk --calibrate builtin:search: solved, graded, tries, sandbox removed)."""
     out, every = acme
-    tasks = [t for t in every if len(patched_paths(t.task_dir / "setup" / "changes.patch")) > 1]
+    # a purposeful change (two files: the model and its docs) is no slip to undo: its solution keeps
+    # the purpose, which a search of inverse edits cannot write; it is left to agents
+    tasks = [t for t in every if len(patched_paths(t.task_dir / "setup" / "changes.patch")) > 1
+             and "purposeful-change" not in (t.task_dir / "task.yaml").read_text()]
     assert tasks, [t.task_id for t in every]
     c = cfg("builtin:search")
     before = tree_state(out)  # the task folders, the project copy and its database
