@@ -229,7 +229,7 @@ def _mtimes(root: Path) -> set[int]:
 
 
 def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
-    """Two sandboxes: in one the setup patch is reversed by hand (no dbt run: test_setup rebuilds),
+    """Two sandboxes: in one the solution patch is applied by hand (no dbt run: test_setup rebuilds),
     the other is left alone. Graded: solved and unsolved, recorded as agent runs are
     (calibration.jsonl, tasks.jsonl), the solver's sandboxes left as they were."""
     out, tasks = acme
@@ -253,7 +253,8 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
         for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state (a new model file too)
             intact = (t.project_dir / rel).read_bytes() if (t.project_dir / rel).is_file() else None
             assert (box / "app" / rel).read_bytes() != intact, rel
-    r = subprocess.run(["patch", "-p1", "-R", "--batch", "-i", str(solve.task_dir / "setup" / "changes.patch")],
+    # the person writes the task's solution (a purposeful change's keeps the purpose: not the setup reversed)
+    r = subprocess.run(["patch", "-p1", "--batch", "-i", str(solve.task_dir / "solutions" / "changes.patch")],
                        cwd=dest / solve.task_id / "app", capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     (dest / solve.task_id / "SOLVE_SECONDS").write_text("95\n")  # the person's own count
@@ -263,7 +264,7 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
     rows = {r["task_id"]: r for r in map(json.loads, (mine / "calibration.jsonl").read_text().splitlines())}
     done, left = rows[solve.task_id], rows[leave.task_id]
     assert done["solved"] and done["graded"] and done["agent"] == "a person" and done["key"] == "base", done
-    assert done["diff"]["files"] == sorted(patched_paths(solve.task_dir / "setup" / "changes.patch"))
+    assert done["diff"]["files"] == sorted(patched_paths(solve.task_dir / "solutions" / "changes.patch"))
     assert done["tests"] and set(done["tests"].values()) == {"passed"}
     assert not left["solved"] and left["graded"] and "failing tests" in left["reason"]
     assert left["diff"] == {"files": [], "lines_added": 0, "lines_removed": 0}
