@@ -347,8 +347,11 @@ def test_end_to_end_with_validation(acme_tasks_built, example_project, project_b
         d = out / "tasks" / t["task_id"]
         assert t["proven"] and t["status"] == "ready", t
         assert any(p.name.startswith("solution__") for p in (d / "seeds").iterdir())
-        assert (d / "seeds" / "_no-op.txt").is_file()
-        assert rt["observation"]["changed_tables"] and rt["proof_seconds"]
+        assert (d / "seeds" / "_no-op.txt").is_file() and rt["proof_seconds"]
+        if t["family"] == "purposeful-change":  # on by default: measured on the intact build, not screened
+            assert rt["purpose"]["measured"]["rows_differ"] and rt["graded_tables"] == [t["model"]]
+            continue
+        assert rt["observation"]["changed_tables"]
         assert rt["observation"]["compared_table"] in rt["graded_tables"]
     assert all(p["screening"]["observable"] for p in doc["proposals"])
     assert (out / "databases" / "acme.duckdb").is_file() or doc["database"]["db_file"]

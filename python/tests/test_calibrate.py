@@ -200,7 +200,10 @@ def test_builtin_search_solves_each_kind_of_task_and_records_its_tries(acme, cfg
     single-file tasks, which differ only in what it tries first, is proven end to end by
     test_calibrate_bulk (bulk --calibrate builtin:search: solved, graded, tries, sandbox removed)."""
     out, every = acme
-    tasks = [t for t in every if len(patched_paths(t.task_dir / "setup" / "changes.patch")) > 1]
+    # a purposeful change (two files: the model and its docs) is no slip to undo: its solution keeps
+    # the purpose, which a search of inverse edits cannot write; it is left to agents
+    tasks = [t for t in every if len(patched_paths(t.task_dir / "setup" / "changes.patch")) > 1
+             and "purposeful-change" not in (t.task_dir / "task.yaml").read_text()]
     assert tasks, [t.task_id for t in every]
     c = cfg("builtin:search")
     before = tree_state(out)  # the task folders, the project copy and its database
@@ -226,7 +229,7 @@ def _mtimes(root: Path) -> set[int]:
 
 
 def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
-    """Two sandboxes: in one the setup patch is reversed by hand (no dbt run: test_setup rebuilds),
+    """Two sandboxes: in one the solution patch is applied by hand (no dbt run: test_setup rebuilds),
     the other is left alone. Graded: solved and unsolved, recorded as agent runs are
     (calibration.jsonl, tasks.jsonl), the solver's sandboxes left as they were."""
     out, tasks = acme
@@ -250,7 +253,8 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
         for rel in patched_paths(t.task_dir / "setup" / "changes.patch"):  # the broken state (a new model file too)
             intact = (t.project_dir / rel).read_bytes() if (t.project_dir / rel).is_file() else None
             assert (box / "app" / rel).read_bytes() != intact, rel
-    r = subprocess.run(["patch", "-p1", "-R", "--batch", "-i", str(solve.task_dir / "setup" / "changes.patch")],
+    # the person writes the task's solution (a purposeful change's keeps the purpose: not the setup reversed)
+    r = subprocess.run(["patch", "-p1", "--batch", "-i", str(solve.task_dir / "solutions" / "changes.patch")],
                        cwd=dest / solve.task_id / "app", capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     (dest / solve.task_id / "SOLVE_SECONDS").write_text("95\n")  # the person's own count
@@ -260,7 +264,7 @@ def test_prepare_then_grade_what_a_person_left(acme, tmp_path, capsys):
     rows = {r["task_id"]: r for r in map(json.loads, (mine / "calibration.jsonl").read_text().splitlines())}
     done, left = rows[solve.task_id], rows[leave.task_id]
     assert done["solved"] and done["graded"] and done["agent"] == "a person" and done["key"] == "base", done
-    assert done["diff"]["files"] == sorted(patched_paths(solve.task_dir / "setup" / "changes.patch"))
+    assert done["diff"]["files"] == sorted(patched_paths(solve.task_dir / "solutions" / "changes.patch"))
     assert done["tests"] and set(done["tests"].values()) == {"passed"}
     assert not left["solved"] and left["graded"] and "failing tests" in left["reason"]
     assert left["diff"] == {"files": [], "lines_added": 0, "lines_removed": 0}

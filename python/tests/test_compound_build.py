@@ -11,7 +11,7 @@ from adegen.adebench.procedure.emulate import run_harness
 
 
 def _compound(doc: dict) -> dict:
-    tasks = [t for t in doc["tasks"] if doc["proposals"][t["proposal"] - 1].get("compound")]
+    tasks = [t for t in doc["tasks"] if t.get("proposal") and doc["proposals"][t["proposal"] - 1].get("compound")]
     assert len(tasks) == 1, [t["pattern_id"] for t in doc["tasks"]]
     return tasks[0]
 

@@ -81,7 +81,7 @@ def built(fixtures_dir, tmp_path_factory, adegen_cache) -> tuple[Path, dict]:
     writer.write_text(WRITER)
     out = root / "ade-bench-tasks"
     r = run_build([proj, "--output-dir", out, "--count", "3", "--pick", "all", "--yes", "--json",
-                   "--bug-command", f"{sys.executable} {writer}"], build_env(root / "home"), timeout=900)
+                   "--bug-command", f"{sys.executable} {writer}", "--no-purpose"], build_env(root / "home"), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return out, json.loads(r.stdout)
 

@@ -190,3 +190,36 @@ def _rows(db: Path, sql: str) -> list:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def test_purposeful_changes_are_the_default_with_an_opt_out(tmp_path):
+    from adegen.cli.build_args import parse_args
+    from adegen.core.errors import InputError
+
+    project, out = str(Path(__file__).resolve().parent / "fixtures" / "shopfix"), str(tmp_path / "out")
+    assert parse_args([project, "--output-dir", out]).purpose == "auto"
+    assert parse_args([project, "--output-dir", out, "--purpose"]).purpose == "on"
+    assert parse_args([project, "--output-dir", out, "--no-purpose"]).purpose == "off"
+    assert parse_args([project, "--output-dir", out, "--no-validate"]).purpose == "off"  # nothing to prove on
+    with pytest.raises(InputError, match="needs validation") as err:
+        parse_args([project, "--output-dir", out, "--purpose", "--no-validate"])
+    assert err.value.field == "--purpose"
+
+
+def test_purposeful_tasks_take_slots_of_the_count_ahead_of_plain_slips():
+    from types import SimpleNamespace
+
+    from adegen.pipeline.purpose import make_room, slots
+
+    def prop(number, story=None, siblings=(), compound=None, origin=None):
+        return SimpleNamespace(number=number, story=story, siblings=siblings, compound=compound,
+                               candidate=SimpleNamespace(origin=origin))
+
+    picked = [prop(1), prop(2, story="extract_cte"), prop(3), prop(4, siblings=("b",)), prop(5, origin="history")]
+    assert [slots(n) for n in (3, 4, 5)] == [2, 2, 2] and slots(1) == 0
+    kept, out = make_room(picked, 2, 5)  # two proven: the two plain slips leave, a diff from the history stays
+    assert [p.number for p in kept] == [2, 4, 5] and [p.number for p in out] == [1, 3]
+    kept, out = make_room(picked, 4, 5)  # no plain slip left to give: the lowest ranked of the rest
+    assert [p.number for p in kept] == [2] and [p.number for p in out] == [1, 3, 4, 5]
+    assert make_room(picked[:2], 2, 5) == (picked[:2], [])  # a pick that fits stays whole
+    assert make_room(picked, 0, 5) == (picked, [])  # none proven: every slot stays a slip's

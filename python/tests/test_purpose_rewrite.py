@@ -108,7 +108,7 @@ def test_measured_on_real_duckdb(shop):
         assert excl.facts["rows_differ"] == 1 and excl.facts["rows_left_out"] >= 1
         # what the change set out to do in business words, never its condition as code (issue 51: "the
         # records whose status is 'completed'" disclosed the change); how far off, in rough words
-        assert "one row has different numbers now" in excl.prompts()[0][1]
+        assert "one row is wrong now" in excl.prompts()[0][1]
         assert "completed_order_count" in metric.fixed and "completed_order_count" in metric.prompts()[0][1]
         for c in (metric, excl):
             for _key, text in c.prompts():
@@ -166,3 +166,42 @@ def test_a_count_in_a_joined_cte_is_carried_to_the_output():
     # a CTE nothing of the output reads cannot carry it
     assert change(CARRIED.replace("    left join customer_orders\n        on customers.customer_id = "
                                   "customer_orders.customer_id\n", ""), ask) is None
+
+
+PROPERTIES = """version: 2
+
+models:
+  - name: order_summary
+    description: One row per customer with their orders.   # owned by finance
+    columns:
+      - name: customer_id
+        description: Primary key.
+        data_tests: [unique, not_null]
+      - name: revenue
+        description: Net revenue.
+
+  - name: other
+    description: "Quoted: left alone."
+    columns:
+      - name: id
+"""
+
+
+def test_the_purpose_is_documented_in_the_models_properties_file():
+    """A commit that adds a column documents it; one that leaves a category out says so in the
+    model's description (a second file, as engineers' commits have); the file's layout is kept."""
+    from adegen.rewrite.purposes.docs import document_column, document_exclusion
+
+    added = document_column(PROPERTIES, "order_summary", "completed_order_count", "Number of orders whose status is 'completed'.")
+    assert added == PROPERTIES.replace(
+        "        description: Net revenue.\n",
+        "        description: Net revenue.\n      - name: completed_order_count\n"
+        "        description: Number of orders whose status is 'completed'.\n")
+    said = document_exclusion(PROPERTIES, "order_summary", "Leaves out the orders whose status is 'returned'.")
+    assert said == PROPERTIES.replace("with their orders.   # owned by finance",
+                                      "with their orders. Leaves out the orders whose status is 'returned'.   # owned by finance")
+    assert document_exclusion(PROPERTIES, "other", "Leaves out x.") is None  # quoted: not edited as text
+    assert document_column(PROPERTIES, "missing", "x", "y") is None
+    assert document_column(PROPERTIES.replace("    columns:\n      - name: id\n", ""), "other", "x", "y") is None
+    contract = PROPERTIES.replace("  - name: other\n", "  - name: other\n    config:\n      contract: {enforced: true}\n")
+    assert document_column(contract, "other", "x", "y") is None  # an enforced contract wants a type

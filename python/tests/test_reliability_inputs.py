@@ -119,7 +119,7 @@ def _duckdb_no_data(tmp, content: bytes | None):
     if content is not None:
         (p / "tiny.duckdb").write_bytes(content)
     out = tmp / "out"
-    return Prepared(p, [p, "--output-dir", out, "--pick", "all"], out)  # validation on: the DB matters
+    return Prepared(p, [p, "--output-dir", out, "--pick", "all", "--no-purpose"], out)  # validation on: the DB matters
 
 
 def _duckdb_in_ade_bench(tmp):
@@ -140,7 +140,7 @@ def _duckdb_in_ade_bench(tmp):
     con.close()
     out = tmp / "out"
     # one proof reads the database there as well as three would
-    return Prepared(p, [p, "--output-dir", out, "--pick", "1", "--count", "3", "--ade-bench-dir", ade], out,
+    return Prepared(p, [p, "--output-dir", out, "--pick", "1", "--count", "3", "--ade-bench-dir", ade, "--no-purpose"], out,
                     watch=[ade / "shared"])
 
 
@@ -217,7 +217,7 @@ def _zero_rows(tmp):
     p = make_project(tmp, models=models, extra={"seeds/raw_orders.csv": "order_id,customer_id,amount,status\n",
                                                 "seeds/raw_customers.csv": None})
     out = tmp / "out"
-    return Prepared(p, [p, "--output-dir", out, "--pick", "all", "--count", "3"], out)
+    return Prepared(p, [p, "--output-dir", out, "--pick", "all", "--count", "3", "--no-purpose"], out)
 
 
 CASES: list[Case] = [

@@ -142,7 +142,7 @@ def twins_built(fixtures_dir, tmp_path_factory, adegen_cache) -> tuple[Path, dic
     out = tmp_path_factory.mktemp("twins-built") / "ade-bench-tasks"
     env = build_env(tmp_path_factory.mktemp("twins-built-home"))
     r = run_build([fixtures_dir / "twinfix", "--output-dir", out, "--count", "3", "--pick", "all", "--yes",
-                   "--json"], env, timeout=900)
+                   "--json", "--no-purpose"], env, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return out, json.loads(r.stdout)
 

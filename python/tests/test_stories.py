@@ -74,41 +74,15 @@ def test_import_ctes_declines_a_name_the_model_already_uses():
     assert "customers as (" not in out and "stg_orders as (" in out
 
 
-def test_inline_ctes_reads_pass_through_relations_directly():
-    raw = IMPORTED.replace("orders.order_id", "order_id").replace("orders.customer_id", "customer_id")
-    out = _kinds(raw)["inline_ctes"]
-    assert "orders as (" not in out and "from {{ ref('stg_orders') }} as orders" in out
-    assert "customers as (" in out  # its columns are qualified with the CTE's name elsewhere: kept
-
-
-def test_final_cte_wraps_the_closing_select_and_restyles_nothing_else():
-    raw = IMPORTED.replace("select * from joined\n", "select order_id, name from joined where name is not null\n")
-    out = _kinds(raw)["final_cte"]
-    assert out.endswith("final as (\n\n    select order_id, name from joined where name is not null\n\n)\n\nselect * from final\n")
-    assert "final_cte" not in _kinds(IMPORTED)  # already `select * from <cte>`
-
-
-def test_a_slip_inside_the_final_select_goes_into_the_final_cte():
-    raw = IMPORTED.replace("select * from joined\n", "select order_id, name from joined where name is not null\n")
-    at = raw.index(" where name is not null")
-    slip = Slip(at, at + len(" where name is not null"), "")
-    out = _kinds(raw, slip)["final_cte"]
-    assert "    select order_id, name from joined\n\n)\n\nselect * from final" in out
-
-
-def test_keyword_case_restyles_the_slips_own_line_too():
-    raw = "SELECT\n    ID,\n    AMOUNT\nFROM ORDERS\nLEFT JOIN X ON ORDERS.ID = X.ID\nWHERE AMOUNT > 0\n"
-    at = raw.index("LEFT JOIN")
-    slip = Slip(at, at + len("LEFT JOIN"), "INNER JOIN")
-    out = _kinds(raw, slip)["keyword_case"]
-    assert out == "select\n    ID,\n    AMOUNT\nfrom ORDERS\ninner join X on ORDERS.ID = X.ID\nwhere AMOUNT > 0\n"
-
-
-def test_leading_commas_moves_every_comma_or_none():
-    raw = "select\n    a,\n    b,\n    c,\n    d\nfrom t\n"
-    assert _kinds(raw)["leading_commas"] == "select\n    a\n    , b\n    , c\n    , d\nfrom t\n"
-    jinja = "select\n    a,\n    {% for x in xs %}\n    {{ x }},\n    {% endfor %}\n    b,\n    c\nfrom t\n"
-    assert "leading_commas" not in _kinds(jinja)
+def test_a_model_already_laid_out_in_ctes_gets_no_layout_story():
+    """Re-layouting a layered model is noise a reviewer sees through (issue 51): a model with CTEs
+    gets no import CTEs, even where it reads a ref inline; no style pass wraps a slip any more."""
+    layered = IMPORTED.replace("from orders\n", "from {{ ref('stg_orders') }} as orders\n")
+    assert "import_ctes" in _kinds(INLINE_REFS) and _kinds(layered) == {}
+    shouting = "SELECT\n    ID,\n    AMOUNT\nFROM ORDERS\nLEFT JOIN X ON ORDERS.ID = X.ID\nWHERE AMOUNT > 0\n"
+    trailing = "select\n    a,\n    b,\n    c,\n    d\nfrom t\n"
+    assert _kinds(shouting) == {} and _kinds(trailing) == {}
+    assert {k.KIND for k in KINDS} == {"import_ctes", "extract_cte"}
 
 
 def test_no_story_edits_the_slip_span():
@@ -219,7 +193,7 @@ def test_stories_change_no_table_of_the_example_project(tmp_path, repo_root):
                     ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "*.duckdb*"))
     (src / "packages.yml").write_text(f"packages:\n  - local: {repo_root}\n")
     used = _storied_copy(src, tmp_path / "storied")
-    assert {k for k, n in used.items() if n} >= {"import_ctes", "final_cte", "leading_commas", "extract_cte"}, used
+    assert {k for k, n in used.items() if n} == {"import_ctes", "extract_cte"}, used
     for project in (src, tmp_path / "storied"):
         _dbt(project, "deps")
         _dbt(project, *SEED_AND_RUN)
@@ -230,12 +204,17 @@ def test_stories_change_no_table_of_the_example_project(tmp_path, repo_root):
 
 
 def test_no_story_moves_a_jinja_statement():
-    """inline_ctes would cut the `{% endif %}` after a pass-through CTE (seen on a Fivetran package):
-    the story is refused, the others still fit."""
+    """A story edit that would cut an `{% endif %}` off its block (seen on a Fivetran package with a
+    pass-through CTE under `{% if %}`) is refused: `compose` gives None, the site stays plain."""
+    from adegen.rewrite.stories.base import Draft, Edit, Story
+
     raw = ("with\n\n{% if var('has_a', true) %}\na as (\n    select * from {{ ref('a') }}\n),\n{% endif %}\n\n"
            "b as (\n    select 1 as id\n)\n\nselect b.id from a cross join b\n")
-    assert "inline_ctes" in {d.story.kind for d in drafts(raw, "m", _end(raw))}  # it would apply ...
-    assert "inline_ctes" not in _kinds(raw)  # ... but its text is refused
+    start, end = raw.index("a as ("), raw.index("\n\nb as (")
+    cut = Draft(Story("inline", "Simplify m"), [Edit(start, end, "")], "")  # takes the `{% endif %}` along
+    assert compose(raw, _end(raw), cut) is None
+    kept = Draft(Story("inline", "Simplify m"), [Edit(start, raw.index("{% endif %}"), "")], "")
+    assert compose(raw, _end(raw), kept) is not None
 
 
 # ------------------------------------------------------------------------------------------------

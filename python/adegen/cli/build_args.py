@@ -61,11 +61,14 @@ def make_parser() -> argparse.ArgumentParser:
                         "--data-change), an incremental task where the project has one, the compound task, "
                         "symptoms 2+ models below the slip - and write the hard prompt level (fewest hints) as "
                         "the base prompt; --json `mix` says what the run wrote")
-    p.add_argument("--purpose", action="store_true",
-                   help="also write up to three tasks of a purposeful change: a commit that changes a model's "
-                        "output on purpose (a new count, a category left out, a column brought in from "
-                        "another model) with a slip inside it; the "
-                        "solution keeps the purpose and does it right (DuckDB)")
+    p.add_argument("--purpose", dest="purpose", action="store_const", const="on", default="auto",
+                   help="(the default where it can be proven: DuckDB, with validation) up to two of the --count "
+                        "tasks are a purposeful change: a commit that changes a model's output on purpose (a new "
+                        "count, a category left out, a column brought in from another model) with a slip inside it; the solution keeps the purpose and "
+                        "does it right. Given explicitly, a run that cannot make them says why")
+    p.add_argument("--no-purpose", dest="purpose", action="store_const", const="off",
+                   help="no purposeful-change tasks: every task is a slip of the catalog (faster: no full "
+                        "emulation per purposeful proof)")
     p.add_argument("--time-budget", metavar="SECONDS",
                    help="limit the whole build's wall clock (900, 900s, 15m, 1h): no new proposal round or "
                         "task proof starts once it is spent; what was proven is written, the summary lists "
@@ -121,10 +124,10 @@ def parse_args(argv: list[str] | None = None) -> Options:
     if ns.data_change and ns.no_validate:
         raise InputError("needs validation: the raw tables and their readers come from the validator's intact "
                          "build", field="--data-change")
-    if ns.purpose and ns.no_validate:
+    if ns.purpose == "on" and ns.no_validate:
         raise InputError("needs validation: the data the change is measured on is the validator's intact build",
                          field="--purpose")
-    opts.purpose = ns.purpose
+    opts.purpose = "off" if ns.no_validate else ns.purpose  # by default, only where it can be proven
     if ns.mix == "hard" and ns.no_validate:
         raise InputError("needs validation: the hard kinds are chosen from what the screening measured",
                          field="--mix")

@@ -85,7 +85,7 @@ def proof_seconds(proof) -> dict | None:
 def write_until_proven(ctx: RunContext, items: Sequence, realise: Callable[[object, str], dict | None],
                        want: int) -> list[str]:
     """Under the run lock, `realise(item, task_id)` each item in order (its --json entry, or None when
-    its id was not used) until `want` tasks are proven; the ids written. The run's task list and its
+    its id was not used) until `want` tasks are proven or --time-budget is spent; the ids written. The run's task list and its
     change figures are updated as the build's own stage updates them."""
     written: list[str] = []
     lock = out.RunLock(ctx.opts.output_dir)
@@ -95,8 +95,14 @@ def write_until_proven(ctx: RunContext, items: Sequence, realise: Callable[[obje
         number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
         proven = 0
         for item in items:
+            if ctx.budget_spent():  # --time-budget: no new proof starts (each is a full emulation)
+                ctx.budget.stopped_at = "tasks"
+                ctx.ui.say("Time budget reached: no further task of this kind started.")
+                break
             task_id = out.format_task_id(ctx.project.name, number + 1)
             made = realise(item, task_id)
+            if ctx.budget is not None:
+                ctx.budget.task_done()
             if made is None:
                 continue  # the id was not used
             number += 1

@@ -37,7 +37,9 @@ class Options:
     bug_command: str | None = None  # shell command that offers bugs as diffs (adegen.propose.bug_command)
     compound: str = "auto"  # one task of two independent slips on one lineage: auto | off (propose.compound)
     history: str = "auto"  # fixes of the git history undone as candidates: auto | on | off (propose.history)
-    purpose: bool = False  # --purpose: purposeful-change tasks besides the others (pipeline/purpose.py)
+    # purposeful-change tasks in the --count (pipeline/purpose.py): auto (the build's default: where they
+    # can be proven, silently none elsewhere) | on (--purpose: says why when none can be made) | off
+    purpose: str = "off"
     mix: str = "default"  # --mix: default | hard (propose/mix.py: the hard kinds, the hard prompt as base)
     data_change: bool = False  # --data-change: one upstream-data-change task instead (pipeline/datachange.py)
     report: bool = True  # write <output-dir>/report.html at the end (--no-report: don't)

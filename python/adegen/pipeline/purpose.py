@@ -1,17 +1,23 @@
-"""Stage "purposeful changes" of the build (`--purpose`): tasks whose change has a purpose that
+"""Stage "purposeful changes" of the build (on by default; `--no-purpose`): tasks whose change has a purpose that
 changes the model's output on purpose (a new count, a category left out, a column brought in from
-another model), with the slip inside it (propose/purpose.py, propose/grain.py, rewrite/purposes).
-Their solution is not the setup's inverse: it keeps the purpose and does it right, so the
-solution seeds come from that state. They are written as every patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
+another model), with the slip inside it (propose/purpose.py, propose/grain.py, rewrite/purposes). Their solution is not the setup's inverse: it keeps the
+purpose and does it right, so the solution seeds come from that state. They are written as every
+patch task is (taskgen's files, the patch check in its purposeful form) and proven by the
 validator as the data-change tasks are: the proof's full emulation builds the solved state by
 running setup.sh then solution.sh (its prepared path assumes the solution restores the intact
 project and hands such a task on, with the reason).
 
 The models, their materializations and what is never graded come from the validator's intact
 build; one dbt compile gives every candidate model's compiled SQL; the data is read on the intact
-build. At most WANT tasks are written, from at most MAX_TRIES candidates, kinds interleaved."""
+build. At most WANT tasks are written, from at most MAX_TRIES candidates, kinds interleaved.
+
+They take slots of the run's --count, ahead of the plain slips: the stage runs after the pick and
+before the picked proposals are written, and `make_room` then leaves out as many of the picked
+proposals as purposeful tasks were proven, plain slips (no story, no sibling, not compound, not a
+diff from the history or --bug-command) from the lowest rank first. A purposeful task that is not proven takes no slot."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -30,29 +36,57 @@ from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
-WANT = 3          # purposeful tasks a build adds (one per kind when the data has each)
-MAX_TRIES = 6     # candidates proven at most (each proof is a full emulation)
+WANT = 2          # purposeful tasks a build writes at most (slots of its --count)
+MAX_TRIES = 5     # candidates proven at most (kinds interleaved; most take the fast proof path)
 MAX_MODELS = 30   # models probed (marts first)
 GRADABLE = ("table", "view")
 
 
-def purposeful_tasks(ctx: RunContext) -> list[str]:
-    """Write up to WANT proven purposeful tasks after the build's others; the ids written."""
+def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
+    """Write up to `want` proven purposeful tasks; the ids written (unproven ones too, status dev).
+    By default (`purpose` "auto") a project where none can be proven gets none, silently; asked for
+    (`--purpose`, "on"), the run says why."""
     t1 = time.monotonic()
+    asked = ctx.opts.purpose == "on"
+    note = ctx.ui.warn if asked else ctx.ui.say
+    if want <= 0 or ctx.opts.purpose == "off":
+        return []
     if not ctx.backend.data_changes:
-        ctx.ui.warn(f"--purpose writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
+        if asked:
+            ctx.ui.warn(f"--purpose writes DuckDB tasks only (this project's adapter: {ctx.project.adapter_type})")
         return []
     if ctx.validator is None:
-        ctx.ui.warn(f"--purpose needs the validator (its intact build): {ctx.unproven_reason()}")
+        note(f"no purposeful change: it needs the validator (its intact build): {ctx.unproven_reason()}")
         return []
-    cands = find(ctx)
+    written_before = {t.description for t in ctx.survey.tasks}
+    cands = [c for c in find(ctx) if description(c) not in written_before]  # a rerun writes new ones
     if not cands:
         ctx.ui.say("No purposeful change found: no model with a category column, or a column to bring in, "
-                   "that its data supports.")
+                   "that its data supports (or its changes are tasks already).")
         return []
-    written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), WANT)
+    written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), want)
     ctx.timing("purposeful", t1)
     return written
+
+
+def slots(count: int) -> int:
+    """How many purposeful tasks a run of `count` tasks tries for: WANT, fewer where that would leave
+    no slot for a slip of the catalog (a run is never purposeful changes alone)."""
+    return max(0, min(WANT, count - 1))
+
+
+def make_room(chosen: list, proven: int, count: int) -> tuple[list, list]:
+    """(kept, left out): the picked proposals that fit in `count` beside `proven` purposeful tasks.
+    Plain slips (no story, no sibling model, not compound, not a diff) leave first, lowest rank first;
+    a picked list that fits already stays whole."""
+    over = len(chosen) + proven - count
+    if over <= 0:
+        return list(chosen), []
+    last_first = list(reversed(chosen))
+    plain = [p for p in last_first if p.story is None and not p.siblings and not p.compound
+             and getattr(p.candidate, "origin", None) is None]  # a diff (history, --bug-command) is a commit
+    out = {id(p) for p in (plain + [p for p in last_first if all(p is not q for q in plain)])[:over]}
+    return [p for p in chosen if id(p) not in out], [p for p in chosen if id(p) in out]
 
 
 def _models(ctx: RunContext) -> list[tuple[str, str, str, str]]:
@@ -80,8 +114,8 @@ def find(ctx: RunContext) -> list:
             continue
     compiled = compile_mutants(ctx.project, [(uid, t[1], t[3]) for uid, t in texts.items()], workdir=ctx.workroot)
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
-    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2]) for uid, t in texts.items()
-              if uid in compiled and compiled[uid].compiled]
+    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
+              for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
     info = ctx.validator.baseline_info()
     db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
@@ -110,14 +144,44 @@ def _sides(ctx: RunContext, catalog: str | None) -> list[grain.Side]:
             if (m.get("materialized") or "view") != "ephemeral" and m.get("current", True)]
 
 
+def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
+    """(path, text) of the YAML file beside the model that documents it (`- name: <model>`), or None."""
+    pattern = re.compile(rf"^[ \t]*-[ \t]+name:[ \t]*['\"]?{re.escape(name)}['\"]?[ \t]*$", re.M)
+    folder = (root / path).parent
+    for yml in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
+        try:
+            text = yml.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if re.search(r"^models:", text, re.M) and pattern.search(text):
+            return yml.relative_to(root).as_posix(), text
+    return None
+
+
+def observation(c: Purposeful | grain.GrainChange) -> dict:
+    """What was measured, in the shape of a screening's observation (the review page's impact): the
+    model is the table graded, its rows of the right state that the broken one lacks or has otherwise."""
+    f = c.facts
+    return {"reason": "purposeful change: the broken and the right state built from the intact one differ",
+            "compared_table": c.model.name, "changed_tables": {c.model.name: 0},
+            "rows_differing": int(f["rows_differ"]), "rows_total": int(f["rows_fixed"]), "columns_differ": [],
+            "example": c.example(), "details": {}}
+
+
+def description(c: Purposeful | grain.GrainChange) -> str:
+    """The task's description (task.yaml): how a later run knows the change was written already."""
+    return f"{c.subject()} (purposeful change: {c.kind})"
+
+
 def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
-    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": None,
+    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": observation(c),
             "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
             "proof_seconds": proof_seconds(proof),
             "story": {"kind": c.kind, "subject": c.subject()},
             "purpose": {"kind": c.kind, "scope": c.ask.scope or "final select", "column": c.ask.column,
-                        "value": c.ask.value, "name": c.ask.name, "measured": c.facts}}
+                        **{k: getattr(c.ask, k) for k in ("value", "name", "source", "key") if hasattr(c.ask, k)},
+                        "measured": c.facts}}
 
 
 def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
@@ -126,7 +190,7 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
-    spec = TaskPlan(task_id=task_id, description=f"{c.subject()} (purposeful change: {c.kind})",
+    spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in c.prompts()], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=[c.model.name],
                     solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
@@ -155,6 +219,7 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
         return None
     ctx.report.task_details[task_id] = _details(c, w.proof)
     return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
+                 observation=observation(c),
                  difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",
                  proof=None if w.proof is None else proof_to_json(w.proof, ctx.backend),
                  change=shape_of(patches).to_json())

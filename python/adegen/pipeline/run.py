@@ -72,13 +72,14 @@ def build_tasks(ctx: RunContext) -> int:
 
 def _build_stages(ctx: RunContext) -> int:
     # --data-change / --mix hard: one of the run's --count tasks is an upstream data change, written
-    # after the picked proposals (pipeline/datachange.py); the proposals make the rest. --purpose adds
-    # up to two purposeful-change tasks besides them (pipeline/purpose.py)
+    # after the picked proposals (pipeline/datachange.py). Purposeful changes (on by default where they
+    # can be proven; pipeline/purpose.py) take up to two more slots, ahead of the plain slips: they are
+    # written first, and the picked proposals make room for the ones proven (purpose.make_room)
     upstream = ctx.opts.data_change and datachange.available(ctx)
     if upstream:
         ctx.opts = dataclasses.replace(ctx.opts, count=ctx.opts.count - 1)
     pset = propose.propose(ctx)
-    written, kinds = [], []
+    chosen, written, kinds = [], [], []
     if pset.proposals:
         propose.show(ctx, pset)
         chosen = propose.pick(ctx, pset)
@@ -87,15 +88,22 @@ def _build_stages(ctx: RunContext) -> int:
         if not chosen:
             ctx.ui.say("Nothing selected; nothing was written.")
             return 0
-        written = write_tasks(ctx, chosen)
-        kinds = [mix.kind(p) for p in chosen if any(t["model"] == p.model and t["pattern_id"] == p.pattern_id
-                                                   for t in ctx.report.tasks)]
     else:
         ctx.ui.say(_nothing_proposed(ctx))
-    if ctx.opts.purpose:
-        made = purpose.purposeful_tasks(ctx)
-        written += made
-        kinds += ["purpose"] * len(made)
+    made = purpose.purposeful_tasks(ctx, purpose.slots(ctx.opts.count))
+    written += made
+    kinds += ["purpose"] * len(made)
+    proven = sum(1 for t in ctx.report.tasks if t["task_id"] in made and t["proven"])
+    chosen, left_out = purpose.make_room(chosen, proven, ctx.opts.count)
+    if left_out:
+        ctx.doc.selected = [n for n in ctx.doc.selected or [] if n not in {p.number for p in left_out}]
+        ctx.ui.say(f"{len(left_out)} picked proposal(s) left out for the purposeful task(s) (--count "
+                   f"{ctx.opts.count}): " + ", ".join(f"[{p.number}] {p.model} {p.pattern_id}" for p in left_out))
+    if chosen:
+        wrote = write_tasks(ctx, chosen)
+        written += wrote
+        kinds += [mix.kind(p) for p in chosen if any(t["model"] == p.model and t["pattern_id"] == p.pattern_id
+                                                    for t in ctx.report.tasks)]
     if upstream:
         made = datachange.data_change_tasks(ctx)
         written += made

@@ -20,7 +20,7 @@ def write_tasks(ctx: RunContext, chosen: list) -> list[str]:
     lock = out.RunLock(ctx.opts.output_dir)
     lock.acquire()
     try:
-        plan = prepare(ctx)
+        plan = ctx.output or prepare(ctx)  # the purposeful tasks, written first, may have prepared it
         number = max(ctx.survey.highest_number, out.highest_task_number(plan.tasks_dir, ctx.project.name))
         budget = ctx.budget
         for k, p in enumerate(chosen):

@@ -80,6 +80,10 @@ class GrainChange:
                       rows_broken=_num(f["rows_broken"]), rows_today=_num(f["rows_today"]), total=total)
         return [(k, t.format(**fields)) for k, t in PROMPTS.items()]
 
+    def example(self) -> str:
+        """The measured row counts (the review page's impact example)."""
+        return f"{_num(self.facts['rows_broken'])} rows where it had {_num(self.facts['rows_today'])}"
+
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         return ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
 
@@ -233,6 +237,7 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
     if unique is None:
         return None
     return {"rows_today": rows_today, "rows_broken": rows_broken, "rows_fixed": rows_fixed,
+            "rows_differ": abs(rows_broken - rows_fixed),
             "rows_filled": filled, "key": ask.key, "unique_key": unique, **_total(nums, got[7], got[8])}
 
 

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 from adegen.prompts import words
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, noun, reaches_output
+from adegen.rewrite.purposes import docs
 from adegen.rewrite.purposes import scopes as sc
 from adegen.rewrite.stories.base import Model
 from adegen.rewrite.stories.ctes import top_ctes
@@ -46,19 +47,29 @@ PROMPTS = {
         "base": ("We added `{name}` to `{table}` so we can see how many {value} {nouns} are behind each row. "
                  "Since that went in, the rest of `{table}` looks wrong: {example}. The new column should "
                  "stay. Can you find out what happened and fix it?"),
-        "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Can you fix it?",
+        "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Could you take a look?",
     },
     EXCLUSION: {
         "base": ("We changed `{table}` so it leaves the {value} {nouns} out. Since then more has changed than "
-                 "that: {example}. Only the {value} ones were meant to go. Can you fix it?"),
-        "hard": "`{table}` lost more than the {value} {nouns} we meant to leave out. Can you fix it?",
+                 "that: {example}. Only the {value} ones were meant to go; please sort this out."),
+        "hard": "`{table}` lost more than the {value} {nouns} we meant to leave out. What went wrong there?",
     },
+}
+# the measured example each kind's base prompt gives, in rough words (rows: the row count differs;
+# values: it does not). No frame is shared between the kinds: two purposeful tasks of one run must not
+# read as one template
+EXAMPLES = {
+    METRIC: {"rows": "it has {change} it should", "values": "{amount} different numbers now",
+             "has": ("has", "have")},
+    EXCLUSION: {"rows": "we count {change} we expected", "values": "{amount} wrong now",
+                "has": ("is", "are")},
 }
 
 
 @dataclass(frozen=True)
 class ModelText:
-    """One of the project's own models: unique id, name, path, raw and compiled SQL, layer."""
+    """One of the project's own models: unique id, name, path, raw and compiled SQL, layer, and the
+    properties file that documents it ((path, text), or None)."""
 
     unique_id: str
     name: str
@@ -66,6 +77,7 @@ class ModelText:
     raw: str
     compiled: str
     layer: str = ""
+    properties: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,7 @@ class Purposeful:
     broken: str
     fixed: str
     facts: dict = field(default_factory=dict)   # what was measured (rows today / broken / right, ...)
+    documented: str | None = None               # the properties file with the purpose written in (docs)
 
     @property
     def kind(self) -> str:
@@ -97,16 +110,42 @@ class Purposeful:
     def example(self) -> str:
         """How the table moved, in a person's rough words: "it has a few dozen fewer rows than it
         should", "most of its rows have different numbers now"."""
-        f = self.facts
+        f, bank = self.facts, EXAMPLES[self.kind]
         change = words.count_change(f.get("rows_fixed") or 0, f.get("rows_broken"), "row")
         if change:
-            return f"it has {change} it should"
+            return bank["rows"].format(change=change)
         amount = words.amount(int(f.get("rows_differ") or 0), int(f.get("rows_fixed") or 0), "row")
-        return f"{amount.verb('has', 'have')} different numbers now" if amount else "its numbers changed"
+        return bank["values"].format(amount=amount.verb(*bank["has"])) if amount else "its numbers changed"
 
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
-        """(path, today's text, the broken text, the right text) of each file the change touches."""
-        return ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+        """(path, today's text, the broken text, the right text) of each file the change touches:
+        the model, then its properties file when the purpose is documented there (the same text in
+        both states: the slip is in the SQL)."""
+        own = ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+        if self.documented is None or self.model.properties is None:
+            return own
+        path, text = self.model.properties
+        return own + ((path, text.encode(), self.documented.encode(), self.documented.encode()),)
+
+
+DOCS = {  # what the engineer writes in the properties file (text as data)
+    METRIC: "Number of {noun}s whose {column} is '{value}'.",
+    EXCLUSION: "Leaves out the {noun}s whose {column} is '{value}'.",
+}
+
+
+def document(ask: Ask, m: ModelText) -> str | None:
+    """The model's properties file with the purpose written in (the new column documented, the
+    exclusion said in the description), or None (no file, or it cannot be edited as text)."""
+    if m.properties is None:
+        return None
+    s = sc.scopes(m.raw).get(ask.scope)
+    word = noun(s.relation) if s else "row"
+    word = word if word.isalpha() else "row"  # `channel_orders` is a CTE's name, not a word of the docs
+    text = DOCS[ask.kind].format(noun=word, column=ask.column, value=ask.value)
+    if ask.kind == METRIC:
+        return docs.document_column(m.properties[1], m.name, ask.name, text)
+    return docs.document_exclusion(m.properties[1], m.name, text)
 
 
 def _with_prefix(compiled: str) -> str:
@@ -224,7 +263,7 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
             facts = measure(ask, m, db) if texts else None
             if texts is None or facts is None:
                 continue
-            by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts))
+            by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts, document(ask, m)))
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
     for found in by_kind.values():  # a column named as a category first, a mart first, then as found
         found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))

@@ -2,6 +2,8 @@
 seed previews; every fact that is neither on disk nor in a record is shown as not recorded."""
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -64,10 +66,17 @@ def _inferred(folder: TaskFolder, catalog, known: dict) -> dict:
                     out["family"] = c.family
                 break
     if not known.get("pattern_id"):
-        pattern = _pattern_from_description(str(folder.data.get("description") or ""), catalog)
+        description = str(folder.data.get("description") or "")
+        pattern = _pattern_from_description(description, catalog)
+        purposeful = _PURPOSEFUL.search(description)  # pipeline/purpose.py's description
         if pattern is not None:
             out.update(pattern_id=pattern.id, pattern_name=pattern.name, family=pattern.family)
+        elif purposeful:
+            out.update(pattern_id=f"purpose:{purposeful.group(1)}", family="purposeful-change")
     return out
+
+
+_PURPOSEFUL = re.compile(r"\(purposeful change: ([a-z_]+)\)\Z")
 
 
 def _text(value) -> str:

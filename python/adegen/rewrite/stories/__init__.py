@@ -1,9 +1,8 @@
 """Stories: the change an engineer set out to make, with the slip inside it.
 
 A pattern's site is one small edit (the slip). A story wraps it in the commit it plausibly came from
-(a refactor to import CTEs, a final CTE, a pass over keyword case, pass-through CTEs inlined, a CTE
-moved into a model of its own), so the diff reads like a change a reviewer could approve and the
-slip hides in it. Story edits are behaviour-neutral by construction; python/tests/test_stories.py
+(a flat model refactored to import CTEs, a CTE moved into a model of its own), so the diff reads like
+a change a reviewer could approve and the slip hides in it. Story edits are behaviour-neutral by construction; python/tests/test_stories.py
 builds each one alone on real projects and compares every table. `tell` picks one of the stories
 that fit, by a stable hash of the model and the site, or none."""
 from __future__ import annotations
@@ -11,14 +10,19 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from adegen.rewrite.stories import comma_style, extract_cte, final_cte, import_ctes, inline_ctes, keyword_case
+from adegen.rewrite.stories import extract_cte, import_ctes
 from adegen.rewrite.stories.base import Draft, Model, Slip, Story, compose
 
-KINDS = (import_ctes, inline_ctes, final_cte, keyword_case, comma_style, extract_cte)
-# A purely cosmetic story (a style pass, a CTE layout) around a one-token slip reads as program noise
-# when most of a run's tasks have one (blind review, issue 51): a site is told in one only when its
-# stable hash falls in the first COSMETIC_SHARE of its range (at most about half of a run), the other sites stay plain edits.
-# Purposeful changes (rewrite/purposes, `adegen build --purpose`) are the commits with a purpose.
+KINDS = (import_ctes, extract_cte)
+# Blind reviewers on real projects named the cosmetic wrappers as the tell (issue 51): "leading-comma
+# reformat is noise hiding sum->count", "CTE refactor camouflage hides left->inner". The style passes
+# (keyword case, leading commas) and the re-layouts of a model that is already layered in CTEs (a
+# `final` CTE added, pass-through CTEs inlined) were retired: nobody re-styles a model to change one
+# token in it. What is left is a layout change that is plausible for the model it touches: a flat
+# model (no CTEs) given import CTEs as dbt's style guide asks, and a CTE moved into a model of its own
+# (told only when a candidate asks for it). Even the flat-model refactor wraps a site only when its
+# stable hash falls in the first COSMETIC_SHARE of its range: the commits with a purpose are the
+# purposeful changes (rewrite/purposes, on by default in `adegen build`), not layout noise.
 COSMETIC_SHARE = 0.5
 
 __all__ = ["Story", "KINDS", "Where", "tell", "drafts"]

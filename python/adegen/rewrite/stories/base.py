@@ -1,6 +1,6 @@
 """What every story shares: the slip it carries, the neutral edits it adds, and how they compose.
 
-A story is the commit an engineer set out to make (a refactor, a style pass); the slip is the one
+A story is the commit an engineer set out to make (a refactor); the slip is the one
 change in it that alters results. Every edit a story adds is behaviour-neutral by construction (the
 same rows and columns come out): the tests build each story alone on real projects and compare every
 table. Pure functions, no I/O."""
@@ -37,8 +37,7 @@ class Slip:
 @dataclass
 class Draft:
     """A story's edits around one slip: `edits` never overlap the slip; `slip_after` is the slip's
-    replacement text as the story writes it (a style pass restyles the slip's own line too, or the
-    one unstyled line would point at the bug)."""
+    replacement text as the story writes it."""
 
     story: Story
     edits: list[Edit]

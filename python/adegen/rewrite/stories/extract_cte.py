@@ -24,6 +24,7 @@ TRANSFORMS = frozenset({"where", "join", "group", "qualify", "distinct", "having
 # layer prefixes a model name drops before the new model's (`stg_orders` -> `orders`)
 PREFIXES = ("stg", "int", "fct", "fact", "dim", "rpt", "mart", "marts", "agg", "obt", "base", "src")
 _THIS = re.compile(r"\{\{[^}]*\bthis\b")
+_HINT = re.compile(r"\s*--\s*depends_on:\s*\{\{.*\}\}\s*$")
 
 
 def new_name(model: str, cte: str) -> str:
@@ -60,10 +61,13 @@ def movable(model: Model, cte: Cte, imports: dict[str, Cte]) -> list[Cte] | None
 def _new_file(model: Model, slip: Slip, cte: Cte, needed: list[Cte]) -> str:
     body = model.raw[cte.body_start:slip.start] + slip.after + model.raw[slip.end:cte.body_end]
     body = textwrap.dedent(body.strip("\n")).strip() + "\n"
+    # the model's `-- depends_on: {{ ref(...) }}` hints go along: the moved CTE reads what the model
+    # reads, and without the hint dbt may build the new model before a seed its source names
+    hints = "".join(line + "\n" for line in model.raw.splitlines() if _HINT.match(line))
     if not needed:
-        return body
+        return hints + body
     kw = "WITH" if keyword_upper(model) else "with"
-    return f"{kw}\n\n" + ",\n\n".join(model.raw[c.start:c.end] for c in needed) + f"\n\n{body}"
+    return hints + f"{kw}\n\n" + ",\n\n".join(model.raw[c.start:c.end] for c in needed) + f"\n\n{body}"
 
 
 def _import_body(model: Model, imports: dict[str, Cte], ref: str) -> str:

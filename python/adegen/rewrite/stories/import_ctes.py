@@ -1,6 +1,8 @@
-"""Story "import CTEs": the refs and sources a model reads straight in FROM / JOIN move into import
-CTEs at the top (`orders as (select * from {{ ref('orders') }})`), as dbt's style guide asks; the
-FROM / JOIN then name the CTE. Neutral: a CTE that selects * from a relation is that relation."""
+"""Story "import CTEs": a flat model (one SELECT, no CTEs) is refactored as dbt's style guide asks:
+the refs and sources it reads straight in FROM / JOIN move into import CTEs at the top
+(`orders as (select * from {{ ref('orders') }})`), the FROM / JOIN then name the CTE. A model already
+laid out in CTEs gets no such story: re-layouting a layered model is noise a reviewer sees through
+(issue 51). Neutral: a CTE that selects * from a relation is that relation."""
 from __future__ import annotations
 
 import re
@@ -51,10 +53,8 @@ def _reads(model: Model) -> dict[str, list]:
 
 def draft(model: Model, slip: Slip) -> Draft | None:
     sql = model.sql()
-    if not sql or sql[0].text not in ("with", "select"):
-        return None
-    if sql[0].text == "with" and len(sql) > 1 and sql[1].text == "recursive":
-        return None
+    if not sql or sql[0].text != "select":
+        return None  # a model with CTEs is laid out already
     reads = _reads(model)
     edits = [Edit(t.start, t.end, name) for name, ts in reads.items() for t in ts]
     if not edits or any(overlaps(e, slip) for e in edits):
@@ -64,11 +64,7 @@ def draft(model: Model, slip: Slip) -> Draft | None:
     ctes = [f"{name} {kw('as')} (\n{ind}{kw('select * from')} {model.raw[ts[0].start:ts[0].end]}\n)"
             for name, ts in reads.items()]
     first = sql[0]
-    if first.text == "with":
-        nxt = sql[1]
-        block = Edit(first.end, nxt.start, "\n\n" + ",\n\n".join(ctes) + ",\n\n")
-    else:
-        block = Edit(first.start, first.start, kw("with") + " " + ",\n\n".join(ctes) + "\n\n")
+    block = Edit(first.start, first.start, kw("with") + " " + ",\n\n".join(ctes) + "\n\n")
     if overlaps(block, slip):
         return None
     names = ", ".join(reads)

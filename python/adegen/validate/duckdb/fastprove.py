@@ -100,7 +100,8 @@ def _database_ok(run: DuckDBRun, db_file: Path) -> str | None:
 
 
 def eligible(run: DuckDBRun, req: ProveRequest) -> tuple[list[str] | None, str]:
-    """The touched model paths when the fast path's assumptions hold, else (None, why)."""
+    """The touched paths (models, and a purposeful change's properties file) when the fast path's
+    assumptions hold, else (None, why)."""
     task_dir, spec, project_copy, db_file = req.task_dir, req.spec, req.project_copy, req.db_file
     why = _database_ok(run, db_file)
     if why:
@@ -121,10 +122,16 @@ def eligible(run: DuckDBRun, req: ProveRequest) -> tuple[list[str] | None, str]:
         return None, "test_setup needs a shell"
     model_paths = {m["path"] for m in run.base.models.values() if m.get("path")}
     touched = patched_paths(task_dir / "setup" / "changes.patch")
-    if not touched or touched != patched_paths(task_dir / "solutions" / "changes.patch"):
+    solved = patched_paths(task_dir / "solutions" / "changes.patch")
+    # a purposeful change (pipeline/purpose.py) also documents its purpose in a properties file the
+    # solution keeps: a file `dbt run` builds nothing from, left out of both states' builds
+    docs = touched - model_paths
+    if not touched or not solved <= touched:
         return None, "the patches do not touch the same files"
-    if not set(touched) <= model_paths:
+    if not all(p.endswith((".yml", ".yaml")) for p in docs):
         return None, "a patch touches files other than models"
+    if solved != touched - docs or not solved:
+        return None, "the patches do not touch the same files"
     if not copy_identical(run, project_copy):
         return None, "the project copy differs from the validated project"
     return sorted(touched), "ok"
@@ -155,20 +162,21 @@ def copy_identical(run: DuckDBRun, copy: Path) -> bool:
     return True
 
 
-def apply_patches(task_dir: Path, project_copy: Path, touched: list[str], scratch: Path
-                  ) -> tuple[dict[str, bytes] | None, str]:
-    """Apply setup/changes.patch to copies of the touched files ({path: mutant bytes}), and check
-    that solutions/changes.patch restores them byte for byte."""
+def patched_states(task_dir: Path, project_copy: Path, touched: list[str], scratch: Path
+                   ) -> tuple[tuple[dict[str, bytes], dict[str, bytes] | None] | None, str]:
+    """({path: the text setup.sh's patch leaves}, None when the solution patch restores every file
+    byte for byte, else {path: the text it leaves}: a purposeful change's solution keeps the purpose)."""
     for rel in touched:
         (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(project_copy / rel, scratch / rel)
     if not apply_patch(task_dir / "setup" / "changes.patch", scratch).ok:
         return None, "setup/changes.patch does not apply to the project copy"
     mutants = {rel: (scratch / rel).read_bytes() for rel in touched}
-    if not apply_patch(task_dir / "solutions" / "changes.patch", scratch).ok or any(
-            (scratch / rel).read_bytes() != (project_copy / rel).read_bytes() for rel in touched):
-        return None, "the solution patch is not the exact inverse of the setup patch"
-    return mutants, ""
+    if not apply_patch(task_dir / "solutions" / "changes.patch", scratch).ok:
+        return None, "solutions/changes.patch does not apply after the setup patch"
+    solved = {rel: (scratch / rel).read_bytes() for rel in touched}
+    restores = all(solved[rel] == (project_copy / rel).read_bytes() for rel in touched)
+    return (mutants, None if restores else solved), ""
 
 
 def _model_tables(run: DuckDBRun) -> tuple:
@@ -179,7 +187,9 @@ def _model_tables(run: DuckDBRun) -> tuple:
 
 class PreparedProof:
     """The fast path (validate.proof's `ProofStrategy`): the solved state is the intact build
-    (seeds exported from it at once); the broken state is the screen's database of the same mutant
+    (seeds exported from it at once), or, for a purposeful change whose solution keeps the purpose,
+    the intact build with the solved models and their downstream rebuilt in a worker (the broken
+    state's job with the solved texts); the broken state is the screen's database of the same mutant
     when there is one, else rebuilt in a worker while the seeds are written; unstable tables come
     from the determinism guard (validate.determinism). Both states are graded in warm workers."""
 
@@ -199,20 +209,38 @@ class PreparedProof:
         touched, why = eligible(run, req)
         if touched is None:
             raise Fallback(why)
-        mutants, why = apply_patches(req.task_dir, req.project_copy, touched, work / "patched")
-        if mutants is None:
+        states, why = patched_states(req.task_dir, req.project_copy, touched, work / "patched")
+        if states is None:
             raise Fallback(why)
+        mutants, solved = states
+        models = [rel for rel in touched if rel in {m["path"] for m in run.base.models.values()}]
         cached = run.root / "screens" / f"{mutant_key(touched[0], mutants[touched[0]])}.duckdb"
-        if len(touched) == 1 and cached.is_file():
+        if len(touched) == 1 and solved is None and cached.is_file():
             self._broken = str(cached)
         else:
-            state = StateJob("broken", str(req.task_dir), str(req.project_copy), str(work),
-                             tuple((rel, mutants[rel]) for rel in touched), tuple(req.tables),
-                             req.spec.project_name, _model_tables(run), run.budget)
-            self._broken = run.workers.submit(proving.state_job, run.cfg, run.base, state, deadline=run.deadline)
-        db = Path(run.base.baseline_db)
+            self._broken = self._build(req, work, {rel: mutants[rel] for rel in models})
+        # the solution restores the intact project: its state is the intact build; a purposeful
+        # change's solution keeps the purpose: its models rebuilt on the intact build as the broken
+        # state's are (the same job, the solved texts)
+        db = Path(run.base.baseline_db) if solved is None else self._solved_db(
+            self._build(req, work / "solved-state", {rel: solved[rel] for rel in models}))
         problems, excludes = run.seed_tables(db, req.tables)
         return SolvedState(db, problems, excludes, run.volatile_notes(req.tables), run.windows(req.tables))
+
+    def _build(self, req: ProveRequest, work: Path, texts: dict[str, bytes]):
+        """The future of a state job: the intact build, `texts` written, those models and their
+        downstream rebuilt."""
+        run = self.run
+        state = StateJob("broken", str(req.task_dir), str(req.project_copy), str(work), tuple(texts.items()),
+                         tuple(req.tables), req.spec.project_name, _model_tables(run), run.budget)
+        return run.workers.submit(proving.state_job, run.cfg, run.base, state, deadline=run.deadline)
+
+    def _solved_db(self, fut) -> Path:
+        res = self.run.workers.result(fut, "the solved state's build")
+        if not res.get("ok") or not res.get("build_ok"):
+            raise Fallback("the solved state did not build on the intact one: "
+                           + str(res.get("reason") or res.get("build_output") or "")[-300:])
+        return Path(res["db"])
 
     def write_seeds(self, req: ProveRequest, solved: SolvedState) -> None:
         self.run.write_seeds(req, solved)

@@ -144,7 +144,7 @@ def _solved_again(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
 
 def _broken_state(cfg: WorkerConfig, base: Baseline, job: StateJob) -> dict:
     app = _state_app(cfg, base, job)
-    mutant = dict(job.mutants)   # what setup.sh's patch makes of each file (fastprove.apply_patches)
+    mutant = dict(job.mutants)   # what setup.sh's patch makes of each file (fastprove.patched_states)
     original = {p: (app / p).read_bytes() for p in mutant}
     for p, data in mutant.items():
         (app / p).write_bytes(data)
