@@ -205,3 +205,23 @@ def test_the_purpose_is_documented_in_the_models_properties_file():
     assert document_column(PROPERTIES.replace("    columns:\n      - name: id\n", ""), "other", "x", "y") is None
     contract = PROPERTIES.replace("  - name: other\n", "  - name: other\n    config:\n      contract: {enforced: true}\n")
     assert document_column(contract, "other", "x", "y") is None  # an enforced contract wants a type
+
+
+def test_a_purpose_names_labels_and_spreads_over_models():
+    """A request names a label a person would type, never a hash, a UUID, a date or a number (hashed
+    data holds such categories); two purposeful tasks of a run are on two models where there are two."""
+    from types import SimpleNamespace
+
+    from adegen.pipeline.purpose import interleaved
+    from adegen.propose.purpose import is_label
+
+    assert all(map(is_label, ["returned", "EMEA", "Gold tier", "shipped_to_customer"]))
+    assert not any(map(is_label, ["f4b016bb8e1a47a052ca6a232f51276cea8c006d5e76923ab341f70584249d02",
+                                  "a1b2c3d4-1111-2222-3333-444455556666", "2024-01-01", "123", "", "x" * 41]))
+
+    def cand(kind, model):
+        return SimpleNamespace(kind=kind, model=SimpleNamespace(unique_id=model))
+
+    got = interleaved([cand("exclusion", "a"), cand("exclusion", "a"), cand("exclusion", "b"), cand("metric", "a")])
+    assert [(c.kind, c.model.unique_id) for c in got] == [("exclusion", "a"), ("exclusion", "b"),
+                                                          ("metric", "a"), ("exclusion", "a")]

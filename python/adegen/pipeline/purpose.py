@@ -127,11 +127,16 @@ def find(ctx: RunContext) -> list:
 
 
 def interleaved(cands: list) -> list:
-    """Kinds taking turns, each kind's own order kept: the first of each kind, then the second, ..."""
+    """Kinds taking turns, each kind's own order kept (the first of each kind, then the second, ...),
+    and a model's first change ahead of any model's second: two tasks of a run on one model read as
+    one template."""
     by_kind: dict[str, list] = {}
     for c in cands:
         by_kind.setdefault(c.kind, []).append(c)
-    return [v[i] for i in range(max(map(len, by_kind.values()), default=0)) for v in by_kind.values() if i < len(v)]
+    turns = [v[i] for i in range(max(map(len, by_kind.values()), default=0)) for v in by_kind.values() if i < len(v)]
+    seen: set[str] = set()
+    firsts = [c for c in turns if c.model.unique_id not in seen and not seen.add(c.model.unique_id)]
+    return firsts + [c for c in turns if all(c is not f for f in firsts)]
 
 
 def _sides(ctx: RunContext, catalog: str | None) -> list[grain.Side]:

@@ -172,7 +172,17 @@ def _values(db: ProbeDB, rows: str, column: str) -> tuple[int, int, int, list[st
                  f"where v is not null and n between {SHARE[0]} * t and {SHARE[1]} * t)")
     if got is None or not got[0]:
         return None
-    return int(got[0]), int(got[1]), int(got[2]), [str(v) for v in (got[3] or [])]
+    return int(got[0]), int(got[1]), int(got[2]), [str(v) for v in (got[3] or []) if is_label(str(v))]
+
+
+# A value a person would name in a request: a label ("returned", "EMEA"), not a hash, a UUID, a number
+# or a long free text (hashed or pseudonymised data holds categories no one would type: "leave the
+# 'f4b016bb8e1a...' rows out" is a program's request)
+_NOT_LABEL = re.compile(r"[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-.*|[\d\W_]*", re.I)
+
+
+def is_label(value: str) -> bool:
+    return 0 < len(value) <= 40 and not _NOT_LABEL.fullmatch(value.strip())
 
 
 def _shown(raw: str, s: sc.Scope) -> set[str]:
@@ -255,9 +265,9 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
     seen: set[tuple] = set()
     for m in models:
         for ask in asks_for(m, db):
-            key = (m.unique_id, ask.kind, ask.column, ask.value)
+            key = (m.unique_id, ask.kind, ask.column)
             if key in seen:
-                continue  # the same ask in a CTE and in the final SELECT: one change
+                continue  # the same ask in a CTE and in the final SELECT (any value): one change
             seen.add(key)
             texts = change(m.raw, ask)
             facts = measure(ask, m, db) if texts else None
