@@ -177,7 +177,7 @@ def _values(db: ProbeDB, rows: str, column: str) -> tuple[int, int, int, list[st
 
 # A value a person would name in a request: a label ("returned", "EMEA"), not a hash, a UUID, a number
 # or a long free text (hashed or pseudonymised data holds categories no one would type: "leave the
-# 'f4b016bb8e1a...' rows out" is a program's request)
+# 'f4b016bb8e1a...' rows out" is a program's request; so is a URL or an e-mail address)
 _NOT_LABEL = re.compile(r"[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-.*|[\d\W_]*", re.I)
 
 
