@@ -142,3 +142,17 @@ def test_a_metric_is_never_an_entity_and_one_row_per_needs_a_named_thing(table, 
     f = Finding("duplicated", table, key=key)
     vals = fields(f, render.Voice("s"))
     assert (vals["entity"], row_per(f), vals.get("row_per")) == (entity, per, per)
+
+
+def test_a_hashed_label_is_never_the_example():
+    """A row's "name" that holds a hash (pseudonymised data) is no name a person says: the example
+    falls back to the key, or to none when the key is not typeable either."""
+    from adegen.facts.measured import Sample
+    from adegen.prompts.fields import who
+    from adegen.prompts.findings import Finding
+
+    hashed = "b458c778e9bb2f79d48e0e95130e0753d3c6149ac5460082a7a70921433c0542"
+    f = Finding(kind="nulls", table="github__issues", key=["issue_id"])
+    assert who(Sample(key=(hashed,), label=hashed), f, 0) is None
+    assert who(Sample(key=("17",), label=hashed), f, 0) == "issue 17"
+    assert who(Sample(key=("17",), label="Summit Foods"), f, 0) == "Summit Foods"

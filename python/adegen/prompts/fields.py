@@ -49,6 +49,8 @@ def who(sample: Sample, f: Finding, variant: int) -> str | None:
     I7001'); a row of a two-column key says both ('Helio Systems (invoice month 2025-01-01)')."""
     keys = [str(k) for k in sample.key]
     label = str(sample.label or "").strip()
+    if not words.typeable(label):
+        label = ""  # a "name" column of hashed or long text: nobody says "you can see it on b458c778e9bb..."
     if keys and len(keys) != len(f.key):
         return None
     if len(keys) == 2:

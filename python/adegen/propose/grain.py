@@ -12,10 +12,12 @@ The prompts report the row count and a total a reader sees grow, never the fix."
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from adegen.core.graph import ProjectGraph
+from adegen.prompts import words
 from adegen.propose.purpose import DIFFICULTY, HINT, ModelText, rows_sql
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import scopes as sc
@@ -35,13 +37,18 @@ MAX_FOUND = 4         # grain changes measured at most (a build writes one or tw
 SIDES_TRIED = 2       # sides offered per scope and key (the first one measured is kept)
 NUMERIC = ("INTEGER", "INT", "BIGINT", "HUGEINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "UBIGINT")
 SUBJECT = "Bring {column} into {model} from {source}"
-# The prompt levels (text as data): what a reader of the table sees since the change, never the fix.
-PROMPTS = {
-    "base": ("We added `{column}` to `{table}`, taken from `{source}`. Since then `{table}` has {rows_broken} "
-             "rows where it had {rows_today}{total}. `{column}` should stay. Can you find out what went wrong "
-             "and fix it?"),
-    "hard": "Since `{column}` was added to `{table}`, its numbers don't add up anymore. Can you fix it?",
-}
+# The prompt levels (text as data): what a reader of the table sees since the change, in rough words,
+# never the fix. Three base frames, one per change by a stable hash: two grain tasks of a run must not
+# read as one template (blind review: "templated like task 9").
+BASES = (
+    "We started pulling `{column}` into `{table}` from `{source}`. Now `{table}` has {change} it used "
+    "to{total}. We want to keep `{column}`; can you sort out what went wrong?",
+    "Since `{column}` (from `{source}`) went into `{table}`, the table has {change} before{total}. The "
+    "column is meant to stay. Could you fix it?",
+    "`{table}` got a new column, `{column}`, read from `{source}`. Since then it has {change} it "
+    "should{total}. Keep the column, but please get the rest back to what it was.",
+)
+HARD = "Since `{column}` was added to `{table}`, its numbers don't add up anymore. Can you fix it?"
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,12 @@ class GrainChange:
         f = self.facts
         total = ""
         if f.get("measure"):
-            total = f", and its total `{f['measure']}` is {f['sum_broken']} where it was {f['sum_today']}"
-        fields = dict(column=self.ask.column, table=self.model.name, source=self.ask.source,
-                      rows_broken=_num(f["rows_broken"]), rows_today=_num(f["rows_today"]), total=total)
-        return [(k, t.format(**fields)) for k, t in PROMPTS.items()]
+            total = f", and the `{f['measure']}` total has gone {'up' if f.get('sum_up', True) else 'down'} with it"
+        change = words.count_change(f["rows_today"], f["rows_broken"], "row") or "other rows than"
+        fields = dict(column=self.ask.column, table=self.model.name, source=self.ask.source, change=change,
+                      total=total)
+        base = BASES[zlib.crc32(f"{self.model.name}:{self.ask.column}".encode()) % len(BASES)]
+        return [("base", base.format(**fields)), ("hard", HARD.format(**fields))]
 
     def example(self) -> str:
         """The measured row counts (the review page's impact example)."""
@@ -190,7 +199,7 @@ def _total(nums: list[str], today: list | None, broken: list | None) -> dict:
             continue
         g = abs(float(b) - float(a)) / abs(float(a))
         if g > gain:
-            best, gain = {"measure": c, "sum_today": _num(a), "sum_broken": _num(b)}, g
+            best, gain = {"measure": c, "sum_today": _num(a), "sum_broken": _num(b), "sum_up": float(b) > float(a)}, g
     return best
 
 
