@@ -128,12 +128,14 @@ def find(ctx: RunContext) -> list:
 
 def interleaved(cands: list) -> list:
     """Kinds taking turns, each kind's own order kept (the first of each kind, then the second, ...),
-    and a model's first change ahead of any model's second: two tasks of a run on one model read as
-    one template."""
+    one change per model and kind, and a model's first change ahead of any model's second: two tasks
+    of a run on one model read as one template."""
     by_kind: dict[str, list] = {}
     for c in cands:
         by_kind.setdefault(c.kind, []).append(c)
     turns = [v[i] for i in range(max(map(len, by_kind.values()), default=0)) for v in by_kind.values() if i < len(v)]
+    pairs: set[tuple] = set()  # one change per model and kind (two new counts on one model: one template)
+    turns = [c for c in turns if (c.model.unique_id, c.kind) not in pairs and not pairs.add((c.model.unique_id, c.kind))]
     seen: set[str] = set()
     firsts = [c for c in turns if c.model.unique_id not in seen and not seen.add(c.model.unique_id)]
     return firsts + [c for c in turns if all(c is not f for f in firsts)]
