@@ -218,7 +218,8 @@ def test_a_purpose_names_labels_and_spreads_over_models():
     assert all(map(is_label, ["returned", "EMEA", "Gold tier", "shipped_to_customer"]))
     assert not any(map(is_label, ["f4b016bb8e1a47a052ca6a232f51276cea8c006d5e76923ab341f70584249d02",
                                   "a1b2c3d4-1111-2222-3333-444455556666", "2024-01-01", "123", "", "x" * 41,
-                                  "https://join.slack.com/t/", "ops@example.com"]))
+                                  "https://join.slack.com/t/", "ops@example.com",
+                                  "This is the summary of the issue."]))
 
     def cand(kind, model):
         return SimpleNamespace(kind=kind, model=SimpleNamespace(unique_id=model))

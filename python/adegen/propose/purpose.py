@@ -184,7 +184,8 @@ _NOT_LABEL = re.compile(r"[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-.*|[\d\W_]*", re
 def is_label(value: str) -> bool:
     v = value.strip()
     return (0 < len(v) <= 40 and not _NOT_LABEL.fullmatch(v)
-            and not any(mark in v for mark in ("://", "@", "www.")))  # an address is no category
+            and not any(mark in v for mark in ("://", "@", "www."))  # an address is no category
+            and len(v.split()) <= 4 and not v.endswith((".", "!", "?")))  # nor a sentence of free text
 
 
 def _shown(raw: str, s: sc.Scope) -> set[str]:
