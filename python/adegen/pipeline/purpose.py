@@ -17,7 +17,6 @@ proposals as purposeful tasks were proven, plain slips (no story, no sibling, no
 diff from the history or --bug-command) from the lowest rank first. A purposeful task that is not proven takes no slot."""
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -27,8 +26,9 @@ from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_an
 from adegen.pipeline.realise import proof_to_json
 from adegen.propose import grain
 from adegen.propose.mutant_compile import compile_mutants
-from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates
+from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates, take_turns
 from adegen.realism.probe import ProbeDB
+from adegen.rewrite.purposes import docs
 from adegen.sql.quote import ident
 from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
@@ -89,10 +89,10 @@ def make_room(chosen: list, proven: int, count: int) -> tuple[list, list]:
     return [p for p in chosen if id(p) not in out], [p for p in chosen if id(p) in out]
 
 
-def _models(ctx: RunContext) -> list[tuple[str, str, str, str]]:
-    """(unique id, name, path, layer) of the own models a task may grade: tables and views that
-    neither read the clock nor differ between two intact builds; marts first, then by name."""
-    info = ctx.validator.baseline_info()
+def _models(ctx: RunContext, info: dict) -> list[tuple[str, str, str, str]]:
+    """(unique id, name, path, layer) of the own models a task may grade (`info`: the validator's
+    intact build): tables and views that neither read the clock nor differ between two intact
+    builds; marts first, then by name."""
     layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
     unstable = info.get("nondeterministic") or {}
     clock = set(info.get("clock") or {})
@@ -106,8 +106,9 @@ def find(ctx: RunContext) -> list:
     """The measured purposeful changes of the project (propose/purpose.candidates and
     propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved."""
     root = ctx.opts.project_dir
+    info = ctx.validator.baseline_info()
     texts = {}
-    for uid, name, path, layer in _models(ctx):
+    for uid, name, path, layer in _models(ctx, info):
         try:
             texts[uid] = (name, path, layer, (root / path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
@@ -116,11 +117,10 @@ def find(ctx: RunContext) -> list:
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
     models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
               for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
-    info = ctx.validator.baseline_info()
     db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
         found = candidates(models, db, say=ctx.ui.say)
-        joins = grain.candidates(models, _sides(ctx, catalog), info.get("graph"), db, say=ctx.ui.say)
+        joins = grain.candidates(models, _sides(ctx, info, catalog), info.get("graph"), db, say=ctx.ui.say)
     finally:
         db.close()
     return interleaved([*found, *joins])
@@ -133,7 +133,7 @@ def interleaved(cands: list) -> list:
     by_kind: dict[str, list] = {}
     for c in cands:
         by_kind.setdefault(c.kind, []).append(c)
-    turns = [v[i] for i in range(max(map(len, by_kind.values()), default=0)) for v in by_kind.values() if i < len(v)]
+    turns = take_turns(list(by_kind.values()))
     pairs: set[tuple] = set()  # one change per model and kind (two new counts on one model: one template)
     turns = [c for c in turns if (c.model.unique_id, c.kind) not in pairs and not pairs.add((c.model.unique_id, c.kind))]
     seen: set[str] = set()
@@ -141,26 +141,25 @@ def interleaved(cands: list) -> list:
     return firsts + [c for c in turns if all(c is not f for f in firsts)]
 
 
-def _sides(ctx: RunContext, catalog: str | None) -> list[grain.Side]:
-    """Every model built in the intact database (packages' too), as compiled SQL names it: the
-    relations a grain change may bring a column from."""
+def _sides(ctx: RunContext, info: dict, catalog: str | None) -> list[grain.Side]:
+    """Every model built in the intact database (`info`; packages' too), as compiled SQL names it:
+    the relations a grain change may bring a column from."""
     layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
     return [grain.Side(u, m["name"], ".".join(ident(x) for x in (catalog or m.get("database"), m["schema"], m["alias"])
                                               if x), layers.get(m["name"], ""))
-            for u, m in ctx.validator.baseline_info()["models"].items()
+            for u, m in info["models"].items()
             if (m.get("materialized") or "view") != "ephemeral" and m.get("current", True)]
 
 
 def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
     """(path, text) of the YAML file beside the model that documents it (`- name: <model>`), or None."""
-    pattern = re.compile(rf"^[ \t]*-[ \t]+name:[ \t]*['\"]?{re.escape(name)}['\"]?[ \t]*$", re.M)
     folder = (root / path).parent
     for yml in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
         try:
             text = yml.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if re.search(r"^models:", text, re.M) and pattern.search(text):
+        if docs.documents(text, name):
             return yml.relative_to(root).as_posix(), text
     return None
 
@@ -213,7 +212,7 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
                           [c.model.name], set(plan.known_models), workdir=ctx.workroot)
 
     # a grain change's copies are whole rows: a test of the model's key grades them (GrainChange.assertions)
-    entries = c.assertions() if hasattr(c, "assertions") else []
+    entries = c.assertions()
     try:
         tests = render_assertions(project.project_dir, project.name, entries) if entries else []
     except AdegenError as exc:  # a task without its grading test would be proven on nothing: not written

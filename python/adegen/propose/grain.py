@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 from adegen.core.graph import ProjectGraph
 from adegen.prompts import words
-from adegen.propose.purpose import DIFFICULTY, HINT, ModelText, rows_sql
+from adegen.propose.purpose import DIFFICULTY, HINT, ModelText, rows_sql, wrap
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import scopes as sc
 from adegen.rewrite.purposes.grain import GRAIN, GrainAsk, change, taken
@@ -158,7 +158,7 @@ def asks_for(m: ModelText, sides: Sequence[Side], facts: _Sides) -> list[GrainAs
     """The grain changes the data allows in this model: per scope and key, the first SIDES_TRIED sides
     (in the order given) that repeat the key and hold a column it determines."""
     out: list[GrainAsk] = []
-    output_cols = {c.lower() for c in (facts.db.columns(_wrap(m.compiled)) or {})}
+    output_cols = {c.lower() for c in (facts.db.columns(wrap(m.compiled)) or {})}
     comp_scopes = sc.scopes(m.compiled)
     for name, s in sc.scopes(m.raw).items():
         cs = comp_scopes.get(name)
@@ -180,10 +180,6 @@ def asks_for(m: ModelText, sides: Sequence[Side], facts: _Sides) -> list[GrainAs
                     if tried >= SIDES_TRIED:
                         break
     return out
-
-
-def _wrap(sql: str) -> str:
-    return "(\n" + sql.strip().rstrip(";") + "\n)"
 
 
 def _num(v) -> str:
@@ -211,7 +207,7 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
     comp = change(m.compiled, ask, side.compiled)
     if comp is None:
         return None
-    today, broken, fixed = _wrap(m.compiled), *(_wrap(x) for x in comp)
+    today, broken, fixed = wrap(m.compiled), *(wrap(x) for x in comp)
     cols = db.columns(today) or {}
     if not cols:
         return None

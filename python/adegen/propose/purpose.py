@@ -96,13 +96,11 @@ class Purposeful:
         return self.ask.kind
 
     def subject(self) -> str:
-        s = sc.scopes(self.model.raw).get(self.ask.scope)
         return SUBJECTS[self.kind].format(name=self.ask.name, model=self.model.name, value=self.ask.value,
-                                          noun=noun(s.relation) if s else "row")
+                                          noun=scope_noun(self.model.raw, self.ask.scope))
 
     def prompts(self) -> list[tuple[str, str]]:
-        s = sc.scopes(self.model.raw).get(self.ask.scope)
-        thing = (noun(s.relation) if s else "row").replace("_", " ")
+        thing = scope_noun(self.model.raw, self.ask.scope).replace("_", " ")
         fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value, nouns=words.plural(thing),
                       example=self.example())
         return [(k, t.format(**fields)) for k, t in PROMPTS[self.kind].items()]
@@ -117,6 +115,10 @@ class Purposeful:
         amount = words.amount(int(f.get("rows_differ") or 0), int(f.get("rows_fixed") or 0), "row")
         return bank["values"].format(amount=amount.verb(*bank["has"])) if amount else "its numbers changed"
 
+    def assertions(self) -> list[dict]:
+        """The task's assertion tests beside the AUTO equality tests: none (the table's rows show it)."""
+        return []
+
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         """(path, today's text, the broken text, the right text) of each file the change touches:
         the model, then its properties file when the purpose is documented there (the same text in
@@ -126,6 +128,12 @@ class Purposeful:
             return own
         path, text = self.model.properties
         return own + ((path, text.encode(), self.documented.encode(), self.documented.encode()),)
+
+
+def scope_noun(raw: str, scope: str) -> str:
+    """What a row of the scope is ("order" for a scope reading orders), "row" when unknown."""
+    s = sc.scopes(raw).get(scope)
+    return noun(s.relation) if s else "row"
 
 
 DOCS = {  # what the engineer writes in the properties file (text as data)
@@ -139,8 +147,7 @@ def document(ask: Ask, m: ModelText) -> str | None:
     exclusion said in the description), or None (no file, or it cannot be edited as text)."""
     if m.properties is None:
         return None
-    s = sc.scopes(m.raw).get(ask.scope)
-    word = noun(s.relation) if s else "row"
+    word = scope_noun(m.raw, ask.scope)
     word = word if word.isalpha() else "row"  # `channel_orders` is a CTE's name, not a word of the docs
     text = DOCS[ask.kind].format(noun=word, column=ask.column, value=ask.value)
     if ask.kind == METRIC:
@@ -226,7 +233,8 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
     return out
 
 
-def _wrap(sql: str) -> str:
+def wrap(sql: str) -> str:
+    """A query as a parenthesised relation to select from."""
     return "(\n" + sql.strip().rstrip(";") + "\n)"
 
 
@@ -236,10 +244,10 @@ def measure(ask: Ask, m: ModelText, db: ProbeDB) -> dict | None:
     comp = change(m.compiled, ask)
     if comp is None:
         return None
-    broken, fixed = (_wrap(x) for x in comp)
+    broken, fixed = (wrap(x) for x in comp)
     keep = f"* exclude ({ident(ask.name)})" if ask.kind == METRIC else "*"
     a, b = f"(select {keep} from {fixed})", f"(select {keep} from {broken})"
-    got = db.one(f"select (select count(*) from {_wrap(m.compiled)}), (select count(*) from {broken}), "
+    got = db.one(f"select (select count(*) from {wrap(m.compiled)}), (select count(*) from {broken}), "
                  f"(select count(*) from {fixed}), (select count(*) from ({a} except all {b})), "
                  f"(select count(*) from ({b} except all {a}))")
     if got is None or not (got[3] or got[4]):
@@ -252,7 +260,7 @@ def measure(ask: Ask, m: ModelText, db: ProbeDB) -> dict | None:
             return None  # the new count is zero everywhere: nothing was asked
         facts["rows_counted"] = int(n[0])
     else:
-        today = _wrap(m.compiled)
+        today = wrap(m.compiled)
         d = db.one(f"select count(*) from ((select * from {today}) except all (select * from {fixed}))")
         if not d or not d[0]:
             return None  # leaving the value out changes nothing: no purpose
@@ -280,7 +288,9 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
     for found in by_kind.values():  # a column named as a category first, a mart first, then as found
         found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
-    out: list[Purposeful] = []
-    for i in range(max((len(v) for v in by_kind.values()), default=0)):
-        out += [v[i] for v in by_kind.values() if i < len(v)]
-    return out
+    return take_turns(list(by_kind.values()))
+
+
+def take_turns(groups: Sequence[list]) -> list:
+    """The groups' items taking turns, each group's order kept: the first of each, then the second, ..."""
+    return [g[i] for i in range(max(map(len, groups), default=0)) for g in groups if i < len(g)]

@@ -41,6 +41,11 @@ def _model_block(lines: list[str], model: str) -> tuple[int, int, int] | None:
     return None
 
 
+def documents(text: str, model: str) -> bool:
+    """Whether the YAML text has `model`'s entry in its `models:` list (where a purpose is written)."""
+    return _model_block(text.split("\n"), model) is not None
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 

@@ -213,7 +213,8 @@ class PreparedProof:
         if states is None:
             raise Fallback(why)
         mutants, solved = states
-        models = [rel for rel in touched if rel in {m["path"] for m in run.base.models.values()}]
+        model_paths = {m["path"] for m in run.base.models.values()}
+        models = [rel for rel in touched if rel in model_paths]
         cached = run.root / "screens" / f"{mutant_key(touched[0], mutants[touched[0]])}.duckdb"
         if len(touched) == 1 and solved is None and cached.is_file():
             self._broken = str(cached)
