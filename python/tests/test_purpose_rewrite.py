@@ -226,3 +226,22 @@ def test_a_purpose_names_labels_and_spreads_over_models():
 
     got = interleaved([cand("exclusion", "a"), cand("exclusion", "a"), cand("exclusion", "b"), cand("metric", "a")])
     assert [(c.kind, c.model.unique_id) for c in got] == [("exclusion", "a"), ("exclusion", "b"), ("metric", "a")]
+
+
+def test_a_crlf_model_keeps_its_bytes_in_the_patch(tmp_path):
+    """A model file with CRLF line endings (and a byte that is not UTF-8) is read as it is on disk, so
+    the text a purposeful patch is made from is the user's file byte for byte (read_text made it LF:
+    every purposeful patch check then failed, "the project differs from the text the patch was made
+    from", on a real project written on Windows)."""
+    from adegen.propose.candidate_sites import read_as_is
+    from adegen.propose.purpose import Purposeful
+
+    path = tmp_path / "fct_orders.sql"
+    path.write_bytes(b"select\r\n    order_id,\r\n    status -- caf\xe9\r\nfrom orders\r\n")
+    m = ModelText("model.x.fct_orders", "fct_orders", "models/fct_orders.sql", read_as_is(path), "", "marts")
+    c = Purposeful(Ask(EXCLUSION, sc.FINAL, "status", "returned"), m, m.raw, m.raw)
+    assert c.files()[0][1] == path.read_bytes()
+    # the lines an edit adds end as the file's do: a bare LF among CRLF lines would point at the edit
+    added = m.raw.replace("from orders\r\n", "from orders\nwhere status <> 'returned'\n")
+    broken = Purposeful(c.ask, m, added, added).files()[0][2]
+    assert broken.count(b"\r\n") == broken.count(b"\n") == 5

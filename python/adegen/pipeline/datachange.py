@@ -17,6 +17,7 @@ from pathlib import Path
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.propose import resent
+from adegen.propose.candidate_sites import read_as_is
 from adegen.propose.mix import hard_texts
 from adegen.sql.quote import ident
 from adegen.propose.datachange import DIFFICULTY, KIND_ORDER, TAGS, DataChange, ModelFile, RawRelation, plan_change
@@ -154,7 +155,7 @@ def _call(uid: str, sources: dict) -> tuple[str | None, str]:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return read_as_is(path)
     except OSError:
         return ""
 

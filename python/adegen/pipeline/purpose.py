@@ -25,6 +25,7 @@ from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
 from adegen.propose import grain
+from adegen.propose.candidate_sites import read_as_is
 from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates, take_turns
 from adegen.realism.probe import ProbeDB
@@ -110,8 +111,8 @@ def find(ctx: RunContext) -> list:
     texts = {}
     for uid, name, path, layer in _models(ctx, info):
         try:
-            texts[uid] = (name, path, layer, (root / path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
+            texts[uid] = (name, path, layer, read_as_is(root / path))
+        except OSError:
             continue
     compiled = compile_mutants(ctx.project, [(uid, t[1], t[3]) for uid, t in texts.items()], workdir=ctx.workroot)
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
@@ -156,8 +157,8 @@ def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
     folder = (root / path).parent
     for yml in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
         try:
-            text = yml.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_as_is(yml)
+        except OSError:
             continue
         if docs.documents(text, name):
             return yml.relative_to(root).as_posix(), text

@@ -14,6 +14,26 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
+def encode(text: str) -> bytes:
+    """`decode`'s inverse: the file's bytes again, line endings and stray bytes as they were."""
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def endings_of(original: str, text: str) -> str:
+    """`text` (an edit of `original`) with `original`'s line endings: in a file whose every line ends
+    with CRLF, the lines an edit adds get CRLF too (bare LF lines among CRLF ones point at the edit in
+    the agent's sandbox). Any other file: `text` as it is."""
+    if "\r\n" not in original or original.count("\r\n") != original.count("\n"):
+        return text
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def read_as_is(path: Path) -> str:
+    """A project file's text exactly as on disk: CRLF line endings kept (read_text would make them
+    LF, and a patch made from that text no longer applies to the user's file)."""
+    return decode(path.read_bytes())
+
+
 def model_context(model: dict, discovery: dict, model_sql: Callable[[str], str | None] | None = None):
     from adegen.rewrite import ModelContext  # type: ignore
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from adegen.rewrite.text import SQL_WORDS
+from adegen.propose.candidate_sites import encode, endings_of
 from adegen.sql.quote import ident
 
 KIND = "renamed_columns"
@@ -218,7 +219,7 @@ def adapted_readers(relation: RawRelation, models: Mapping[str, ModelFile], adap
         fixed = adapt(m.text) if m else None
         if fixed is None:
             return None
-        fixes.append((m.path, m.text.encode(), fixed.encode()))
+        fixes.append((m.path, encode(m.text), encode(endings_of(m.text, fixed))))
     return fixes
 
 

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 
 from adegen.core.graph import ProjectGraph
 from adegen.prompts import words
+from adegen.propose.candidate_sites import encode, endings_of
 from adegen.propose.purpose import DIFFICULTY, HINT, ModelText, rows_sql, wrap
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import scopes as sc
@@ -94,7 +95,8 @@ class GrainChange:
         return f"{_num(self.facts['rows_broken'])} rows where it had {_num(self.facts['rows_today'])}"
 
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
-        return ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+        raw = self.model.raw
+        return ((self.model.path, encode(raw), encode(endings_of(raw, self.broken)), encode(endings_of(raw, self.fixed))),)
 
     def assertions(self) -> list[dict]:
         """The task's assertion tests (tasks/assertion_types.py entries): the model's key is unique."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from adegen.prompts import words
+from adegen.propose.candidate_sites import encode, endings_of
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, noun, reaches_output
 from adegen.rewrite.purposes import docs
@@ -123,11 +124,13 @@ class Purposeful:
         """(path, today's text, the broken text, the right text) of each file the change touches:
         the model, then its properties file when the purpose is documented there (the same text in
         both states: the slip is in the SQL)."""
-        own = ((self.model.path, self.model.raw.encode(), self.broken.encode(), self.fixed.encode()),)
+        raw = self.model.raw
+        own = ((self.model.path, encode(raw), encode(endings_of(raw, self.broken)), encode(endings_of(raw, self.fixed))),)
         if self.documented is None or self.model.properties is None:
             return own
         path, text = self.model.properties
-        return own + ((path, text.encode(), self.documented.encode(), self.documented.encode()),)
+        documented = encode(endings_of(text, self.documented))
+        return own + ((path, encode(text), documented, documented),)
 
 
 def scope_noun(raw: str, scope: str) -> str:
