@@ -107,4 +107,3 @@ def plan_resent(relation: RawRelation, models: Mapping[str, ModelFile], downstre
                         description_text=DESCRIPTION.format(relation=relation.identifier, how=how,
                                                             readers=", ".join(readers), key=key),
                         facts=facts)
-    return change
