@@ -156,3 +156,13 @@ def test_a_hashed_label_is_never_the_example():
     assert who(Sample(key=(hashed,), label=hashed), f, 0) is None
     assert who(Sample(key=("17",), label=hashed), f, 0) == "issue 17"
     assert who(Sample(key=("17",), label="Summit Foods"), f, 0) == "Summit Foods"
+
+
+def test_no_base_sentence_says_how_many_twice():
+    """A lead that says how many are affected, or how far the row count moved, is never followed by
+    a second sentence saying it again (held-out review: "I count several thousand fewer rows than
+    there should be in X. I make it several thousand fewer rows than it used to have.")."""
+    from adegen.prompts.phrases_base import SHAPES_BANK
+
+    twice = [s for frames in SHAPES_BANK.values() for ss in frames.values() for s in ss if s.count("{count_change}") > 1]
+    assert twice == []

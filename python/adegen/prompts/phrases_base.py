@@ -43,6 +43,11 @@ def has_scope(tpl: str) -> bool:
     return bool(_SCOPE.search(tpl))
 
 
+def says_how_many(tpl: str) -> bool:
+    """Whether a sentence says how many are affected or how far the row count moved."""
+    return has_scope(tpl) or "{count_change}" in tpl
+
+
 def shapes(kind: str) -> dict[str, list[str]]:
     """Every base sentence of a kind, per frame: leads, leads with a handle after them, and the
     one-sentence reports. A lead that already says how many are affected gets no second "how
@@ -57,7 +62,9 @@ def shapes(kind: str) -> dict[str, list[str]]:
         for lead in leads.get(frame, []):
             sentences += [f"{lead} {s}" for s in extra
                           if not (lead.endswith("?") and s in _BARE_HANDLES)
-                          if not (has_scope(lead) and (has_scope(s) or "{count_change}" in s))
+                          # a lead that says how many (a share, a count, how far the row count moved)
+                          # gets no second "how many": "I count a few fewer rows than ... I make it a few fewer"
+                          if not (says_how_many(lead) and says_how_many(s))
                           and not (_TABLE_SIZE.search(lead) and _TABLE_SIZE.search(s))
                           and ("one of them" not in s or has_scope(lead) or "{entities}" in lead)  # "them": said before
                           and not (s in rules and _SAYS_RULE.search(lead))  # the lead already says what is right
