@@ -178,7 +178,9 @@ def test_stories_change_no_table_of_a_real_project(tmp_path):
     """jaffle_shop (the practice corpus): intact vs every model storied, built by dbt on DuckDB."""
     intact = _jaffle(tmp_path)
     used = _storied_copy(intact, tmp_path / "storied")
-    assert sum(used.values()) >= 2, used
+    # Its models all have CTEs, so import_ctes (flat models only) fits none; orders' CTEs use a Jinja
+    # loop variable set at the top of the file, so extract_cte fits customers alone.
+    assert used == {"extract_cte": 1, "import_ctes": 0}, used
     for project in (intact, tmp_path / "storied"):
         _dbt(project, *SEED_AND_RUN)
     a, b = _tables(intact / "jaffle_shop.duckdb"), _tables(tmp_path / "storied" / "jaffle_shop.duckdb")
