@@ -239,6 +239,22 @@ def test_a_seed_based_project_shipping_its_incremental_table_is_screened_as_ade_
     assert obs.observable, obs.reason
 
 
+def test_no_data_change_is_offered_when_the_intact_build_starts_from_the_users_tables(shipped):
+    """A build of such a project with data changes on (`--mix hard`) stopped with an internal error
+    (duckdb.connect(None)): the baseline has no raw-only copy. Now the data change declines, saying why."""
+    from adegen.pipeline import datachange
+
+    v, proj = shipped
+    said: list[str] = []
+    ctx = SimpleNamespace(validator=v, backend=SimpleNamespace(data_changes=True),
+                          ui=SimpleNamespace(say=said.append, warn=said.append),
+                          discovery={"sources": [], "models": []}, opts=SimpleNamespace(project_dir=proj),
+                          project=SimpleNamespace(name="incfix", adapter_type="duckdb"))
+    assert datachange.candidates(ctx) == []
+    assert datachange.available(ctx) is False
+    assert said == [f"no data change: {datachange.NO_RAW_DATA}"]
+
+
 # --- a slip upstream of the incremental model: the broken run's rows stay in its table ---------
 
 # the incfix models as discovery lists them (tasks.rebuild reads name, materialized, depends_on)

@@ -54,6 +54,9 @@ def available(ctx: RunContext) -> bool:
     if ctx.validator is None:
         ctx.ui.warn(f"no data change: it needs the validator (its intact build): {ctx.unproven_reason()}")
         return False
+    if not ctx.validator.baseline_info().get("raw_db"):
+        ctx.ui.warn(f"no data change: {NO_RAW_DATA}")
+        return False
     if not candidates(ctx):  # no slot is kept for a task that cannot be made
         ctx.ui.say(NONE_FOUND)
         return False
@@ -64,6 +67,8 @@ def candidates(ctx: RunContext) -> list[DataChange]:
     """Every raw table's change that has a fix and a table to grade: the most tables downstream
     first, then the most models, then by name."""
     info = ctx.validator.baseline_info()
+    if not info.get("raw_db"):  # NO_RAW_DATA
+        return []
     graph = info["graph"]
     models = {u: m for u, m in info["models"].items() if m.get("package", ctx.project.name) == ctx.project.name}
     layers = {m["name"]: m.get("layer", "") for m in ctx.discovery.get("models", [])}
@@ -93,6 +98,10 @@ def candidates(ctx: RunContext) -> list[DataChange]:
     return [c for *_, c in sorted(out_, key=lambda x: x[:4])]
 
 
+# The intact build started from the user's own tables (validate.userbase: the database holds incremental
+# models' rows), so there is no copy of the raw data alone to change and rebuild from.
+NO_RAW_DATA = ("the intact build starts from your database's own tables (it holds incremental models' rows), "
+               "and a data change is proven by rebuilding from the raw data alone")
 PLANS = (resent.plan_resent, plan_change)  # every kind's planner (propose/): each may decline a table
 KEYS_MEASURED = 3  # id-named columns measured per table (the first ones in table order)
 
