@@ -35,6 +35,7 @@ from adegen.rewrite.purposes import docs
 from adegen.sql.quote import ident
 from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
+from adegen.tasks.rebuild import refresh_for
 from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
@@ -211,7 +212,8 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
                     prompts=[PromptEntry(k, t) for k, t in prompts], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=[c.model.name],
                     solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
-                    solution_rebuild=[c.model.name])
+                    solution_rebuild=[c.model.name],
+                    full_refresh=refresh_for([c.model.name], ctx.discovery.get("models", [])))
     files = c.files()
     setup = b"".join(unified_diff(old, broken, path) for path, old, broken, _ in files)
     solution = b"".join(unified_diff(broken, right, path) for path, _, broken, right in files)
@@ -230,7 +232,7 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
         ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
         return None
     task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
-                     solved="done right")
+                     solved="done right", refresh=spec.full_refresh, rebuild=tuple(spec.solution_rebuild))
     w = write_and_prove(ctx, task)
     if w is None:
         return None
