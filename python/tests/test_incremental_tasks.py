@@ -380,3 +380,33 @@ def test_a_data_change_into_an_incremental_table_is_proven_in_three_states(resen
     assert solution.rstrip().endswith("dbt run --full-refresh --select fct_events rpt_daily_events"), solution
     assert "--full-refresh" not in (task / "setup.sh").read_text() + (task / "task.yaml").read_text()
     assert "dbt-incremental" in (task / "task.yaml").read_text()
+
+
+def test_the_hard_mix_ranks_the_kinds_these_tasks_are(screened, upstream_proof, resent):
+    """The hard mix (propose/mix.py) on what this module built: the is_incremental() slip, the slip
+    upstream of fct_events (its proof: the fix without the full refresh fails) and the re-sent rows
+    (a data change that needs the refresh too), with a purposeful change and a shallow slip beside
+    them: one of each hard kind is kept before the shallow slip."""
+    from adegen.propose import mix
+
+    _, obs = screened
+    inc = mix.incremental_models(MODELS)
+
+    def proposal(o, model, family, rebuild):
+        return SimpleNamespace(model=model, pattern_id=family, family=family, compound=None, observation=o,
+                               compared_table=o.compared_table, test_setup_models=rebuild)
+
+    slip = proposal(obs["slip"], "fct_events", "incremental", ["fct_events", "rpt_daily_events"])
+    upstream = proposal(obs["upstream"], "stg_events", "case", REBUILD)
+    below = proposal(SimpleNamespace(changed_tables={}, compared_table="rpt_daily_events"), "rpt_daily_events", "case",
+                     ["rpt_daily_events"])
+    assert [mix.kind(p, inc) for p in (slip, upstream, below)] == ["incremental", "full-refresh", "slip"]
+    task, _, proof = upstream_proof
+    written = {"full_refresh": {"models": ["fct_events", "rpt_daily_events"],
+                                "fix_without_it_fails": proof.fixed_only_fails}}
+    assert mix.written_kind(written, upstream, inc) == "full-refresh"
+    _, data_change = resent
+    assert data_change["family"] == "data-change" and data_change["full_refresh"]["fix_without_it_fails"]
+    run = [*mix.entries([below, slip, upstream], inc), mix.Entry("purposeful"), mix.Entry("data-change")]
+    assert mix.ranked(run, 4) == [1, 2, 3, 4]  # the shallow slip is the one left out
+    assert mix.purposeful_slots([below, slip, upstream], 3, 2, inc) == 1
