@@ -98,3 +98,14 @@ def test_the_mix_option(tmp_path):
     with pytest.raises(InputError, match="needs validation") as err:
         parse_args([project, "--output-dir", out, "--mix", "hard", "--no-validate"])
     assert err.value.field == "--mix"
+
+
+def test_a_hard_run_makes_room_for_purposeful_tasks_by_rank():
+    from adegen.pipeline.purpose import make_room
+
+    picked = [prop("deep", depth=3), prop("shallow", depth=0), prop("both", compound=[{}, {}]), prop("mid", depth=1)]
+    for p in picked:  # what the default rule reads: none is a plain slip, so it would leave the last ones
+        p.story, p.siblings, p.candidate = "s", (), SimpleNamespace(origin=None)
+    kept, out = make_room(picked, 2, 4, lambda c, n: mix.hardest(c, n))
+    assert [p.model for p in kept] == ["deep", "both"] and [p.model for p in out] == ["shallow", "mid"]
+    assert [p.model for p in make_room(picked, 2, 4)[1]] == ["both", "mid"]  # the default rule: last first
