@@ -340,3 +340,89 @@ def test_the_refresh_stays_only_where_the_fix_without_it_fails(tmp_path):
         assert ("--full-refresh" in solution) is kept and bool(got) is kept, (fails, proven, solution)
         assert files.files["solution.sh"] == solution.encode()
         assert ("dbt-incremental" in read_task_yaml(task / "task.yaml").tags) is (fails is True and proven)
+
+
+# --- a data change whose broken run leaves rows in the incremental table ------------------------
+
+@pytest.fixture(scope="module")
+def resent(tmp_path_factory):
+    """incfix with its raw events as a source table in the database (a seed is never re-sent: `dbt
+    seed` would undo it), and the build's data-change stage on it (pipeline/datachange.py): the
+    source re-sends every fifth event, setup.sh's `dbt run` builds fct_events with the copies, and
+    the adapted stg_events run as usual only re-merges the newest timestamp's rows, so the older
+    copies stay in fct_events until it is rebuilt in full."""
+    from adegen.backends import BACKENDS
+    from adegen.pipeline.context import OutputPlan
+    from adegen.pipeline.datachange import _realise, candidates
+
+    root = tmp_path_factory.mktemp("incfix-source") / "incfix"
+    shutil.copytree(INCFIX, root, ignore=shutil.ignore_patterns("seeds"))
+    (root / "dbt_project.yml").write_text((INCFIX / "dbt_project.yml").read_text().split("\nseeds:")[0] + "\n")
+    (root / STG).write_text((INCFIX / STG).read_text().replace("ref('raw_events')", "source('raw', 'raw_events')"))
+    (root / "models" / "staging" / "_sources.yml").write_text(
+        "version: 2\nsources:\n  - name: raw\n    schema: main\n    tables:\n      - name: raw_events\n")
+    con = duckdb.connect(str(root / "incfix.duckdb"))
+    con.execute("create table main.raw_events as select id, user_id, kind, cast(occurred_at as timestamp) as "
+                f"occurred_at from read_csv('{INCFIX / 'seeds' / 'raw_events.csv'}', header=true)")
+    con.close()
+    v = make_validator(load_project(root), ValidatorSetup(tmp_path_factory.mktemp("incfix-source-work"), jobs=1))
+    v.baseline()
+    sources = [{"unique_id": "source.incfix.raw.raw_events", "source": "raw", "table": "raw_events",
+                "identifier": "raw_events"}]
+    models = [{**m, "depends_on": ["source.incfix.raw.raw_events"]} if m["name"] == "stg_events" else m
+              for m in MODELS]
+    ctx = SimpleNamespace(validator=v, discovery={"sources": sources, "models": models},
+                          opts=SimpleNamespace(project_dir=root, db_path=None),
+                          project=SimpleNamespace(name="incfix", adapter_type="duckdb", db_name="incfix"),
+                          backend=BACKENDS["duckdb"], ui=SimpleNamespace(say=lambda *a: None, warn=lambda m: None),
+                          workroot=tmp_path_factory.mktemp("incfix-source-root"), report=SimpleNamespace(task_details={}),
+                          output=OutputPlan(tmp_path_factory.mktemp("incfix-source-out") / "tasks", root, ".", False,
+                                            {m["name"] for m in MODELS}, v.prepare_database(
+                                                tmp_path_factory.mktemp("incfix-source-db"))))
+    change = next(c for c in candidates(ctx) if c.kind == "resent_rows")
+    yield change, _realise(ctx, change, "incfix004", "staging")
+    v.close()
+
+
+def test_a_data_change_into_an_incremental_table_is_proven_in_three_states(resent):
+    """The data change's solution adapts stg_events, runs it as usual, then rebuilds fct_events (and
+    what reads it) in full; the same adaptation without that rebuild fails (the third trial)."""
+    change, entry = resent
+    assert list(change.rebuild) == REBUILD and change.graded == "rpt_daily_events", change
+    assert entry["proven"] and entry["proof"]["fixed_only_fails"] is True, entry["proof_detail"]
+    assert entry["full_refresh"] == {"models": ["fct_events", "rpt_daily_events"], "fix_without_it_fails": True}
+    task = Path(entry["path"])
+    solution = (task / "solution.sh").read_text()
+    assert solution.rstrip().endswith("dbt run --full-refresh --select fct_events rpt_daily_events"), solution
+    assert "--full-refresh" not in (task / "setup.sh").read_text() + (task / "task.yaml").read_text()
+    assert "dbt-incremental" in (task / "task.yaml").read_text()
+
+
+def test_the_hard_mix_ranks_the_kinds_these_tasks_are(screened, upstream_proof, resent):
+    """The hard mix (propose/mix.py) on what this module built: the is_incremental() slip, the slip
+    upstream of fct_events (its proof: the fix without the full refresh fails) and the re-sent rows
+    (a data change that needs the refresh too), with a purposeful change and a shallow slip beside
+    them: one of each hard kind is kept before the shallow slip."""
+    from adegen.propose import mix
+
+    _, obs = screened
+    inc = mix.incremental_models(MODELS)
+
+    def proposal(o, model, family, rebuild):
+        return SimpleNamespace(model=model, pattern_id=family, family=family, compound=None, observation=o,
+                               compared_table=o.compared_table, test_setup_models=rebuild)
+
+    slip = proposal(obs["slip"], "fct_events", "incremental", ["fct_events", "rpt_daily_events"])
+    upstream = proposal(obs["upstream"], "stg_events", "case", REBUILD)
+    below = proposal(SimpleNamespace(changed_tables={}, compared_table="rpt_daily_events"), "rpt_daily_events", "case",
+                     ["rpt_daily_events"])
+    assert [mix.kind(p, inc) for p in (slip, upstream, below)] == ["incremental", "full-refresh", "slip"]
+    task, _, proof = upstream_proof
+    written = {"full_refresh": {"models": ["fct_events", "rpt_daily_events"],
+                                "fix_without_it_fails": proof.fixed_only_fails}}
+    assert mix.written_kind(written, upstream, inc) == "full-refresh"
+    _, data_change = resent
+    assert data_change["family"] == "data-change" and data_change["full_refresh"]["fix_without_it_fails"]
+    run = [*mix.entries([below, slip, upstream], inc), mix.Entry("purposeful"), mix.Entry("data-change")]
+    assert mix.ranked(run, 4) == [1, 2, 3, 4]  # the shallow slip is the one left out
+    assert mix.purposeful_slots([below, slip, upstream], 3, 2, inc) == 1

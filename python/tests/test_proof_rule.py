@@ -170,7 +170,7 @@ def test_same_trial_outcomes_same_verdict_on_every_path(name, tmp_path, solved_d
     ok, broken_fails, solved_passes, seeds, expected, excludes, timeout, outcome, detail = verdicts["full"]
     assert outcome is OUTCOMES[name][2] and ok is (outcome is ProofOutcome.PROVEN), detail
     assert seeds == ["solution__customer_revenue"] and excludes == {"customer_revenue": ["customer_name"]}
-    assert timeout == (75 if name == "proven, slow tests" else None)
+    assert timeout == (90 if name == "proven, slow tests" else None)  # 3 x 25 s, in 30 s steps
     assert ok or detail.startswith("unproven: "), detail
     # the same seeds, exclude_columns and max_test_timeout_sec in every task
     assert written(got["fast"][1]) == written(got["full"][1]) == written(got["emulator"][1])
@@ -202,3 +202,32 @@ def test_a_solved_state_that_cannot_be_seeded_is_unproven_on_every_path(tmp_path
         assert (proof.ok, proof.outcome) == (False, ProofOutcome.SEEDS_REFUSED), (path, proof.detail)
         assert proof.detail.startswith("unproven: customer_revenue is empty in the "), (path, proof.detail)
         assert not (task / "seeds").exists()
+
+
+def test_the_test_timeout_does_not_grow_with_the_build_machines_load():
+    """The same tests on an idle machine (20 s of wall, 20 of CPU) and beside other work (the wall
+    stretched to 60 s, the work the same): one timeout, ~3x the work in 30 s steps, at least 60."""
+    from adegen.validate.rules.proof import test_timeout
+
+    def sage(wall, cpu=None):
+        return TrialSummary("sage", True, seconds={"tests": wall, **({"tests_cpu": cpu} if cpu is not None else {})})
+
+    idle, loaded = test_timeout(sage(20.0, 20.0), 6.0, None), test_timeout(sage(60.0, 20.0), 18.0, None)
+    assert idle == loaded == 90  # 3 x 26 = 78, in 30 s steps
+    assert test_timeout(sage(40.0, 80.0), 0.0, None) == 120  # parallel work: the wall time counts
+    assert test_timeout(sage(20.0), 0.0, None) == 60  # not measured: the wall time, at least 60
+    assert test_timeout(sage(5.0, 5.0), 0.0, None) is None  # ade-bench's default 30 s is enough
+    assert test_timeout(sage(30.0, 30.0), 0.0, 120) is None  # the task's own timeout is enough
+
+
+def test_the_emulation_measures_the_work_of_the_test_phase():
+    import subprocess
+    import time
+
+    from adegen.core.cputime import cpu_seconds
+
+    t0, cpu0 = time.monotonic(), cpu_seconds()
+    time.sleep(0.3)  # waiting is no work
+    subprocess.run(["python3", "-c", "sum(i * i for i in range(3_000_000))"], check=True)
+    wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0
+    assert 0.05 < cpu < wall - 0.2, (cpu, wall)  # the child's work counts, the sleep does not

@@ -23,6 +23,7 @@ from adegen.sql.quote import ident
 from adegen.propose.datachange import DIFFICULTY, KIND_ORDER, TAGS, DataChange, ModelFile, RawRelation, plan_change
 from adegen.tasks.datachange import build_files
 from adegen.tasks.patchcheck import TaskPatches, check_solution
+from adegen.tasks.rebuild import refresh_for
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, unified_diff
 
@@ -192,7 +193,9 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
                     tags=[*TAGS, project.name],
                     test_setup_models=list(change.rebuild), solution_seeds=[SeedEntry(change.graded)],
                     variant=variant, seed_based=plan.seed_based, data_change=True,
-                    solution_rebuild=list(change.rebuild), max_test_timeout_sec=120 if plan.seed_based else None)
+                    solution_rebuild=list(change.rebuild), max_test_timeout_sec=120 if plan.seed_based else None,
+                    # the broken run's rows in an incremental table (re-sent rows): kept only where needed
+                    full_refresh=refresh_for(change.rebuild, ctx.discovery.get("models", [])))
     patch = b"".join(unified_diff(old, new, path) for path, old, new in change.fixes)
     files = build_files(spec, change.setup_sql(), patch)
 
@@ -200,7 +203,8 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
         return check_solution(plan.project_root, TaskPatches(task_id, task_dir, change.fixes),
                               list(change.rebuild), plan.known_models, workdir=ctx.workroot)
 
-    task = ExtraTask(task_id, files.files, check, f"data change of {change.relation}", solved="adapted")
+    task = ExtraTask(task_id, files.files, check, f"data change of {change.relation}", solved="adapted",
+                     refresh=spec.full_refresh, rebuild=tuple(spec.solution_rebuild))
     w = write_and_prove(ctx, task)
     if w is None:
         return None
@@ -209,4 +213,5 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
     return entry(task, w, model=change.readers[0], pattern_id=change.kind, family="data-change",
                  difficulty=DIFFICULTY,
                  proof=None if proof is None else {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
-                                                   "solved_passes": bool(proof.solved_passes)})
+                                                   "solved_passes": bool(proof.solved_passes),
+                                                   **({"fixed_only_fails": proof.fixed_only_fails} if w.refresh else {})})

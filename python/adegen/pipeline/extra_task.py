@@ -4,15 +4,17 @@ for a proposal, shared by the stages that make such tasks (pipeline/datachange.p
 pipeline/purpose.py), which differ only in their files and their patch check."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
+from adegen.pipeline.realise import refresh_entry, settle_refresh
 from adegen.pipeline.workspace import prepare
 from adegen.tasks import output as out
 from adegen.tasks.patchcheck import PatchCheck
+from adegen.tasks.rebuild import Refresh
 from adegen.tasks.shape import run_figure
 from adegen.tasks.task_yaml import update_task_yaml
 
@@ -27,6 +29,10 @@ class ExtraTask:
     check: Callable[[Path], PatchCheck]
     what: str            # "Proving <id> (<what>: broken must fail, <solved> must pass)..."
     solved: str = "solved"
+    # the incremental tables solution.sh rebuilds in full (tasks.rebuild; kept only where the fix
+    # without it fails: realise.settle_refresh) and its ordinary run of the changed models
+    refresh: Refresh = field(default_factory=Refresh)
+    rebuild: tuple[str, ...] = ()
 
 
 @dataclass
@@ -38,6 +44,7 @@ class Written:
     proven: bool
     detail: str
     proof: object        # the validator's Proof, or None
+    refresh: list = field(default_factory=list)  # the models solution.sh rebuilds in full
 
 
 def write_and_prove(ctx: RunContext, task: ExtraTask) -> Written | None:
@@ -58,6 +65,7 @@ def write_and_prove(ctx: RunContext, task: ExtraTask) -> Written | None:
             proven, detail = bool(proof.ok), (ctx.backend.proof_label if proof.ok else proof.detail)
         except AdegenError as exc:
             proof, proven, detail = None, False, f"unproven: {exc}"
+        refresh = settle_refresh(task.refresh, list(task.rebuild), task.files, writer.dir, proof if proven else None)
         if not proven:
             update_task_yaml(writer.dir / "task.yaml", status="dev")
         final = writer.commit()
@@ -65,7 +73,7 @@ def write_and_prove(ctx: RunContext, task: ExtraTask) -> Written | None:
         writer.discard()
         raise
     ctx.ui.say(f"{task.task_id}: {'proven' if proven else detail.splitlines()[0]}")
-    return Written(final, check, proven, detail, proof)
+    return Written(final, check, proven, detail, proof, refresh)
 
 
 def entry(task: ExtraTask, w: Written, **fields) -> dict:
@@ -75,7 +83,7 @@ def entry(task: ExtraTask, w: Written, **fields) -> dict:
             "proven": w.proven, "proof_detail": w.detail,
             "patch_check": {"setup": w.check.setup, "solution": w.check.solution, "roundtrip": w.check.roundtrip,
                             "models": w.check.models_ok, "line": w.check.line()},
-            "files": sorted(task.files)}
+            "files": sorted(task.files), **refresh_entry(w.refresh, w.proof)}
 
 
 def proof_seconds(proof) -> dict | None:

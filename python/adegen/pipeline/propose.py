@@ -164,7 +164,7 @@ def propose(ctx: RunContext):
     pp.fill_from_kept(chosen, kept, dropped, count)
     compound.add(ctx, chosen, kept, dropped)  # at most one more: two slips on one lineage
     if opts.mix == "hard":
-        chosen = keep_hardest(chosen, dropped, opts.count)
+        chosen = keep_hardest(chosen, dropped, opts.count, mix.incremental_models(ctx.discovery.get("models", [])))
     if ctx.budget is not None and ctx.budget.stopped_at == "proposals":
         ctx.budget.proposals_short = max(0, opts.count - len(chosen))
     for i, p in enumerate(chosen, 1):
@@ -182,15 +182,16 @@ def propose(ctx: RunContext):
     return pset
 
 
-def keep_hardest(chosen: list, dropped: list, count: int) -> list:
-    """--mix hard: the `count` hardest proposals (propose/mix.py), each with the hard prompt level
-    as its base; the others go to `dropped`."""
+def keep_hardest(chosen: list, dropped: list, count: int, incremental: frozenset[str] = frozenset()) -> list:
+    """--mix hard: the `count` hardest proposals (propose/mix.py; `incremental`: the project's
+    incremental models), each with the hard prompt level as its base; the others go to `dropped`."""
     from adegen.core.drops import Drop, DropCode
 
-    kept = mix.hardest(chosen, count)
+    kept = mix.hardest(chosen, count, incremental)
     for p in chosen:
         if all(p is not k for k in kept):
-            dropped.append(Drop(p.model, p.pattern_id, f"an easier kind ({mix.kind(p)}) than the hard mix keeps",
+            dropped.append(Drop(p.model, p.pattern_id,
+                                f"an easier kind ({mix.kind(p, incremental)}) than the hard mix keeps",
                                 DropCode.MIX_EASIER))
     for p in kept:
         p.levels = mix.hard_first(p.prompt_levels())

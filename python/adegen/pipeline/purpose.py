@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
 from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
 from adegen.propose import grain
+from adegen.propose.mix import hard_texts
 from adegen.propose.candidate_sites import read_as_is
 from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates, take_turns
@@ -33,6 +35,7 @@ from adegen.rewrite.purposes import docs
 from adegen.sql.quote import ident
 from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
+from adegen.tasks.rebuild import refresh_for
 from adegen.tasks.shape import shape_of
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
@@ -76,13 +79,18 @@ def slots(count: int) -> int:
     return max(0, min(WANT, count - 1))
 
 
-def make_room(chosen: list, proven: int, count: int) -> tuple[list, list]:
+def make_room(chosen: list, proven: int, count: int, hardest: Callable[[list, int], list] | None = None
+              ) -> tuple[list, list]:
     """(kept, left out): the picked proposals that fit in `count` beside `proven` purposeful tasks.
     Plain slips (no story, no sibling model, not compound, not a diff) leave first, lowest rank first;
-    a picked list that fits already stays whole."""
+    a hard mix (`hardest`: propose/mix.hardest) keeps its hardest instead. A picked list that fits
+    already stays whole."""
     over = len(chosen) + proven - count
     if over <= 0:
         return list(chosen), []
+    if hardest is not None:
+        kept = hardest(chosen, len(chosen) - over)
+        return kept, [p for p in chosen if all(p is not k for k in kept)]
     last_first = list(reversed(chosen))
     plain = [p for p in last_first if p.story is None and not p.siblings and not p.compound
              and getattr(p.candidate, "origin", None) is None]  # a diff (history, --bug-command) is a commit
@@ -180,10 +188,10 @@ def description(c: Purposeful | grain.GrainChange) -> str:
     return f"{c.subject()} (purposeful change: {c.kind})"
 
 
-def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
+def _details(c: Purposeful | grain.GrainChange, proof, prompts: list[tuple[str, str]]) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
     return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": observation(c),
-            "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
+            "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in prompts],
             "proof_seconds": proof_seconds(proof),
             "story": {"kind": c.kind, "subject": c.subject()},
             "purpose": {"kind": c.kind, "scope": c.ask.scope or "final select", "column": c.ask.column,
@@ -197,11 +205,15 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
+    prompts = c.prompts()
+    if getattr(ctx.opts, "mix", "default") == "hard":  # the hard prompt (fewest hints) as the base
+        prompts = list(hard_texts(prompts))
     spec = TaskPlan(task_id=task_id, description=description(c),
-                    prompts=[PromptEntry(k, t) for k, t in c.prompts()], difficulty=DIFFICULTY,
+                    prompts=[PromptEntry(k, t) for k, t in prompts], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=[c.model.name],
                     solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
-                    solution_rebuild=[c.model.name])
+                    solution_rebuild=[c.model.name],
+                    full_refresh=refresh_for([c.model.name], ctx.discovery.get("models", [])))
     files = c.files()
     setup = b"".join(unified_diff(old, broken, path) for path, old, broken, _ in files)
     solution = b"".join(unified_diff(broken, right, path) for path, _, broken, right in files)
@@ -220,11 +232,11 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
         ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
         return None
     task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
-                     solved="done right")
+                     solved="done right", refresh=spec.full_refresh, rebuild=tuple(spec.solution_rebuild))
     w = write_and_prove(ctx, task)
     if w is None:
         return None
-    ctx.report.task_details[task_id] = _details(c, w.proof)
+    ctx.report.task_details[task_id] = _details(c, w.proof, prompts)
     return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
                  observation=observation(c),
                  difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",

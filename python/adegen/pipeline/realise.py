@@ -13,7 +13,7 @@ from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.shape import shape_of
 from adegen.propose.facts import models_between
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant, read_task_yaml, update_task_yaml
-from adegen.tasks.rebuild import TAG as INCREMENTAL_TAG, refresh_for
+from adegen.tasks.rebuild import TAG as INCREMENTAL_TAG, Refresh, refresh_for
 from adegen.tasks.taskgen import LateRowsStep, TaskPlan, build_task_files, render_solution_sh, unified_diff
 from adegen.catalog.retired import check_task as check_retired
 from adegen.pipeline.context import RunContext
@@ -158,26 +158,41 @@ def prepare_task(ctx: RunContext, job: TaskJob) -> PreparedTask | None:
 
 
 def _settle_refresh(spec: TaskPlan, files, task_dir: Path, proof) -> list[str]:
+    """settle_refresh for a proposal's task (`files`: its taskgen.TaskFiles)."""
+    return settle_refresh(spec.full_refresh, spec.solution_rebuild, files.files, task_dir, proof)
+
+
+def settle_refresh(refresh: Refresh, rebuild: list[str], files: dict[str, bytes], task_dir: Path, proof) -> list[str]:
     """Keep solution.sh's full refresh of incremental tables (tasks.rebuild) only when the task
     needs it: the proof graded the same fix without it and that failed (the broken run's rows stay
-    in the table: tagged dbt-incremental). Else the ordinary solution the proof graded as that
-    third trial (when it passed) or an unproven task is written as it was before; a proof that
-    could not grade that trial (None) keeps the solution it proved. The models the kept refresh
-    selects ([] when none is kept)."""
-    refresh = spec.full_refresh
+    in the table: tagged dbt-incremental). Else the ordinary solution (`rebuild`: its ordinary run)
+    the proof graded as that third trial (when it passed) or an unproven task is written as it was
+    before; a proof that could not grade that trial (None) keeps the solution it proved. `files`
+    (path -> bytes, as written in `task_dir`) is kept equal to the directory. The models the kept
+    refresh selects ([] when none is kept). Every kind of task goes through it: slips, purposeful
+    changes and data changes."""
     if not refresh:
         return []
     fails = None if proof is None else proof.fixed_only_fails
     if fails is True:
         tags = read_task_yaml(task_dir / "task.yaml").tags
         update_task_yaml(task_dir / "task.yaml", tags=list(dict.fromkeys([*tags, INCREMENTAL_TAG])))
-        files.files["task.yaml"] = (task_dir / "task.yaml").read_bytes()
+        files["task.yaml"] = (task_dir / "task.yaml").read_bytes()
         return list(refresh.select)
     if fails is None and proof is not None:
         return list(refresh.select)
-    files.files["solution.sh"] = render_solution_sh(spec.solution_rebuild).encode()
-    (task_dir / "solution.sh").write_bytes(files.files["solution.sh"])
+    files["solution.sh"] = render_solution_sh(rebuild).encode()
+    (task_dir / "solution.sh").write_bytes(files["solution.sh"])
     return []
+
+
+def refresh_entry(refresh: list[str], proof) -> dict:
+    """The --json entry's `full_refresh` (none when no refresh was kept): the models the solution
+    rebuilds in full, and whether the same fix without it fails (the three states of such a proof)."""
+    if not refresh:
+        return {}
+    return {"full_refresh": {"models": list(refresh),
+                             "fix_without_it_fails": None if proof is None else proof.fixed_only_fails}}
 
 
 def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
@@ -200,11 +215,7 @@ def commit_task(ctx: RunContext, prepared: PreparedTask) -> dict:
                         "models": check.models_ok, "line": check.line()},
         "files": sorted(str(Path(final, k).relative_to(final)) for k in prepared.files.files),
         "change": prepared.shape.to_json() if prepared.shape is not None else None,
-        # the solution's full refresh of incremental tables the broken run wrote into, and whether the
-        # same fix without it fails (the three states of such a proof)
-        **({"full_refresh": {"models": list(prepared.refresh),
-                             "fix_without_it_fails": None if proof is None else proof.fixed_only_fails}}
-           if prepared.refresh else {}),
+        **refresh_entry(prepared.refresh, proof),
     }
 
 

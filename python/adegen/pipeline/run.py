@@ -90,11 +90,17 @@ def _build_stages(ctx: RunContext) -> int:
             return 0
     else:
         ctx.ui.say(_nothing_proposed(ctx))
-    made = purpose.purposeful_tasks(ctx, purpose.slots(ctx.opts.count))
+    hard = ctx.opts.mix == "hard"
+    incremental = mix.incremental_models(ctx.discovery.get("models", []))
+    slots = purpose.slots(ctx.opts.count)
+    if hard:  # purposeful tasks rank with the picks (propose/mix.py): one counts as a hard kind
+        slots = mix.purposeful_slots(chosen, ctx.opts.count, slots, incremental)
+    made = purpose.purposeful_tasks(ctx, slots)
     written += made
-    kinds += ["purpose"] * len(made)
+    kinds += ["purposeful"] * len(made)
     proven = sum(1 for t in ctx.report.tasks if t["task_id"] in made and t["proven"])
-    chosen, left_out = purpose.make_room(chosen, proven, ctx.opts.count)
+    chosen, left_out = purpose.make_room(chosen, proven, ctx.opts.count,
+                                         (lambda c, n: mix.hardest(c, n, incremental)) if hard else None)
     if left_out:
         ctx.doc.selected = [n for n in ctx.doc.selected or [] if n not in {p.number for p in left_out}]
         ctx.ui.say(f"{len(left_out)} picked proposal(s) left out for the purposeful task(s) (--count "
@@ -102,8 +108,9 @@ def _build_stages(ctx: RunContext) -> int:
     if chosen:
         wrote = write_tasks(ctx, chosen)
         written += wrote
-        kinds += [mix.kind(p) for p in chosen if any(t["model"] == p.model and t["pattern_id"] == p.pattern_id
-                                                    for t in ctx.report.tasks)]
+        tasks = {(t["model"], t["pattern_id"]): t for t in ctx.report.tasks if t["task_id"] in wrote}
+        kinds += [mix.written_kind(tasks[(p.model, p.pattern_id)], p, incremental) for p in chosen
+                  if (p.model, p.pattern_id) in tasks]
     if upstream:
         made = datachange.data_change_tasks(ctx)
         written += made

@@ -49,7 +49,8 @@ BASES = (
     "`{table}` got a new column, `{column}`, read from `{source}`. Since then it has {change} it "
     "should{total}. Keep the column, but please get the rest back to what it was.",
 )
-HARD = "Since `{column}` was added to `{table}`, its numbers don't add up anymore. Can you fix it?"
+# a hard mix writes this as the base prompt: it still says the column stays (removing it is no fix)
+HARD = "Since `{column}` was added to `{table}` (we keep it), its numbers don't add up anymore. Can you fix it?"
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ PROMPTS = {
         "base": ("We added `{name}` to `{table}` so we can see how many {value} {nouns} are behind each row. "
                  "Since that went in, the rest of `{table}` looks wrong: {example}. The new column should "
                  "stay. Can you find out what happened and fix it?"),
-        "hard": "Since `{name}` was added to `{table}`, its other numbers are off. Could you take a look?",
+        "hard": ("Since `{name}` was added to `{table}` (it stays), its other numbers are off. "
+                 "Could you take a look?"),
     },
     EXCLUSION: {
         "base": ("We changed `{table}` so it leaves the {value} {nouns} out. Since then more has changed than "

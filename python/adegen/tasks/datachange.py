@@ -33,7 +33,7 @@ def build_files(spec: TaskPlan, sql: str, solution_patch: bytes) -> TaskFiles:
     files = {
         "task.yaml": doc.render().encode(),
         "setup.sh": render_setup_sh(sql, spec.seed_based).encode(),
-        "solution.sh": render_solution_sh(spec.solution_rebuild).encode(),
+        "solution.sh": render_solution_sh(spec.solution_rebuild, spec.full_refresh).encode(),
         "solutions/changes.patch": solution_patch,
     }
     for rel, text in stand_in_tests.render_all(doc.solution_seeds).items():

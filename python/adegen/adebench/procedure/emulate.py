@@ -41,6 +41,7 @@ from pathlib import Path
 import yaml
 
 from adegen.dbt import DbtCall, InProcessRunner, copy_tree, harness_env, run_process
+from adegen.core.cputime import cpu_seconds
 from adegen.dbt.runner import write_dbt_shim
 from adegen.dbt import packages as pk
 from adegen.core.errors import InputError
@@ -339,7 +340,7 @@ class TrialRunner:
             self._run_script(ts, "test_setup")
 
     def run_tests(self) -> str:
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), cpu_seconds()
         if self.mode == "script":
             rc, out, secs = run_process(["bash", str(self.root / "tests" / "run-tests.sh"), *self.args],
                                         self.app, env=self._env(), timeout=self.timeout)
@@ -347,6 +348,8 @@ class TrialRunner:
         else:
             out = self._run_tests_inprocess()
         self.seconds["tests"] = time.monotonic() - t0
+        # the work the tests took, which a loaded machine does not stretch (proof.test_timeout)
+        self.seconds["tests_cpu"] = cpu_seconds() - cpu0
         return out
 
     def _run_tests_inprocess(self) -> str:

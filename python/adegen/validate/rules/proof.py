@@ -27,6 +27,7 @@ from adegen.tasks.stand_in_tests import render_windowed
 from adegen.tasks.task_yaml import read_task_yaml, update_task_yaml
 
 DEFAULT_TEST_TIMEOUT = 30.0  # ade-bench's DEFAULT_TEST_TIMEOUT_SEC
+STEP = 30  # a test timeout is a whole number of these: small differences between builds do not show
 
 
 @dataclass(frozen=True)
@@ -233,10 +234,17 @@ class ProofInput:
 
 
 def test_timeout(sage: TrialSummary, extra: float, current: float | None) -> int | None:
-    """~3x the test phase as the harness runs it, min 60, when the current timeout is too tight."""
-    secs = float(sage.seconds.get("tests", 0.0)) + extra
+    """~3x the test phase as the harness runs it (`extra`: what its CLI calls add), in steps of
+    STEP seconds, min 60, when the current timeout is too tight. Normalised for load: where the
+    test phase's CPU seconds (`tests_cpu`, measured by the emulation) are fewer than its wall
+    seconds, the process had that share of a core (a build beside other work), and the whole
+    measurement is scaled by it: the timeout must not grow with the build machine's load."""
+    wall = float(sage.seconds.get("tests", 0.0))
+    cpu = sage.seconds.get("tests_cpu")
+    share = 1.0 if cpu is None or wall <= 0 else min(1.0, float(cpu) / wall)
+    secs = (wall + extra) * share
     if 3 * secs > (current or DEFAULT_TEST_TIMEOUT):
-        return max(60, int(math.ceil(3 * secs)))
+        return max(60, STEP * int(math.ceil(3 * secs / STEP)))
     return None
 
 
