@@ -183,7 +183,7 @@ def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place())
     follow-up), and filling them all for every key of every candidate was most of the prompt
     phase."""
     bank = phrases.BODIES.get(f.kind, {})
-    vals = fields(f, voice)
+    vals = fields(f, voice, place.said)
     if voice.detail_for(place.key) != "exact" and "example_named" not in vals:
         # an entity by kind and id ("Invoice I7001, for example") only next to its values: on
         # its own it is the row a program picked, not one a person ran into
@@ -362,7 +362,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
         pool = [""] * phrases.ASKS_NONE + generic + own * 6
     if place.key != "base":  # medium and hard say less: a request naming the column would say it again
         pool = [a for a in pool if not re.search(r"\{(measure|column)\}", a)]
-    vals = fields(f, voice)
+    vals = fields(f, voice, place.said)
     out = [(a, a if not a else (fill(a, vals) if _fits(a, f, vals) else None)) for a in pool]
     if place.second is not None:  # the body names two tables: no request about "the table" or "it"
         out = [(a, t) for a, t in out if t is not None and not re.search(r"\bthe table\b|\bit\b", t)]
@@ -463,13 +463,25 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
     return out
 
 
-def two_reports(first: str, second: str, seed: str) -> str:
+def two_reports(first: str, second: str, seed: str, said: tuple = ()) -> tuple[str, str]:
     """One message holding two whole reports (a compound task's two slips, each reported as its
-    own task would report it), joined by a frame of the bank picked by `seed`; most frames carry the
-    second as an aside of the first (`aside`)."""
+    own task would report it), joined by a frame of the bank in the order `seed` gives, and the
+    frame used. A frame in `said` (the frames the run used) or whose own words a text of `said` has
+    (normalised, padded with spaces: "Also," under another report) comes after every fresh one:
+    no join repeats in a run. Most frames carry the second as an aside of the first (`aside`)."""
     v: dict[str, str] = {"first_report": first.strip(), "second_report": second.strip(),
                          "second_aside": aside(second.strip())}
-    return phrases.TWO_REPORTS[spin(seed, "two_reports", len(phrases.TWO_REPORTS))].format(**v)
+    order = rotated(phrases.TWO_REPORTS, seed, "two_reports")
+    texts = tuple(t for t in said if t not in phrases.TWO_REPORTS)
+    fresh = [t for t in order if t not in said and not _join_worn(t, texts)]
+    frame = (fresh or order)[0]
+    return frame.format(**v), frame
+
+
+def _join_worn(frame: str, texts: tuple) -> bool:
+    """Whether a join's own words ("also", "one more") stand in one of `texts` (normalised)."""
+    own = " ".join(re.findall(r"[a-z0-9_]+", re.sub(r"\{[^}]+\}", " ", frame).lower()))
+    return bool(own) and any(f" {own} " in t for t in texts)
 
 
 def aside(text: str) -> str:
@@ -486,4 +498,5 @@ def aside(text: str) -> str:
 
 # more ordinary words a report may start with (beside _ENGLISH_START and _NO_LEAD_IN): how many, when
 _ASIDE_START = re.compile(r"^(most|almost|nearly|one|two|three|about|around|since|quite|dozens|hundreds|thousands|"
-                          r"each|not|can|could|seeing|those|that|these|none|only|no|too|lots)\b", re.I)
+                          r"each|not|can|could|seeing|those|that|these|none|only|no|too|lots|well|close|all|four|five|"
+                          r"six|seven|eight|nine)\b", re.I)

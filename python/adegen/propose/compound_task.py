@@ -93,6 +93,8 @@ def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list
     # is X ...? ... Why is Y ...?") read as one template filled twice (blind reviewers, issue 51)
     theirs = {lv.key: lv for lv in _reported_again(other, seed, frozenset(avoid) | {lv.text for lv in mines})}
     out: list[PromptLevel] = []
+    # the run's texts (normalised, padded) and the joins this task used: no join twice in a run
+    said = tuple(f" {t} " for t in avoid)
     for mine in mines:
         their = theirs.get(mine.key)
         if their is None or prompt_key(mine.text) == prompt_key(their.text):
@@ -101,7 +103,9 @@ def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list
         if not {up.compared_table, *named} <= changed:
             continue
         tables = tuple(t for t in named if t != up.compared_table)
-        out.append(PromptLevel(mine.key, two_reports(mine.text, their.text, f"{seed}:{mine.key}"), tables))
+        text, join = two_reports(mine.text, their.text, f"{seed}:{mine.key}", said)
+        said += (join,)
+        out.append(PromptLevel(mine.key, text, tables))
     return out if out and out[0].key == "base" else []
 
 
