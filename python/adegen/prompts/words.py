@@ -284,8 +284,10 @@ def column_words(column: str) -> str:
 
 def table_topic(table: str) -> str:
     """What a table is about: fct_monthly_revenue -> 'monthly revenue', stg_f1_dataset__results ->
-    'results', dim_customers -> 'customers'."""
+    'results', dim_customers -> 'customers', int_orders__enriched -> 'orders'."""
     name = str(table).split("__")[-1] if "__" in str(table) else str(table)
+    if "__" in str(table) and all(w.lower() in BUILD_WORDS or w.lower() in NOT_ENTITIES for w in name.split("_") if w):
+        name = str(table).replace("__", "_")  # int_orders__enriched: what it is sits before the `__`
     parts = [p for p in name.split("_") if p]
     while len(parts) > 1 and parts[0].lower() in LAYER_PREFIXES:
         parts = parts[1:]
