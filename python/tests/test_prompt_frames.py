@@ -79,19 +79,19 @@ def test_no_join_of_two_reports_repeats_in_a_run():
     """A compound message's join ("Also,", "One more:", a second paragraph) is none the run used
     before, by frame or by its own words under another report; the stock "Separately," and "while
     I'm at it" are gone (issue 51)."""
-    from adegen.prompts import phrases, render
+    from adegen.prompts import joins, phrases
 
     assert not [j for j in phrases.TWO_REPORTS if "Separately" in j or "while I'm at it" in j]
     said: tuple = ()
-    joins = []
-    for i in range(len(phrases.TWO_REPORTS)):
-        _text, join = render.two_reports("The amount in fct_a is too high.", "Why is fct_b empty?", "seed", said)
-        joins.append(join)
+    used = []
+    for _ in range(len(phrases.TWO_REPORTS)):
+        _text, join = joins.two_reports("The amount in fct_a is too high.", "Why is fct_b empty?", "seed", said)
+        used.append(join)
         said += (join,)
-    assert sorted(joins) == sorted(phrases.TWO_REPORTS)
+    assert sorted(used) == sorted(phrases.TWO_REPORTS)
     also = [j for j in phrases.TWO_REPORTS if " Also, " in j][0]
     for seed in ("a", "b", "c", "d"):
-        text, join = render.two_reports("A is off.", "B is off.", seed, (" also the other table looks off ",))
+        text, join = joins.two_reports("A is off.", "B is off.", seed, (" also the other table looks off ",))
         assert join != also, text
 
 def test_the_example_projects_run_shares_no_frame(acme_tasks_built):

@@ -141,11 +141,11 @@ def fields(f: Finding, voice, said: tuple = ()) -> dict[str, str]:
     return v
 
 
-def _amount(count: int, total: int, noun: str, voice, said: tuple, other: bool = False) -> words.Amount | None:
-    """One wording of `count` of `total` (words.amounts), in this task's order, the first whose words
+def _amount(counted: tuple[int, int], noun: str, voice, said: tuple, other: bool = False) -> words.Amount | None:
+    """One wording of `counted` (count, total: words.amounts), in this task's order, the first whose words
     (numbers and the noun aside) no text of `said` used: "about a third of the accounts" under
     several reports of one run read as a stock frame (issue 51). All worn: the task's first."""
-    opts = words.amounts(count, total, noun, other)
+    opts = words.amounts(*counted, noun, other)
     if not opts:
         return None
     first = voice.pick("amount-words", len(opts))
@@ -174,7 +174,7 @@ def _counts(f: Finding, voice, noun: str, said: tuple = ()) -> dict[str, str]:
     `others*` are the affected ones besides the example."""
     v: dict[str, str] = {}
     if f.count:
-        amt = _amount(f.count, f.total, noun, voice, said) if f.total else None
+        amt = _amount((f.count, f.total), noun, voice, said) if f.total else None
         if voice.exact_counts or amt is None:
             n = words.count_of(f.count, noun)
             amt = words.Amount(n, f.count != 1)
@@ -191,7 +191,7 @@ def _counts(f: Finding, voice, noun: str, said: tuple = ()) -> dict[str, str]:
             v["count_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
         elif f.total and not voice.exact_counts:
             v["count_of"] = amt.text
-            v["count_rows_of"] = (_amount(f.count, f.total, "row", voice, said) or amt).text
+            v["count_rows_of"] = (_amount((f.count, f.total), "row", voice, said) or amt).text
         elif f.total:
             v["count_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
         if f.count > 1:
@@ -202,7 +202,7 @@ def _counts(f: Finding, voice, noun: str, said: tuple = ()) -> dict[str, str]:
                 else:
                     others = words.Amount(f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
             else:
-                others = _amount(f.count - 1, max(f.total - 1, 0), noun, voice, said, other=True)
+                others = _amount((f.count - 1, max(f.total - 1, 0)), noun, voice, said, other=True)
             v["others"] = others.text
             v["others_are"] = others.verb("is", "are")
             v["others_have"] = others.verb("has", "have")

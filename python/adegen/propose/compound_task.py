@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from adegen import prompts
 from adegen.core.drops import Drop, DropCode
-from adegen.prompts.render import two_reports
+from adegen.prompts.joins import two_reports
 from adegen.propose.compound import FAMILY, differing_tables, slip_of
 from adegen.propose.model import PromptLevel, Proposal, SiblingChange, levels_of
 from adegen.propose.site import prompt_key, retarget
@@ -84,7 +84,7 @@ def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Dro
 
 def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list[PromptLevel]:
     """The compound's prompt levels, base first ([] when there is no base): for each key both slips'
-    own reports have, the two joined in one message (prompts.pairs.two_reports), provided the two
+    own reports have, the two joined in one message (prompts.joins.two_reports), provided the two
     differ and every table either names (its compared table included) still differs from intact in
     the combined state."""
     changed = differing_tables(combined)
