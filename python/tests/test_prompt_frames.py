@@ -5,6 +5,7 @@ simulated run of one kind of finding (the writer reaches for fresh frames while 
 the example project's real build (the session's `acme_tasks_built`)."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -106,10 +107,25 @@ def test_the_example_projects_run_shares_no_frame(acme_tasks_built):
     bases = [ps["base"] for ps in texts.values()]
     assert len(bases) >= 4
     assert frames.shared(bases, names) == [], bases
-    # nor any two prompts of two different tasks (a task's own keys may echo each other; a compound
-    # task's message of two reports is left out: its reports are written again late, against the
-    # run's prompts as normalised keys, whose names cannot all be masked)
-    keyed = [(tid, text) for tid, ps in texts.items() if tid not in compound for text in ps.values()]
+    # nor any two prompts of two different tasks, the compound task's message of two reports with
+    # them (a task's own keys may echo each other)
+    keyed = [(tid, text) for tid, ps in texts.items() for text in ps.values()]
     clashes = [(keyed[s.first], keyed[s.second], s.what) for s in frames.shared([t for _, t in keyed], names)
                if keyed[s.first][0] != keyed[s.second][0]]
     assert clashes == []
+    # no stock share or join (issue 51), and the compound's keys each joined their own way
+    stock = [t for _, t in keyed if re.search(r"\ba third of\b|\bSeparately,|while I'm at it", t)]
+    assert stock == []
+    for tid in compound:
+        used = [_join_of(t) for t in texts[tid].values()]
+        assert None not in used and len(set(used)) == len(used), texts[tid]
+
+
+def _join_of(text: str) -> str | None:
+    """The words a compound message joins its two reports with (the longest join of the bank in it)."""
+    from adegen.prompts import phrases
+
+    joins = [j.format(first_report="\0", second_report="\1", second_aside="\1").split("\0")[1].split("\1")[0]
+             for j in phrases.TWO_REPORTS]
+    found = [j for j in joins if j.strip() and j in text] or [j for j in joins if j in text]
+    return max(found, key=len) if found else None
