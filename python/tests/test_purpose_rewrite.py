@@ -256,14 +256,16 @@ group by grp
 """
 
 
-@pytest.mark.parametrize("relation, key, nouns, count_name", [
-    ("fct_subscription_revenue", "subscription_id", "subscriptions", "enterprise_subscription_count"),
-    ("int_orders__enriched", "id", "orders", "enterprise_order_count"),
-    ("dim_customers", "customer_id", "customers", "enterprise_customer_count"),
+@pytest.mark.parametrize("relation, key, nouns, count_name, column", [
+    ("fct_subscription_revenue", "subscription_id", "subscriptions", "enterprise_subscription_count", "plan"),
+    ("int_orders__enriched", "id", "orders", "enterprise_order_count", "plan"),
+    ("dim_customers", "customer_id", "customers", "enterprise_customer_count", "plan"),
     # no column keys a row (one per group and month): an exclusion says the column's own words
-    ("int_channel_monthly_orders", "order_month", "plan", None),
+    ("int_channel_monthly_orders", "order_month", "plan", None, "plan"),
+    # ... unless they name no thing ("the Starter status"): what the relation holds
+    ("int_channel_monthly_orders", "order_month", "orders", None, "status"),
 ])
-def test_the_rows_are_named_by_the_grain_the_data_shows(tmp_path, relation, key, nouns, count_name):
+def test_the_rows_are_named_by_the_grain_the_data_shows(tmp_path, relation, key, nouns, count_name, column):
     """What the purposeful prompts count or leave out is what one row of the data is (its unique key
     column), never the model's name pluralised: "how many Enterprise subscription revenues are behind
     each row" and "the email channel_orders" were read as a program's (issue 51)."""
@@ -272,7 +274,7 @@ def test_the_rows_are_named_by_the_grain_the_data_shows(tmp_path, relation, key,
     plans = ["Enterprise"] * 4 + ["Team"] * 3 + ["Starter"] * 2 + [None]
     keys = [f"'2024-0{i % 2 + 1}-01'" for i in range(10)] if key == "order_month" else [str(i + 1) for i in range(10)]
     rows = ", ".join(f"({k}, '{'abc'[i % 3]}', {i + 1}, {repr(p) if p else 'null'})" for i, (k, p) in enumerate(zip(keys, plans)))
-    con.execute(f"create table {relation} as select * from (values {rows}) t({key}, grp, amount, plan)")
+    con.execute(f"create table {relation} as select * from (values {rows}) t({key}, grp, amount, {column})")
     con.close()
     raw = GROUPED.replace("REL", relation)
     m = ModelText("model.p.m", "m", "models/m.sql", raw, raw.replace(f"{{{{ ref('{relation}') }}}}", relation))

@@ -151,10 +151,17 @@ def things(raw: str, ask: Ask) -> str:
     reviewers read nouns made from relation names as a program's, issue 51)."""
     if ask.entity:
         return words.plural(ask.entity)
-    if ask.kind == EXCLUSION:
-        return words.column_words(ask.column)
+    said = words.column_words(ask.column)
+    if ask.kind == EXCLUSION and said.split()[-1] not in _BARE:
+        return said
     word = scope_noun(raw, ask.scope)
     return words.plural(word) if word != "row" else "rows"
+
+
+# a column's words that name no thing on their own ("leave the returned status out"): the relation's
+# entity says it better ("the returned orders")
+_BARE = frozenset({"status", "state", "type", "kind", "category", "class", "group", "flag", "code", "value", "name",
+                   "label"})
 
 
 def grain(db: ProbeDB, rows: str, columns: Sequence[str], relation: str) -> str:
