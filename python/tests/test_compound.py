@@ -61,6 +61,27 @@ def test_unusable_slips_are_left_out():
         assert compound.pairs([a, bad], DISCOVERY) == []
 
 
+
+def test_a_compound_takes_no_slip_of_the_runs_own_tasks():
+    """Its slips come from the proposals the run kept back, never from its picks: a compound of
+    tasks 001 and 003 is read inside task 005 as the run repeating itself (issue 51)."""
+    picked_up = prop("stg_orders", "filter", "fct_orders")
+    picked_down = prop("fct_orders", "aggregation", "fct_orders")
+    spare_up = prop("stg_customers", "join", "fct_orders")
+    spare_down = prop("fct_orders", "null-handling", "fct_orders", site=NS(line=9, before="c", after="d"))
+    # the same slip again as another proposal object: still a task of the run
+    again = prop("stg_orders", "filter", "fct_orders")
+    kept = [(picked_down, "filled"), (again, "kept"), (spare_up, "kept"), (spare_down, "kept")]
+    left = compound.spare([picked_up, picked_down], kept)
+    assert left == [spare_up, spare_down]
+    found = compound.pairs(left, DISCOVERY)
+    assert found and all(picked_up not in pair and picked_down not in pair for pair in found)
+    # only picks could pair: no compound, and the record says why
+    assert compound.pairs(compound.spare([picked_up, picked_down], [(again, "kept")]), DISCOVERY) == []
+    why = compound.why_none([picked_up, picked_down], [(again, "kept")], DISCOVERY)
+    assert "slip of a task of the run" in why, why
+    assert "no two proposals" in compound.why_none([], [(spare_up, "kept")], DISCOVERY)
+
 def test_verdict_fair():
     both, up, other = obs(stg_orders=3, fct_orders=5), obs(stg_orders=3, fct_orders=2), obs(fct_orders=4)
     assert compound.verdict(both, up, other, ["fct_orders", "stg_orders"]) is None

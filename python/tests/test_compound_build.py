@@ -26,6 +26,9 @@ def test_one_compound_task_proven_and_recorded(acme_tasks_built, acme_run_record
     a, b = rec["slips"]
     assert a["model"] != b["model"] and a["family"] != b["family"]
     assert {a["table"], b["table"]} <= set(rec["graded_tables"])
+    # its slips are none of the run's other tasks (issue 51: tasks 001 and 003 read again inside 005)
+    others = {(t["model"], t["pattern_id"]) for t in doc["tasks"] if t["task_id"] != task["task_id"]}
+    assert not {(s["model"], s["pattern_id"]) for s in rec["slips"]} & others, (rec["slips"], others)
     prop = doc["proposals"][task["proposal"] - 1]
     assert prop["compound"] is True and prop["slips"] == rec["slips"]
     # the message reports both slips, each as its own report: an agent is asked only what it is told

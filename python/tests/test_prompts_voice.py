@@ -20,7 +20,14 @@ SEEDS = [f"proj:model:{i}" for i in range(240)]
 def test_rough_counts_read_like_a_person():
     assert words.amount(67, 90, "account", 0).text == "most of the accounts"
     assert words.amount(67, 90, "account", 1).text == "most accounts"
-    assert words.amount(30, 90, "account").text == "about a third of the accounts"
+    # a share as a fraction ("about a third of the accounts") is a stock frame (issue 51): a rounded
+    # count, or words that fit the numbers
+    assert words.amount(38, 120, "customer", 0).text == "about 40 of the 120 customers"
+    assert {a.text for a in words.amounts(30, 90, "account")} == {
+        "about 30 of the 90 accounts", "a good chunk of the accounts", "a fair number of accounts", "a lot of the accounts"}
+    assert not [a for c in range(1, 200) for a in words.amounts(c, 200, "order") if "third" in a.text
+                or "quarter" in a.text]
+    assert words.amount(88, 90, "account", 2).verb("is", "are") == "all but two of the accounts are"
     assert words.amount(10, 432, "invoice").text in ("a dozen or so invoices", "quite a few invoices")
     assert words.amount(80, 1071, "membership", 0).text == "dozens of memberships"
     assert words.amount(300, 5000, "order").text == "hundreds of orders"
@@ -43,7 +50,7 @@ def _exact(text: str) -> bool:
 
 
 def test_counts_are_rough_and_exact_values_are_about_half():
-    """67 of 90 accounts too high: the count is said in words, never as 67 or 90, in every voice;
+    """67 of 90 accounts too high: the count is said in words or rounded, never as 67, in every voice;
     the one example's value now and what it should be is quoted by about half of the bases (half
     the voices: blind reviewers rate a report without an example row low on usefulness, and read
     the casual forms, "For order 1 it's 0, should be 10", as a person's, the tidy "shows X; it
@@ -53,7 +60,9 @@ def test_counts_are_rough_and_exact_values_are_about_half():
     for seed in SEEDS:
         ps = prompts.write_prompts(replace(base_req, seed=seed))
         text = " ".join(ps.prompts.values())
-        assert not re.search(r"\b(67|90|66)\b", text), text
+        # nor as the count (rounded: "about 70 of the 90 accounts", the total as counted)
+        assert not re.search(r"\b(67|66|89)\b", re.sub(r"\babout 70 of the 90\b", "", text)), text
+        assert "90" not in re.sub(r"\babout 70 of the 90\b", "", text), text
         quoted += _exact(ps.base)
         assert_clean(ps, replace(base_req, seed=seed))
     assert 0.3 * len(SEEDS) <= quoted <= 0.65 * len(SEEDS), quoted

@@ -245,3 +245,55 @@ def test_a_crlf_model_keeps_its_bytes_in_the_patch(tmp_path):
     added = m.raw.replace("from orders\r\n", "from orders\nwhere status <> 'returned'\n")
     broken = Purposeful(c.ask, m, added, added).files()[0][2]
     assert broken.count(b"\r\n") == broken.count(b"\n") == 5
+
+
+GROUPED = """select
+    grp,
+    count(*) as n,
+    sum(amount) as total
+from {{ ref('REL') }}
+group by grp
+"""
+
+
+@pytest.mark.parametrize("relation, key, nouns, count_name, column", [
+    ("fct_subscription_revenue", "subscription_id", "subscriptions", "enterprise_subscription_count", "plan"),
+    ("int_orders__enriched", "id", "orders", "enterprise_order_count", "plan"),
+    ("dim_customers", "customer_id", "customers", "enterprise_customer_count", "plan"),
+    # no column keys a row (one per group and month): an exclusion says the column's own words
+    ("int_channel_monthly_orders", "order_month", "plan", None, "plan"),
+    # ... unless they name no thing ("the Starter status"): what the relation holds
+    ("int_channel_monthly_orders", "order_month", "orders", None, "status"),
+])
+def test_the_rows_are_named_by_the_grain_the_data_shows(tmp_path, relation, key, nouns, count_name, column):
+    """What the purposeful prompts count or leave out is what one row of the data is (its unique key
+    column), never the model's name pluralised: "how many Enterprise subscription revenues are behind
+    each row" and "the email channel_orders" were read as a program's (issue 51)."""
+    db_path = tmp_path / "grain.duckdb"
+    con = duckdb.connect(str(db_path))
+    plans = ["Enterprise"] * 4 + ["Team"] * 3 + ["Starter"] * 2 + [None]
+    keys = [f"'2024-0{i % 2 + 1}-01'" for i in range(10)] if key == "order_month" else [str(i + 1) for i in range(10)]
+    rows = ", ".join(f"({k}, '{'abc'[i % 3]}', {i + 1}, {repr(p) if p else 'null'})" for i, (k, p) in enumerate(zip(keys, plans)))
+    con.execute(f"create table {relation} as select * from (values {rows}) t({key}, grp, amount, {column})")
+    con.close()
+    raw = GROUPED.replace("REL", relation)
+    m = ModelText("model.p.m", "m", "models/m.sql", raw, raw.replace(f"{{{{ ref('{relation}') }}}}", relation))
+    db = ProbeDB(db_path, None)
+    try:
+        found = {c.kind: c for c in candidates([m], db)}
+    finally:
+        db.close()
+    assert EXCLUSION in found
+    texts = [t for c in found.values() for _k, t in c.prompts()] + [c.subject() for c in found.values()]
+    stem = relation.split("_", 1)[1]
+    for text in texts:
+        assert relation not in text, text
+        if stem != nouns:  # dim_customers' rows are customers
+            assert stem not in text and stem.replace("_", " ") not in text, text
+    excl = found[EXCLUSION]
+    assert f"the Starter {nouns} out" in excl.prompts()[0][1], excl.prompts()[0][1]
+    if count_name is None:
+        return
+    metric = found[METRIC]
+    assert metric.ask.name == count_name, metric.ask
+    assert f"how many Enterprise {nouns} are behind each row" in metric.prompts()[0][1], metric.prompts()[0][1]

@@ -63,15 +63,20 @@ def _kinds(raw: str, slip: Slip | None = None) -> dict[str, str]:
 
 def test_import_ctes_moves_inline_refs_into_ctes():
     out = _kinds(INLINE_REFS)["import_ctes"]
-    assert out.startswith("with stg_orders as (\n    select * from {{ ref('stg_orders') }}\n),\n\n"
+    # the CTE named as people name it, without the layer prefix (a CTE named exactly like the model
+    # it imports read as a program's, issue 51)
+    assert out.startswith("with orders as (\n    select * from {{ ref('stg_orders') }}\n),\n\n"
                           "customers as (\n    select * from {{ source('raw', 'customers') }}\n)\n\nselect")
-    assert "from stg_orders as o" in out and "left join customers c" in out
+    assert "from orders as o" in out and "left join customers c" in out
+    # where the short name is taken, the relation's own name
+    taken = _kinds(INLINE_REFS.replace("o.amount\n", "o.amount as orders\n"))["import_ctes"]
+    assert taken.startswith("with stg_orders as (") and "from stg_orders as o" in taken
 
 
 def test_import_ctes_declines_a_name_the_model_already_uses():
     raw = INLINE_REFS.replace("c.name", "customers.name")  # `customers` is already an identifier here
     out = _kinds(raw)["import_ctes"]
-    assert "customers as (" not in out and "stg_orders as (" in out
+    assert "customers as (" not in out and "orders as (" in out
 
 
 def test_a_model_already_laid_out_in_ctes_gets_no_layout_story():

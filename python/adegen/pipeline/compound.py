@@ -1,5 +1,6 @@
 """Stage "compound" of the build (after the proposal rounds): at most one task of two independent
-slips on one lineage (`adegen.propose.compound`), made from two proposals the run screened. The
+slips on one lineage (`adegen.propose.compound`), made from two proposals the run screened and did
+not pick (`compound.spare`: a compound of the run's own picks repeats two of its tasks). The
 combined mutant (both files changed) is screened here; `compound.verdict` compares it with intact
 and with each slip alone (their own screenings) and keeps it only when fixing one slip alone still
 fails the grade and each slip shows in the combined state. The compound takes the place of the run's last
@@ -23,10 +24,15 @@ def add(ctx: RunContext, chosen: list, kept: list, dropped: list) -> None:
     if ctx.opts.compound == "off" or ctx.validator is None or not ctx.discovery:
         return
     t1 = time.monotonic()
-    props = list(chosen) + [p for p, _d in kept]
     tried: list[dict] = []
     scope = ctx.scope()
-    for up, other in compound.pairs(props, ctx.discovery)[:compound.MAX_TRIES]:
+    found = compound.pairs(compound.spare(chosen, kept), ctx.discovery)
+    if not found:
+        why = compound.why_none(chosen, kept, ctx.discovery)
+        ctx.doc.compound = [{"outcome": "skipped", "reason": why}]
+        ctx.ui.say(f"Compound task: none ({why})")
+        return
+    for up, other in found[:compound.MAX_TRIES]:
         pattern = compound_task.pattern_for(up, other)
         ctx.ui.say(f"Screening a compound: {up.pattern_id} on {up.model} + {other.pattern_id} on {other.model}...")
         extra = ((other.model_unique_id, other.model_path, decode(other.mutant)),)
@@ -53,7 +59,8 @@ def add(ctx: RunContext, chosen: list, kept: list, dropped: list) -> None:
 
 
 def _make_room(ctx: RunContext, chosen: list, parts: tuple, dropped: list) -> None:
-    """A run with --count proposals gives the last one that is no slip of the compound up for it."""
+    """A run with --count proposals gives its last one up for the compound (no pick is one of its
+    slips: `compound.spare`; the check stays for safety)."""
     if len(chosen) < ctx.opts.count:
         return
     last = next((p for p in reversed(chosen) if all(p is not q for q in parts)), None)

@@ -8,6 +8,7 @@ python/tests/test_phrase_banks.py. Pure functions.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from adegen.facts.measured import Sample
 from adegen.prompts import words
@@ -97,9 +98,11 @@ def flag_noun(text: str, vals: dict[str, str]) -> str:
                   flags=re.I)
 
 
-def fields(f: Finding, voice) -> dict[str, str]:
+def fields(f: Finding, voice, said: tuple = ()) -> dict[str, str]:
     """Every field a template of `f.kind` may use (banks/placeholders.yaml says what each holds), and
-    the markers the code reads beside them (`measure_is_plural`, `flag_column`, ...: never in a sentence)."""
+    the markers the code reads beside them (`measure_is_plural`, `flag_column`, ...: never in a sentence).
+    `said`: the run's texts so far (normalised, padded with spaces), so a share is worded as none of
+    them worded one (`_amount`)."""
     e = entity(f)
     es = words.plural(e)
     v: dict[str, str] = {"table": voice.table(f.table), "topic": words.table_topic(f.table), "entity": e,
@@ -130,7 +133,7 @@ def fields(f: Finding, voice) -> dict[str, str]:
             v["values_word"] = "values"  # "the review_date values", never "the review_date dates"
         if f.col_type == "bool" or re.match(r"(is|has|was|can|should)_", f.column):
             v["flag_column"] = v["column"]  # "the has_past_due_invoice flag", see flag_noun
-    v.update(_counts(f, voice, e))
+    v.update(_counts(f, voice, e, said))
     v.update(_sample(f, voice))
     v.update(_details(f, voice))
     if f.kind == "relation_kind" and not voice.convention:
@@ -138,13 +141,40 @@ def fields(f: Finding, voice) -> dict[str, str]:
     return v
 
 
-def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
-    """How many are affected: in rough words ("most of the accounts are"), or counted for a
-    voice that counts; `others*` are the affected ones besides the example."""
+def _amount(counted: tuple[int, int], noun: str, voice, said: tuple, other: bool = False) -> words.Amount | None:
+    """One wording of `counted` (count, total: words.amounts), in this task's order, the first whose words
+    (numbers and the noun aside) no text of `said` used: "about a third of the accounts" under
+    several reports of one run read as a stock frame (issue 51). All worn: the task's first."""
+    opts = words.amounts(*counted, noun, other)
+    if not opts:
+        return None
+    first = voice.pick("amount-words", len(opts))
+    opts = opts[first:] + opts[:first]
+    return next((a for a in opts if not _worn(a.text, noun, said)), opts[0])
+
+
+def _worn(text: str, noun: str, said: tuple) -> bool:
+    rx = _wording(text, noun)
+    return rx is not None and any(rx.search(t) for t in said)
+
+
+@lru_cache(maxsize=1024)
+def _wording(text: str, noun: str) -> re.Pattern | None:
+    """A share's words as a pattern over normalised texts: its numbers any number, its noun left out
+    ("about 40 of the 120 orders" -> " about \\d+ of the \\d+ "); None when one word is left."""
+    kept = [w for w in re.findall(r"[a-z0-9_]+", text.lower()) if w not in (noun.lower(), words.plural(noun).lower())]
+    if len(kept) < 2:
+        return None
+    return re.compile(" " + " ".join(r"\d+" if w.isdigit() else re.escape(w) for w in kept) + " ")
+
+
+def _counts(f: Finding, voice, noun: str, said: tuple = ()) -> dict[str, str]:
+    """How many are affected: in rough words ("most of the accounts are", "about 40 of the 120
+    accounts", a wording no earlier text of the run used), or counted for a voice that counts;
+    `others*` are the affected ones besides the example."""
     v: dict[str, str] = {}
-    variant = voice.pick("amount-words", 2)
     if f.count:
-        amt = words.amount(f.count, f.total, noun, variant) if f.total else None
+        amt = _amount((f.count, f.total), noun, voice, said) if f.total else None
         if voice.exact_counts or amt is None:
             n = words.count_of(f.count, noun)
             amt = words.Amount(n, f.count != 1)
@@ -161,7 +191,7 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
             v["count_rows_of"] = f"{words.number(f.count)} of the {words.count_of(f.total, 'row')}"
         elif f.total and not voice.exact_counts:
             v["count_of"] = amt.text
-            v["count_rows_of"] = (words.amount(f.count, f.total, "row", variant) or amt).text
+            v["count_rows_of"] = (_amount((f.count, f.total), "row", voice, said) or amt).text
         elif f.total:
             v["count_of"] = f"every {noun}" if f.count > 1 else f"the only {noun}"
         if f.count > 1:
@@ -172,7 +202,7 @@ def _counts(f: Finding, voice, noun: str) -> dict[str, str]:
                 else:
                     others = words.Amount(f"{words.number(k)} other {words.plural(noun) if k > 1 else noun}", k > 1)
             else:
-                others = words.amount(f.count - 1, max(f.total - 1, 0), noun, variant, other=True)
+                others = _amount((f.count - 1, max(f.total - 1, 0)), noun, voice, said, other=True)
             v["others"] = others.text
             v["others_are"] = others.verb("is", "are")
             v["others_have"] = others.verb("has", "have")

@@ -183,7 +183,7 @@ def body_templates(f: Finding, level: str, voice: Voice, place: Place = Place())
     follow-up), and filling them all for every key of every candidate was most of the prompt
     phase."""
     bank = phrases.BODIES.get(f.kind, {})
-    vals = fields(f, voice)
+    vals = fields(f, voice, place.said)
     if voice.detail_for(place.key) != "exact" and "example_named" not in vals:
         # an entity by kind and id ("Invoice I7001, for example") only next to its values: on
         # its own it is the row a program picked, not one a person ran into
@@ -362,7 +362,7 @@ def requests(f: Finding, voice: Voice, place: Place = Place()) -> list[str]:
         pool = [""] * phrases.ASKS_NONE + generic + own * 6
     if place.key != "base":  # medium and hard say less: a request naming the column would say it again
         pool = [a for a in pool if not re.search(r"\{(measure|column)\}", a)]
-    vals = fields(f, voice)
+    vals = fields(f, voice, place.said)
     out = [(a, a if not a else (fill(a, vals) if _fits(a, f, vals) else None)) for a in pool]
     if place.second is not None:  # the body names two tables: no request about "the table" or "it"
         out = [(a, t) for a, t in out if t is not None and not re.search(r"\bthe table\b|\bit\b", t)]
@@ -461,29 +461,3 @@ def compose(body: Body, opener: tuple[str, str], ask: str, period: bool = True) 
     if not period and not ask and out.endswith(".") and "\n" not in out and not out.endswith(".."):
         out = out[:-1]  # some people leave the last full stop off (not after a stock request)
     return out
-
-
-def two_reports(first: str, second: str, seed: str) -> str:
-    """One message holding two whole reports (a compound task's two slips, each reported as its
-    own task would report it), joined by a frame of the bank picked by `seed`; most frames carry the
-    second as an aside of the first (`aside`)."""
-    v: dict[str, str] = {"first_report": first.strip(), "second_report": second.strip(),
-                         "second_aside": aside(second.strip())}
-    return phrases.TWO_REPORTS[spin(seed, "two_reports", len(phrases.TWO_REPORTS))].format(**v)
-
-
-def aside(text: str) -> str:
-    """A report going on after a connective ("Also, ..."): its first word in lower case where it is
-    an ordinary word ("the amount", "why is", "someone noticed"), as it is where it is a name
-    (`fct_orders`, "Summit Foods") or "I"."""
-    first = text.split(" ", 1)[0]
-    if first in ("I", "I'm", "I've", "I'd") or first.isupper():
-        return text
-    if _ENGLISH_START.match(text) or text.startswith(_NO_LEAD_IN) or _ASIDE_START.match(text):
-        return text[:1].lower() + text[1:]
-    return text
-
-
-# more ordinary words a report may start with (beside _ENGLISH_START and _NO_LEAD_IN): how many, when
-_ASIDE_START = re.compile(r"^(most|almost|nearly|one|two|three|about|around|since|quite|dozens|hundreds|thousands|"
-                          r"each|not|can|could|seeing|those|that|these|none|only|no|too|lots)\b", re.I)

@@ -138,48 +138,92 @@ class Amount:
 
 
 def amount(count: int, total: int, noun: str, variant: int = 0, other: bool = False) -> Amount | None:
-    """`count` of `total` entities in rough words: "most of the accounts", "about a third of the
-    invoices", "a handful of workspaces", "dozens of orders", "every
-    customer". `other` words it as the rest besides one already named ("most of the other
-    accounts", "one other order"). `variant` picks between equivalent wordings. None for 0."""
+    """`count` of `total` entities in rough words: "most of the accounts", "about 40 of the 120
+    invoices", "a handful of workspaces", "dozens of orders", "every customer". `other` words it
+    as the rest besides one already named ("most of the other accounts", "one other order").
+    `variant` picks among the wordings that fit (`amounts`). None for 0."""
+    opts = amounts(count, total, noun, other)
+    return opts[variant % len(opts)] if opts else None
+
+
+def amounts(count: int, total: int, noun: str, other: bool = False) -> list[Amount]:
+    """Every wording of `count` of `total` a person might use, the rough ones and a rounded count
+    ("about 40 of the 120 orders"). A share said as a fraction ("about a third of the accounts") on
+    every report of a set was named a stock frame by blind reviewers (issue 51): people say how many
+    they counted, roughly, or "most", "a handful"; the wordings vary with the numbers."""
     if count <= 0:
-        return None
+        return []
     many, o = plural(noun), ("other " if other else "")
-    pick = (lambda *opts: opts[variant % len(opts)])
     if total and count >= total:
         if count == 1:
-            return Amount(f"the other {noun}" if other else f"the only {noun}", False)
+            return [Amount(f"the other {noun}" if other else f"the only {noun}", False)]
         if count > 3:
-            return pick(Amount(f"every {o}{noun}", False), Amount(f"all the {o}{many}", True))
+            return [Amount(f"every {o}{noun}", False), Amount(f"all the {o}{many}", True)]
         # two or three of two or three: "every conversation" over-claims (reviewers read it against the
         # diff: COUNT(*) over a LEFT JOIN moves only the conversations with nothing joined), "both" tells
         # the table's size; the number says what was seen
     if count == 1:
-        return Amount(f"one {o}{noun}", False)
+        return [Amount(f"one {o}{noun}", False)]
     if count <= 3:
-        return pick(Amount(f"{_SMALL[count]} {o}{many}", True),
-                    Amount(f"a couple of {o}{many}" if count == 2 else f"a few {o}{many}", True))
+        return [Amount(f"{_SMALL[count]} {o}{many}", True),
+                Amount(f"a couple of {o}{many}" if count == 2 else f"a few {o}{many}", True)]
     r = count / total if total else 0.0
+    counted = _rounded_share(count, total, many, o)
     if r >= 0.85:
-        return pick(Amount(f"almost every {o}{noun}", False), Amount(f"nearly all the {o}{many}", True))
+        out = [Amount(f"almost every {o}{noun}", False), Amount(f"nearly all the {o}{many}", True)]
+        rest = total - count
+        if 1 <= rest <= 3:  # "all but two of the accounts": the few left over are what a person saw
+            out.append(Amount(f"all but {_SMALL.get(rest, 'one')} of the {o}{many}", True))
+        return out
     if r >= 0.55:
-        return pick(Amount(f"most of the {o}{many}", True), Amount(f"most {o}{many}", True))
+        return [Amount(f"most of the {o}{many}", True), Amount(f"most {o}{many}", True), *counted,
+                *([Amount(f"well over half the {o}{many}", True)] if r >= 0.62 else [])]
     if r >= 0.4:
-        return pick(Amount(f"about half the {o}{many}", True), Amount(f"around half of the {o}{many}", True))
-    if r >= 0.28:
-        return pick(Amount(f"about a third of the {o}{many}", True),
-                    Amount(f"a third or so of the {o}{many}", True))
+        return [Amount(f"about half the {o}{many}", True),
+                Amount(f"close to half the {o}{many}" if r < 0.5 else f"a bit over half the {o}{many}", True),
+                *counted]
     if r >= 0.2:
-        return pick(Amount(f"about a quarter of the {o}{many}", True), Amount(f"a fair number of {o}{many}", True))
+        return [*counted, Amount(f"a good chunk of the {o}{many}", True), Amount(f"a fair number of {o}{many}", True),
+                *([Amount(f"a lot of the {o}{many}", True)] if r >= 0.28 else [])]
     if count <= 9:
-        return pick(Amount(f"a handful of {o}{many}", True), Amount(f"a few {o}{many}", True))
+        return [Amount(f"a handful of {o}{many}", True), Amount(f"a few {o}{many}", True),
+                Amount(f"{_SMALL_WORDS[count]} {o}{many}", True)]
     if count <= 15:
-        return pick(Amount(f"a dozen or so {o}{many}", True), Amount(f"quite a few {o}{many}", True))
+        return [Amount(f"a dozen or so {o}{many}", True), Amount(f"quite a few {o}{many}", True), *counted]
     if count < 200:
-        return pick(Amount(f"dozens of {o}{many}", True), Amount(f"quite a few {o}{many}", True))
+        return [Amount(f"dozens of {o}{many}" if count >= 24 else f"a couple dozen {o}{many}", True),
+                Amount(f"quite a few {o}{many}", True), *counted,
+                *([Amount(f"{_round(count)}-odd {o}{many}", True)] if _round(count) < count else [])]
     if count < 2000:
-        return Amount(f"hundreds of {o}{many}", True)
-    return Amount(f"thousands of {o}{many}", True)
+        return [Amount(f"hundreds of {o}{many}", True), *counted,
+                *([Amount(f"a few hundred {o}{many}", True)] if count < 700 else [])]
+    return [Amount(f"thousands of {o}{many}", True), *counted]
+
+
+def _round(n: int) -> int:
+    """A count as a person rounds it: to 5 under 50, to 10 under 200, else to two figures."""
+    if n < 15:
+        return n
+    if n < 50:
+        return 5 * round(n / 5)
+    if n < 200:
+        return 10 * round(n / 10)
+    digits = len(str(n)) - 2
+    return round(n, -digits)
+
+
+def _rounded_share(count: int, total: int, many: str, other: str) -> list[Amount]:
+    """"about 40 of the 120 orders" (the total as counted, the part rounded: nobody quotes 67 of 90
+    exactly); [] when the rounded part would reach the total, or for the rest besides one named."""
+    if not total or count >= total or other:  # "about 65 of the other 89 accounts" reads counted out
+        return []
+    r = _round(count)
+    if r >= total or r <= 0:
+        return []
+    return [Amount(f"about {number(r, r >= 1000)} of the {number(total, total >= 1000)} {many}", True)]
+
+
+_SMALL_WORDS = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
 _SMALL = {2: "two", 3: "three"}
@@ -240,8 +284,10 @@ def column_words(column: str) -> str:
 
 def table_topic(table: str) -> str:
     """What a table is about: fct_monthly_revenue -> 'monthly revenue', stg_f1_dataset__results ->
-    'results', dim_customers -> 'customers'."""
+    'results', dim_customers -> 'customers', int_orders__enriched -> 'orders'."""
     name = str(table).split("__")[-1] if "__" in str(table) else str(table)
+    if "__" in str(table) and all(w.lower() in BUILD_WORDS or w.lower() in NOT_ENTITIES for w in name.split("_") if w):
+        name = str(table).replace("__", "_")  # int_orders__enriched: what it is sits before the `__`
     parts = [p for p in name.split("_") if p]
     while len(parts) > 1 and parts[0].lower() in LAYER_PREFIXES:
         parts = parts[1:]

@@ -60,6 +60,31 @@ def slip_of(p) -> Slip:
                 str(p.site.after), p.compared_table)
 
 
+def spare(chosen: list, kept: list) -> list:
+    """The proposals a compound may take its slips from: the ones the run screened and kept back
+    (`kept`: (proposal, its drop)) that are no task of the run and make no task's slip again. A
+    compound made of the run's own picks repeats them: blind reviewers read tasks 001 and 003
+    inside task 005 of one run as a set that visibly repeats (issue 51)."""
+    taken = {(p.model, p.pattern_id) for p in chosen} | {_where(p) for p in chosen}
+    return [p for p, _d in kept if all(p is not q for q in chosen)
+            and (p.model, p.pattern_id) not in taken and _where(p) not in taken]
+
+
+def _where(p) -> tuple:
+    site = getattr(p, "site", None)
+    return (p.model_path, int(getattr(site, "line", 0) or 0), str(getattr(site, "before", "")),
+            str(getattr(site, "after", "")))
+
+
+def why_none(chosen: list, kept: list, discovery: dict) -> str:
+    """Why the spare proposals (`spare`) make no pair, for the run record."""
+    left = spare(chosen, kept)
+    if pairs(list(chosen) + left, discovery):
+        return (f"no compound: the pairs on one lineage all take a slip of a task of the run ({len(left)} "
+                "unpicked proposal(s) make none), and a compound of the run's own slips repeats its tasks")
+    return f"no compound: no two proposals of two families on one lineage ({len(left)} unpicked)"
+
+
 def usable(p) -> bool:
     """Whether a proposal may be one slip of a compound: screened and observable, a data change of
     one file (no build error, no materialization change, no sibling pair, no diff, no story that

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from adegen import prompts
 from adegen.core.drops import Drop, DropCode
-from adegen.prompts.render import two_reports
+from adegen.prompts.joins import two_reports
 from adegen.propose.compound import FAMILY, differing_tables, slip_of
 from adegen.propose.model import PromptLevel, Proposal, SiblingChange, levels_of
 from adegen.propose.site import prompt_key, retarget
@@ -84,7 +84,7 @@ def realise(up, other, combined, scope, avoid: dict[str, str]) -> Proposal | Dro
 
 def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list[PromptLevel]:
     """The compound's prompt levels, base first ([] when there is no base): for each key both slips'
-    own reports have, the two joined in one message (prompts.pairs.two_reports), provided the two
+    own reports have, the two joined in one message (prompts.joins.two_reports), provided the two
     differ and every table either names (its compared table included) still differs from intact in
     the combined state."""
     changed = differing_tables(combined)
@@ -93,6 +93,8 @@ def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list
     # is X ...? ... Why is Y ...?") read as one template filled twice (blind reviewers, issue 51)
     theirs = {lv.key: lv for lv in _reported_again(other, seed, frozenset(avoid) | {lv.text for lv in mines})}
     out: list[PromptLevel] = []
+    # the run's texts (normalised, padded) and the joins this task used: no join twice in a run
+    said = tuple(f" {t} " for t in avoid)
     for mine in mines:
         their = theirs.get(mine.key)
         if their is None or prompt_key(mine.text) == prompt_key(their.text):
@@ -101,7 +103,9 @@ def two_report_levels(up, other, combined, seed: str, avoid=frozenset()) -> list
         if not {up.compared_table, *named} <= changed:
             continue
         tables = tuple(t for t in named if t != up.compared_table)
-        out.append(PromptLevel(mine.key, two_reports(mine.text, their.text, f"{seed}:{mine.key}"), tables))
+        text, join = two_reports(mine.text, their.text, f"{seed}:{mine.key}", said)
+        said += (join,)
+        out.append(PromptLevel(mine.key, text, tables))
     return out if out and out[0].key == "base" else []
 
 

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from adegen.prompts import words
 from adegen.propose.candidate_sites import encode, endings_of
 from adegen.realism.probe import ProbeDB
-from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, noun, reaches_output
+from adegen.rewrite.purposes import EXCLUSION, KINDS, METRIC, Ask, change, metric_name, reaches_output
 from adegen.rewrite.purposes import docs
 from adegen.rewrite.purposes import scopes as sc
 from adegen.rewrite.stories.base import Model
@@ -28,14 +28,16 @@ from adegen.sql.quote import ident
 MAX_COLUMNS = 8          # text columns probed per scope
 MAX_VALUES = 12          # a column with more distinct values is no category
 SHARE = (0.05, 0.6)      # the value's share of the scope's rows (a category, not noise nor the bulk)
+MAX_KEYS = 4            # key columns probed for a scope's grain
+_KEY = re.compile(r"(?:^|_)(?:id|key)\Z", re.I)
 NULL_SHARE = 0.3         # an exclusion's column: NULL in a few rows (a slip that drops most rows is no slip one misses)
 # words in a column name that say it holds a category
 HINT = re.compile(r"status|state|type|category|channel|segment|kind|tier|plan|source|method|stage|priority|role|tag", re.I)
 DIFFICULTY = "medium"
 TAGS = ["dbt", "debugging", "purposeful-change"]
 SUBJECTS = {
-    METRIC: "Add {name} to {model}: the number of {value} {noun}s",
-    EXCLUSION: "Leave the {value} {noun}s out of {model}",
+    METRIC: "Add {name} to {model}: the number of {value} {nouns}",
+    EXCLUSION: "Leave the {value} {nouns} out of {model}",
 }
 # The prompt levels (text as data): what a stakeholder sees since the change, never the fix. They say
 # what the change set out to do in business words ("a count of the shipped orders", "leave the
@@ -99,12 +101,11 @@ class Purposeful:
 
     def subject(self) -> str:
         return SUBJECTS[self.kind].format(name=self.ask.name, model=self.model.name, value=self.ask.value,
-                                          noun=scope_noun(self.model.raw, self.ask.scope))
+                                          nouns=things(self.model.raw, self.ask))
 
     def prompts(self) -> list[tuple[str, str]]:
-        thing = scope_noun(self.model.raw, self.ask.scope).replace("_", " ")
-        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value, nouns=words.plural(thing),
-                      example=self.example())
+        fields = dict(name=self.ask.name, table=self.model.name, value=self.ask.value,
+                      nouns=things(self.model.raw, self.ask), example=self.example())
         return [(k, t.format(**fields)) for k, t in PROMPTS[self.kind].items()]
 
     def example(self) -> str:
@@ -135,9 +136,55 @@ class Purposeful:
 
 
 def scope_noun(raw: str, scope: str) -> str:
-    """What a row of the scope is ("order" for a scope reading orders), "row" when unknown."""
+    """What a row of the scope is by the name of the relation it reads, in words ("order" for
+    stg_orders, "subscription" for fct_subscription_revenue: its layer prefix, a measure or a build
+    word is no thing a row is), "row" when unknown."""
     s = sc.scopes(raw).get(scope)
-    return noun(s.relation) if s else "row"
+    word = words.table_entity(sc.relation_name(s.relation)) if s else "row"
+    return "row" if word in words.GENERIC else word
+
+
+def things(raw: str, ask: Ask) -> str:
+    """What the prompts call the rows the change counts or leaves out, plural: the grain the data
+    shows (`Ask.entity`, from the scope's unique key: "subscriptions"), else for an exclusion the
+    column's own words ("the email marketing channel"), else the relation's entity. Never the model's
+    name pluralised ("how many Enterprise subscription revenues", "the email channel_orders": blind
+    reviewers read nouns made from relation names as a program's, issue 51)."""
+    if ask.entity:
+        return words.plural(ask.entity)
+    said = words.column_words(ask.column)
+    if ask.kind == EXCLUSION and said.split()[-1] not in _BARE:
+        return said
+    word = scope_noun(raw, ask.scope)
+    return words.plural(word) if word != "row" else "rows"
+
+
+# a column's words that name no thing on their own ("leave the returned status out"): the relation's
+# entity says it better ("the returned orders")
+_BARE = frozenset({"status", "state", "type", "kind", "category", "class", "group", "flag", "code", "value", "name",
+                   "label"})
+
+
+def grain(db: ProbeDB, rows: str, columns: Sequence[str], relation: str) -> str:
+    """What one row of `rows` is, as its data shows it: the entity of a key column (`*_id`, `*_key`,
+    `id`) that is unique and never NULL there ("subscription" for subscription_id), the one named
+    like the relation first; "" when no such column (a row per channel and month)."""
+    rel = sc.relation_name(relation)
+    keys = [c for c in columns if _KEY.search(c)]
+    own = words.table_entity(rel)
+    keys.sort(key=lambda c: (words.entity_of_key(c, rel) != own, len(c)))
+    keys = keys[:MAX_KEYS]
+    if not keys:
+        return ""
+    got = db.one("select count(*), " + ", ".join(f"count(distinct {ident(c)}) = count(*) and count({ident(c)}) = count(*)"
+                                                for c in keys) + f" from ({rows})")
+    if not got or not got[0]:
+        return ""
+    for c, unique in zip(keys, got[1:]):
+        e = words.entity_of_key(c, rel)
+        if unique and e and e not in words.GENERIC and not words.date_grain(c):
+            return e
+    return ""
 
 
 DOCS = {  # what the engineer writes in the properties file (text as data)
@@ -151,8 +198,8 @@ def document(ask: Ask, m: ModelText) -> str | None:
     exclusion said in the description), or None (no file, or it cannot be edited as text)."""
     if m.properties is None:
         return None
-    word = scope_noun(m.raw, ask.scope)
-    word = word if word.isalpha() else "row"  # `channel_orders` is a CTE's name, not a word of the docs
+    word = ask.entity or scope_noun(m.raw, ask.scope)
+    word = word if word.isalpha() else "row"  # a name of two words is no word of the docs
     text = DOCS[ask.kind].format(noun=word, column=ask.column, value=ask.value)
     if ask.kind == METRIC:
         return docs.document_column(m.properties[1], m.name, ask.name, text)
@@ -219,6 +266,7 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
         text_cols.sort(key=lambda c: (not HINT.search(c), c))
         want = {k for k in KINDS if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
         shown = _shown(m.raw, s)
+        entity = grain(db, rows, list(cols), s.relation) if want else ""
         for col in text_cols[:MAX_COLUMNS]:
             if not want:
                 break
@@ -229,10 +277,11 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
             if not values or not 2 <= distinct <= MAX_VALUES:
                 continue
             if METRIC in want and col.lower() not in shown:  # a count of one group value within its own groups: no ask
-                out.append(Ask(METRIC, name, col, values[0], metric_name(values[0], s.relation)))
+                word = entity or scope_noun(m.raw, name)
+                out.append(Ask(METRIC, name, col, values[0], metric_name(values[0], s.relation, word), entity))
                 want.discard(METRIC)
             if EXCLUSION in want and 0 < nulls <= NULL_SHARE * total:
-                out.append(Ask(EXCLUSION, name, col, values[-1]))
+                out.append(Ask(EXCLUSION, name, col, values[-1], entity=entity))
                 want.discard(EXCLUSION)
     return out
 

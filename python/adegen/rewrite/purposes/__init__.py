@@ -35,6 +35,7 @@ class Ask:
     column: str
     value: str
     name: str = ""
+    entity: str = ""  # what one row of the scope is, as its data shows it ("subscription"); "" unknown
 
 
 def noun(relation: str) -> str:
@@ -50,9 +51,11 @@ def slug(value: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", value.lower()).strip("_")
 
 
-def metric_name(value: str, relation: str) -> str:
-    """`completed` over orders -> `completed_order_count`."""
-    return f"{slug(value)}_{noun(relation)}_count"
+def metric_name(value: str, relation: str, entity: str = "") -> str:
+    """`completed` over orders -> `completed_order_count`; `entity`: what a row is, when known
+    (`Enterprise` over fct_subscription_revenue keyed by subscription_id -> `enterprise_subscription_count`,
+    never `enterprise_subscription_revenue_count`)."""
+    return f"{slug(value)}_{slug(entity) if entity else noun(relation)}_count"
 
 
 def _kw(text: str, word: str) -> str:

@@ -51,11 +51,28 @@ def _reads(model: Model) -> dict[str, list]:
     return {n: ts for n, ts in found.items() if spelled.get(n)}
 
 
+# a layer prefix people drop when they name an import CTE (`orders as (select * from {{ ref('stg_orders') }})`)
+_LAYER = re.compile(r"^(?:stg|int|fct|fact|dim|rpt|base|src|raw|mart|agg)_+")
+
+
+def cte_names(reads: dict[str, list], used: set) -> dict[str, str]:
+    """relation name -> its import CTE's name: the name without its layer prefix, as people write
+    it (stg_orders -> orders, int_orders__enriched -> orders__enriched); the relation's own name
+    where that is no identifier, one the model uses already, or another relation's. A CTE named
+    exactly like the model it imports read to blind reviewers as a program's (issue 51)."""
+    short = {name: _LAYER.sub("", name) for name in reads}
+    taken = [s for s in short.values()]
+    return {name: s if s and s != name and IDENT.match(s) and s not in used and taken.count(s) == 1
+            and s not in reads else name for name, s in short.items()}
+
+
 def draft(model: Model, slip: Slip) -> Draft | None:
     sql = model.sql()
     if not sql or sql[0].text != "select":
         return None  # a model with CTEs is laid out already
-    reads = _reads(model)
+    full = _reads(model)
+    names = cte_names(full, set(model.words()))
+    reads = {names[name]: ts for name, ts in full.items()}
     edits = [Edit(t.start, t.end, name) for name, ts in reads.items() for t in ts]
     if not edits or any(overlaps(e, slip) for e in edits):
         return None
@@ -67,6 +84,6 @@ def draft(model: Model, slip: Slip) -> Draft | None:
     block = Edit(first.start, first.start, kw("with") + " " + ",\n\n".join(ctes) + "\n\n")
     if overlaps(block, slip):
         return None
-    names = ", ".join(reads)
-    return Draft(Story(KIND, f"Refactor {model.name} to read {names} through import CTEs"), [block, *edits],
+    read = ", ".join(full)
+    return Draft(Story(KIND, f"Refactor {model.name} to read {read} through import CTEs"), [block, *edits],
                  slip.after)
