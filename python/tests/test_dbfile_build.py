@@ -54,8 +54,7 @@ def circle_build(circle_project, tmp_path_factory):
     out = tmp_path_factory.mktemp("circle-out")
     env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "ADEGEN_SHIFTED_CLOCK": "0"}
     r = subprocess.run([sys.executable, "-m", "adegen.build", str(circle_project), "--db-path", str(circle_project),
-                        "--output-dir", str(out), "--pick", "all", "--yes", "--json", "--count", "3",
-                        "--no-purpose"],  # the file's conversion is the point: slips of the catalog prove it
+                        "--output-dir", str(out), "--pick", "all", "--yes", "--json", "--count", "3"],
                        capture_output=True, text=True, env=env, cwd=str(circle_project.parent))
     assert r.returncode == 0, r.stderr[-4000:]
     return json.loads(r.stdout)

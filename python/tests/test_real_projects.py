@@ -32,11 +32,10 @@ DOUBLE = "{% macro double(x) %}({{ x }}) * 2{% endmacro %}\n"
 
 
 def build(project: Path, out: Path, *extra: str) -> tuple[dict, str]:
-    """(--json document, the human summary: stderr in --json mode). Without purposeful changes: these
-    builds prove project layouts (packages, macros, databases), which the slips of the catalog meet."""
+    """(--json document, the human summary: stderr in --json mode)"""
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     r = subprocess.run([sys.executable, "-m", "adegen.build", str(project), "--output-dir", str(out),
-                        "--pick", "all", "--yes", "--json", "--count", "3", "--no-purpose", *extra],
+                        "--pick", "all", "--yes", "--json", "--count", "3", *extra],
                        capture_output=True, text=True, env=env, cwd=str(project.parent))
     assert r.returncode == 0, r.stderr[-4000:]
     return json.loads(r.stdout), r.stderr

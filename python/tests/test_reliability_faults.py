@@ -188,9 +188,7 @@ def test_sigterm_cleans_up_like_ctrl_c(fault_project, rel_env, tmp_path, moment,
     scratch.mkdir()
     env = dict(rel_env, TMPDIR=str(scratch))
     disposition = signal.SIG_IGN if sigint == "ignored" else signal.SIG_DFL
-    # --no-purpose: the signal meets a slip's proof workers (purposeful proofs are full emulations)
-    p = subprocess.Popen(build_cmd([project, "--output-dir", out, "--pick", "all", "--yes", "--count", "3",
-                                    "--no-purpose"]),
+    p = subprocess.Popen(build_cmd([project, "--output-dir", out, "--pick", "all", "--yes", "--count", "3"]),
                          env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                          text=True, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
     for line in p.stdout:
