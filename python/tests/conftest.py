@@ -16,7 +16,8 @@ Keep this file small: one documented fixture per shared need.
   document plus per task its layer, prompt levels, observation (changed tables, measured facts) and
   proof seconds, and the discovery graph.
 * `schemafix_built` - a validated build of fixtures/schemafix (marts and seeds in custom schemas, one
-  model aliased: `--pick all --yes --json`, no ade-bench), once per session: (output dir, --json document).
+  model aliased: `--pick all --yes --json --no-purpose`, no ade-bench), once per session: (output dir,
+  --json document).
 """
 from __future__ import annotations
 
@@ -36,11 +37,15 @@ import adegen  # noqa: E402,F401  (importing it puts the interpreter's scripts d
 
 # The suite runs on pytest-xdist (pyproject addopts: `-n auto --dist loadgroup`). Each test module is one
 # unit of work, so a module-scoped fixture (a bulk run, a built project) is made once, on one worker;
-# the modules that read the validated example build (`acme_tasks_built`) form one group, so it is built
-# once per session as well. A test that names its own xdist_group keeps it.
+# the tests that read the validated example build (`acme_tasks_built`, directly or through a fixture)
+# form one group, so it is built once per session as well. The other tests of those modules stay in
+# their module's group: test_build's builds without validation (the session's `first_run`, the pty,
+# --no-copy and Ctrl-C builds, about two minutes) then run on the other worker beside the example's
+# build instead of after it on the same one. A test that names its own xdist_group keeps it.
 SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_report_browser.py", "test_calibrate.py",
                                   "test_compound_build.py", "test_prompt_frames.py",
                                   "test_no_trace.py"})
+SHARED_BUILD_FIXTURES = ("acme_tasks_built", "acme_run_record")
 
 
 # The groups that take minutes, longest first (test-seconds of a full run with --durations, 2026-12-05:
@@ -48,7 +53,7 @@ SHARED_BUILD_MODULES = frozenset({"test_build.py", "test_report.py", "test_repor
 # xdist hands out groups by number of tests, which would start a two-test, two-minute module last and
 # leave one worker idle while the other finishes it; these start first instead, longest first (the
 # longest-processing-time rule), and the many short modules fill in after.
-LONG_GROUPS = ("acme-build", "test_userbase.py", "test_stories.py", "test_diff_candidates.py", "test_build_snowflake_emulator.py", "test_dbt_versions.py",
+LONG_GROUPS = ("acme-build", "test_build.py", "test_userbase.py", "test_stories.py", "test_diff_candidates.py", "test_build_snowflake_emulator.py", "test_dbt_versions.py",
                "test_bulk_plan.py", "test_bulk.py", "test_real_projects.py", "test_validate_snowflake.py",
                "test_reliability_faults.py", "test_reliability_inputs.py", "test_validate_e2e.py", "test_relations.py",
                "test_emulator.py",
@@ -60,7 +65,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             name = item.path.name
-            item.add_marker(pytest.mark.xdist_group("acme-build" if name in SHARED_BUILD_MODULES else name))
+            shared = name in SHARED_BUILD_MODULES and any(f in item.fixturenames for f in SHARED_BUILD_FIXTURES)
+            item.add_marker(pytest.mark.xdist_group("acme-build" if shared else name))
 
 
 if importlib.util.find_spec("xdist") is not None:
@@ -192,7 +198,9 @@ def schemafix_built(fixtures_dir, tmp_path_factory, adegen_cache) -> tuple[Path,
 
     out = tmp_path_factory.mktemp("schemafix-built") / "ade-bench-tasks"
     env = build_env(tmp_path_factory.mktemp("schemafix-built-home"))
-    r = run_build([fixtures_dir / "schemafix", "--output-dir", out, "--pick", "all", "--yes", "--json"], env,
-                  timeout=900)
+    # custom schemas and aliases are what it proves: purposeful changes (proven on the example's build
+    # and in test_purpose_build) would add their candidate compile and full-emulation proofs here
+    r = run_build([fixtures_dir / "schemafix", "--output-dir", out, "--pick", "all", "--yes", "--json",
+                   "--no-purpose"], env, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return out, json.loads(r.stdout)
