@@ -24,7 +24,7 @@ from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
-from adegen.propose import grain
+from adegen.propose import dedup, grain
 from adegen.propose.candidate_sites import read_as_is
 from adegen.propose.mutant_compile import compile_mutants
 from adegen.propose.purpose import DIFFICULTY, TAGS, ModelText, Purposeful, candidates, take_turns
@@ -62,8 +62,9 @@ def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
     written_before = {t.description for t in ctx.survey.tasks}
     cands = [c for c in find(ctx) if description(c) not in written_before]  # a rerun writes new ones
     if not cands:
-        ctx.ui.say("No purposeful change found: no model with a category column, or a column to bring in, "
-                   "that its data supports (or its changes are tasks already).")
+        ctx.ui.say("No purposeful change found: no model with a category column, a column to bring in, or a "
+                   "dedup over an input that repeats its key, that its data supports (or its changes are tasks "
+                   "already).")
         return []
     written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), want)
     ctx.timing("purposeful", t1)
@@ -122,9 +123,10 @@ def find(ctx: RunContext) -> list:
     try:
         found = candidates(models, db, say=ctx.ui.say)
         joins = grain.candidates(models, _sides(ctx, info, catalog), info.get("graph"), db, say=ctx.ui.say)
+        dedups = dedup.candidates(models, db, say=ctx.ui.say)
     finally:
         db.close()
-    return interleaved([*found, *joins])
+    return interleaved([*found, *joins, *dedups])
 
 
 def interleaved(cands: list) -> list:
@@ -170,7 +172,7 @@ def observation(c: Purposeful | grain.GrainChange) -> dict:
     model is the table graded, its rows of the right state that the broken one lacks or has otherwise."""
     f = c.facts
     return {"reason": "purposeful change: the broken and the right state built from the intact one differ",
-            "compared_table": c.model.name, "changed_tables": {c.model.name: 0},
+            "compared_table": c.graded_tables()[0], "changed_tables": {c.model.name: 0},
             "rows_differing": int(f["rows_differ"]), "rows_total": int(f["rows_fixed"]), "columns_differ": [],
             "example": c.example(), "details": {}}
 
@@ -182,8 +184,8 @@ def description(c: Purposeful | grain.GrainChange) -> str:
 
 def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
-    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": observation(c),
-            "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in c.prompts()],
+    return {"layer": c.model.layer, "graded_tables": c.graded_tables(), "observation": observation(c),
+            "prompts": [{"key": k, "prompt": t, "tables": c.graded_tables()} for k, t in c.prompts()],
             "proof_seconds": proof_seconds(proof),
             "story": {"kind": c.kind, "subject": c.subject()},
             "purpose": {"kind": c.kind, "scope": c.ask.scope or "final select", "column": c.ask.column,
@@ -191,17 +193,34 @@ def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
                         "measured": c.facts}}
 
 
-def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
+def _screened(ctx: RunContext, c: dedup.DedupChange) -> dedup.DedupChange | None:
+    """A dropped dedup screened by the validator (the model without its dedup and every table
+    downstream of it built) and reported where it shows (propose/dedup.reported), or None."""
+    obs = ctx.validator.screen(c.model.unique_id, c.model.path, c.broken, dedup.DedupPattern())
+    avoid = frozenset(t for task in ctx.survey.tasks for t in (task.prompts or [task.prompt]) if t)
+    made = dedup.reported(c, obs, ctx.discovery, ctx.project.name, avoid)
+    if isinstance(made, str):
+        ctx.ui.say(f"{c.subject()}: no task ({made})")
+        return None
+    return made
+
+
+def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
-    the patch check failed, or a grain change's test could not be rendered)."""
+    the patch check failed, a grain change's test could not be rendered, a dropped dedup's
+    screening shows nothing to report)."""
+    if c.kind == dedup.DEDUP:
+        c = _screened(ctx, c)
+        if c is None:
+            return None
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
     spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in c.prompts()], difficulty=DIFFICULTY,
-                    tags=[*TAGS, project.name], test_setup_models=[c.model.name],
-                    solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
-                    solution_rebuild=[c.model.name])
+                    tags=[*TAGS, project.name], test_setup_models=c.rebuild_models(),
+                    solution_seeds=[SeedEntry(t) for t in c.graded_tables()], variant=variant,
+                    seed_based=plan.seed_based, solution_rebuild=c.rebuild_models())
     files = c.files()
     setup = b"".join(unified_diff(old, broken, path) for path, old, broken, _ in files)
     solution = b"".join(unified_diff(broken, right, path) for path, _, broken, right in files)
@@ -220,7 +239,7 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
         ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
         return None
     task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
-                     solved="done right")
+                     solved="restored" if c.kind == dedup.DEDUP else "done right")
     w = write_and_prove(ctx, task)
     if w is None:
         return None
