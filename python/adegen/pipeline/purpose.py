@@ -101,32 +101,38 @@ def _models(ctx: RunContext, info: dict) -> list[tuple[str, str, str, str]]:
     out_ = [(u, m["name"], m["path"], layers.get(m["name"], "")) for u, m in info["models"].items()
             if m.get("package", ctx.project.name) == ctx.project.name and m.get("path")
             and (m.get("materialized") or "") in GRADABLE and u not in clock and m["name"] not in unstable]
-    return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))[:MAX_MODELS]
+    return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))
 
 
 def find(ctx: RunContext) -> list:
-    """The measured purposeful changes of the project (propose/purpose.candidates and
-    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved."""
+    """The measured purposeful changes of the project (propose/purpose.candidates,
+    propose/grain.candidates and propose/dedup.candidates: one shape), kinds interleaved, a dropped
+    dedup first (its symptom is reported downstream of the change; the other kinds' on the changed
+    model itself). The first MAX_MODELS models are probed for every kind; the rest (upstream
+    layers, where dedups sit) only where their text deduplicates."""
     root = ctx.opts.project_dir
     info = ctx.validator.baseline_info()
     texts = {}
-    for uid, name, path, layer in _models(ctx, info):
+    for k, (uid, name, path, layer) in enumerate(_models(ctx, info)):
         try:
-            texts[uid] = (name, path, layer, read_as_is(root / path))
+            text = read_as_is(root / path)
         except OSError:
             continue
+        if k < MAX_MODELS or dedup.sites(text):
+            texts[uid] = (name, path, layer, text, k < MAX_MODELS)
     compiled = compile_mutants(ctx.project, [(uid, t[1], t[3]) for uid, t in texts.items()], workdir=ctx.workroot)
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
-    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
-              for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
+    every = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
+             for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
+    models = [m for m in every if texts[m.unique_id][4]]
     db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
+        dedups = dedup.candidates(every, db, say=ctx.ui.say)
         found = candidates(models, db, say=ctx.ui.say)
         joins = grain.candidates(models, _sides(ctx, info, catalog), info.get("graph"), db, say=ctx.ui.say)
-        dedups = dedup.candidates(models, db, say=ctx.ui.say)
     finally:
         db.close()
-    return interleaved([*found, *joins, *dedups])
+    return interleaved([*dedups, *found, *joins])
 
 
 def interleaved(cands: list) -> list:

@@ -13,6 +13,7 @@ never the fix (the `dedup_dropped` class of banks/mechanisms.yaml)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -113,9 +114,18 @@ class DedupChange:
         return own + ((path, encode(text), encode(endings_of(text, self.documented)), encode(text)),)
 
 
+# a description that speaks of the dedup itself ("de-duplicated to the first delivery of each
+# event_id"): a sentence appended to it would contradict it, and rewriting a person's text is not
+# ours to do, so such a file is left as it is (engineers forget docs too)
+_SPEAKS_OF_IT = re.compile(r"de-?dup|duplicat|distinct|unique|first|latest|most recent", re.I)
+
+
 def document(site: DedupSite, m: ModelText) -> str | None:
     """The properties file with the cleanup said in the model's description, or None."""
     if m.properties is None:
+        return None
+    entry = docs.entry_of(m.properties[1], m.name)
+    if entry is None or _SPEAKS_OF_IT.search(str(entry.get("description") or "")):
         return None
     return docs.document_exclusion(m.properties[1], m.name, DOCS[site.form].format(source=site.source, key=site.key))
 
