@@ -175,11 +175,13 @@ def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
 
 def observation(c: Purposeful | grain.GrainChange) -> dict:
     """What was measured, in the shape of a screening's observation (the review page's impact): the
-    model is the table graded, its rows of the right state that the broken one lacks or has otherwise."""
+    table graded first, its rows of the right state that the broken one lacks or has otherwise (the
+    model's own, or, a dropped dedup's, the screening's on the table it is reported on)."""
     f = c.facts
     return {"reason": "purposeful change: the broken and the right state built from the intact one differ",
             "compared_table": c.graded_tables()[0], "changed_tables": {c.model.name: 0},
-            "rows_differing": int(f["rows_differ"]), "rows_total": int(f["rows_fixed"]), "columns_differ": [],
+            "rows_differing": int(f.get("reported_rows_differing", f["rows_differ"])),
+            "rows_total": int(f.get("reported_rows_total", f["rows_fixed"])), "columns_differ": [],
             "example": c.example(), "details": {}}
 
 

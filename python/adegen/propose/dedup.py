@@ -90,7 +90,8 @@ class DedupChange:
         return [(k, t) for k, t, _ in self.levels]
 
     def example(self) -> str:
-        return f"{self.facts['rows_broken']:,} rows where it had {self.facts['rows_today']:,}"
+        """The changed model's measured rows (the review page's impact example)."""
+        return f"{self.model.name}: {self.facts['rows_broken']:,} rows where it had {self.facts['rows_today']:,}"
 
     def graded_tables(self) -> list[str]:
         return list(self.tables)
@@ -194,7 +195,8 @@ def reported(c: DedupChange, obs, discovery: dict, project_name: str, avoid: fro
     for t in dict.fromkeys(tables):
         rebuild += [m for m in models_between(discovery, c.model.unique_id, t) if m not in rebuild]
     depth = {m["name"]: int(m.get("depth", 0) or 0) for m in discovery.get("models", [])}
-    facts = {**c.facts, "reported_on": compared,
+    facts = {**c.facts, "reported_on": compared, "reported_rows_differing": int(shown.rows_differing or 0),
+             "reported_rows_total": int(shown.rows_total or 0),
              "shallow_because": None if deep is not None else why_not_deeper(model, obs, discovery)}
     return dataclasses.replace(c, levels=tuple((lv.key, lv.text, lv.tables) for lv in levels),
                                tables=tuple(dict.fromkeys(tables)), facts=facts,

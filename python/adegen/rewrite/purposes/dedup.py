@@ -71,9 +71,9 @@ def _window(raw: str, toks: list, k: int) -> tuple[int, str] | None:
 def _ranked(raw: str, body: list) -> tuple[str, str, str] | None:
     """A ranked CTE's body `select [q.]*, row_number() over (partition by k ...) as rn from SRC [q]`
     and nothing else: (rn, k, SRC as written), else None."""
-    k = 1 if body and body[0].text == "select" else None
-    if k is None:
+    if len(body) < 8 or body[0].text != "select":
         return None
+    k = 1
     if body[k].text == "*":
         k += 1
     elif [t.text for t in body[k + 1:k + 3]] == [".", "*"]:
