@@ -101,3 +101,20 @@ def test_dedups_that_do_more_than_deduplicate_are_refused():
         assert [s for s in sites(text) if s.form == ROW_NUMBER] == [], text
     assert sites("select distinct on (a) a, b from t\n") == []
     assert sites("select a, b from t\nqualify row_number() over (partition by a order by b) = 1 and b > 0\n") == []
+
+
+def test_the_cleanup_is_written_into_a_plain_description_and_never_contradicts_one():
+    from dataclasses import replace
+
+    from adegen.propose.dedup import document
+    from adegen.propose.purpose import ModelText
+
+    yml = ("version: 2\n\nmodels:\n  - name: stg_web_events\n    description: Clickstream events.\n"
+           "    columns:\n      - name: event_id\n")
+    model = ModelText("model.p.stg_web_events", "stg_web_events", "models/stg_web_events.sql", RANKED, RANKED,
+                      properties=("models/_stg.yml", yml))
+    (site,) = sites(RANKED)
+    assert document(site, model) == yml.replace(
+        "Clickstream events.", "Clickstream events. Reads source directly, as it has one row per event_id now.")
+    speaks = yml.replace("Clickstream events.", "Clickstream events, de-duplicated to the first delivery.")
+    assert document(site, replace(model, properties=("models/_stg.yml", speaks))) is None

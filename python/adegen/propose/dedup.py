@@ -38,9 +38,9 @@ SUBJECTS = {  # the commit's subject (task.yaml's description): the purpose, as 
     DISTINCT: "Simplify {model}: its rows are unique now, so the DISTINCT goes",
 }
 DOCS = {  # the sentence the engineer appends to the model's description (text as data)
-    "row_number": "Reads {source} directly: it has one row per {key}.",
-    "qualify": "Its input has one row per {key}.",
-    DISTINCT: "Its input has no repeated rows.",
+    "row_number": "Reads {source} directly, as it has one row per {key} now.",
+    "qualify": "Its input has one row per {key} now.",
+    DISTINCT: "Its input has no repeated rows now.",
 }
 
 
