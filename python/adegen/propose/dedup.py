@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from adegen import prompts
+from adegen.core.settings import get_settings
 from adegen.propose.candidate_sites import encode, endings_of
 from adegen.propose.diffs import span_site
 from adegen.propose.facts import compared_table_for, models_between
@@ -181,11 +182,16 @@ def reported(c: DedupChange, obs, discovery: dict, project_name: str, avoid: fro
     shown = retarget(obs, deep) if deep is not None else obs
     compared = compared_table_for(model, discovery, shown) or c.model.name
     pattern = DedupPattern()
-    pset = prompts.write_prompts(prompts.PromptRequest(
-        seed=f"{project_name}:{c.model.name}:{pattern.id}:{c.ask.scope}", model=c.model.name,
-        project_name=project_name, pattern=pattern, site=span_site(pattern.id, c.model.raw, c.broken),
-        model_path=c.model.path, observation=shown, table=compared, avoid=avoid, start=deep,
-        **prompts.model_facts(model, discovery)))
+    try:
+        pset = prompts.write_prompts(prompts.PromptRequest(
+            seed=f"{project_name}:{c.model.name}:{pattern.id}:{c.ask.scope}", model=c.model.name,
+            project_name=project_name, pattern=pattern, site=span_site(pattern.id, c.model.raw, c.broken),
+            model_path=c.model.path, observation=shown, table=compared, avoid=avoid, start=deep,
+            **prompts.model_facts(model, discovery)))
+    except Exception as exc:  # noqa: BLE001 - a bug in one change's wording, not a reason to end the run
+        if get_settings().debug:
+            raise
+        return f"no prompt (internal error: {type(exc).__name__}: {exc})"
     if pset.base is None:
         why = "; ".join(sorted({r for _, _, rs in pset.rejected for r in rs})[:3])
         return f"no prompt: {why or 'the screening shows no change a user would report'}"
