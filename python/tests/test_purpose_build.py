@@ -250,6 +250,14 @@ def test_purposeful_tasks_take_slots_of_the_count_ahead_of_plain_slips():
     assert [p.number for p in kept] == [2] and [p.number for p in out] == [1, 3, 4, 5]
     assert make_room(picked[:2], 2, 5) == (picked[:2], [])  # a pick that fits stays whole
     assert make_room(picked, 0, 5) == (picked, [])  # none proven: every slot stays a slip's
+    # a slip removing a dedup of a model whose dedup a purposeful task dropped leaves whatever the count
+    twice = [prop(1), prop(2, story="extract_cte"), prop(3)]
+    twice[0].model, twice[0].family = "stg_events", "dedup-set-ops"
+    for p in twice[1:]:
+        p.model, p.family = "stg_events", "filter"
+    kept, out = make_room(twice, 1, 5, frozenset({"stg_events"}))
+    assert [p.number for p in kept] == [2, 3] and [p.number for p in out] == [1]
+    assert make_room(twice, 1, 5) == (twice, [])
 
 
 def _model(shop: Path, name: str, text: str) -> ModelText:

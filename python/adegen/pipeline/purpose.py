@@ -77,10 +77,22 @@ def slots(count: int) -> int:
     return max(0, min(WANT, count - 1))
 
 
-def make_room(chosen: list, proven: int, count: int) -> tuple[list, list]:
+def repeats(ctx: RunContext, made: list[str]) -> frozenset[str]:
+    """The models whose dedup a proven purposeful task dropped (a picked slip that removes a dedup
+    there too would be the same task twice: intercom's DISTINCT, as a cleanup and as a slip)."""
+    return frozenset(t["model"] for t in ctx.report.tasks if t["task_id"] in made and t["proven"]
+                     and t["pattern_id"] == f"purpose:{dedup.DEDUP}")
+
+
+def make_room(chosen: list, proven: int, count: int, repeated: frozenset = frozenset()) -> tuple[list, list]:
     """(kept, left out): the picked proposals that fit in `count` beside `proven` purposeful tasks.
-    Plain slips (no story, no sibling model, not compound, not a diff) leave first, lowest rank first;
-    a picked list that fits already stays whole."""
+    A slip that removes a dedup of a model in `repeated` leaves whatever the count (it repeats a
+    purposeful task); then plain slips (no story, no sibling model, not compound, not a diff) leave
+    first, lowest rank first; a picked list that fits already stays whole."""
+    twice = [p for p in chosen if p.model in repeated and p.family == dedup.REPEATS] if repeated else []
+    if twice:
+        kept, out = make_room([p for p in chosen if all(p is not q for q in twice)], proven, count)
+        return kept, [p for p in chosen if any(p is q for q in twice + out)]
     over = len(chosen) + proven - count
     if over <= 0:
         return list(chosen), []
@@ -205,7 +217,11 @@ def _screened(ctx: RunContext, c: dedup.DedupChange) -> dedup.DedupChange | None
     """A dropped dedup screened by the validator (the model without its dedup and every table
     downstream of it built) and reported where it shows (propose/dedup.reported), or None."""
     obs = ctx.validator.screen(c.model.unique_id, c.model.path, c.broken, dedup.DedupPattern())
-    avoid = frozenset(t for task in ctx.survey.tasks for t in (task.prompts or [task.prompt]) if t)
+    # the texts its prompts must not echo (a frame, a sentence): the surveyed tasks' and this run's
+    # proposals' (written with the run's own texts avoided, as every proposal's are)
+    run = [lv.get("prompt") for p in ctx.doc.proposals or [] for lv in p.get("prompt_levels") or []]
+    avoid = frozenset(t for t in [*(t for task in ctx.survey.tasks for t in (task.prompts or [task.prompt])), *run]
+                      if t)
     made = dedup.reported(c, obs, ctx.discovery, ctx.project.name, avoid)
     if isinstance(made, str):
         ctx.ui.say(f"{c.subject()}: no task ({made})")

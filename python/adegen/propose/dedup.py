@@ -33,6 +33,7 @@ __all__ = ["DEDUP", "DedupChange", "DedupPattern", "candidates", "reported"]
 
 MAX_FOUND = 4   # dedup changes measured at most (a build writes one or two)
 FAMILY = "dedup-dropped"
+REPEATS = "dedup-set-ops"  # the catalog's family whose slips remove a dedup too (a DISTINCT dropped)
 SUBJECTS = {  # the commit's subject (task.yaml's description): the purpose, as the engineer wrote it
     "row_number": "Simplify {model}: {source} is unique on {key} now, so it is read directly",
     "qualify": "Simplify {model}: its rows are unique on {key} now, so the QUALIFY goes",
