@@ -70,7 +70,8 @@ def check_written(r: subprocess.CompletedProcess) -> None:
         assert t.get("change") == {"files": files, "lines": lines, "commit": files >= 2 or lines >= 3}, (
             f"{t['task_id']}: --json says {t.get('change')}, its setup patch changes {files} file(s), {lines} line(s)")
         commits += files >= 2 or lines >= 3
-        if t.get("family") == "purposeful-change":  # the solution keeps the purpose: not the setup's inverse
+        # the solution keeps the purpose: not the setup's inverse (but a dropped dedup's solution restores it)
+        if t.get("family") == "purposeful-change" and t.get("pattern_id") != "purpose:dedup_dropped":
             solution = (Path(t["path"]) / "solutions" / "changes.patch").read_text(errors="replace")
             assert _changed(solution, "+") != _changed(patch.read_text(errors="replace"), "-"), (
                 f"{t['task_id']}: a purposeful change whose solution undoes its setup")

@@ -348,8 +348,13 @@ def test_end_to_end_with_validation(acme_tasks_built, example_project, project_b
         assert t["proven"] and t["status"] == "ready", t
         assert any(p.name.startswith("solution__") for p in (d / "seeds").iterdir())
         assert (d / "seeds" / "_no-op.txt").is_file() and rt["proof_seconds"]
-        if t["family"] == "purposeful-change":  # on by default: measured on the intact build, not screened
+        if t["family"] == "purposeful-change" and t["pattern_id"] != "purpose:dedup_dropped":
+            # on by default: measured on the intact build, not screened
             assert rt["purpose"]["measured"]["rows_differ"] and rt["graded_tables"] == [t["model"]]
+            continue
+        if t["family"] == "purposeful-change":  # a dropped dedup: screened, reported where it shows
+            assert rt["purpose"]["measured"]["rows_broken"] > rt["purpose"]["measured"]["rows_today"]
+            assert rt["graded_tables"][0] == rt["purpose"]["measured"]["reported_on"]
             continue
         assert rt["observation"]["changed_tables"]
         assert rt["observation"]["compared_table"] in rt["graded_tables"]

@@ -22,6 +22,7 @@ LEANING = {
     "filter": ("filter", "fct_orders has test orders the filter used to keep out."),
     "case": ("case-logic", "The segment in dim_accounts falls through to the else for a few accounts."),
     "dedup": ("dedup-set-ops", "dim_customers isn't deduplicated anymore."),
+    "dedup_dropped": ("dedup-dropped", "stg_events has duplicate events again, each one once per load."),
     "grain": ("grain", "fct_orders is at the wrong grain now: the order id repeats in the items it reads."),
     "aggregation": ("aggregation", "The revenue in fct_monthly looks like a sum of the maximum values."),
     "window": ("window", "The latest status in dim_orders comes from the wrong partition."),

@@ -14,7 +14,7 @@ import pytest
 
 from adegen.core.graph import ProjectGraph
 from adegen.prompts import mechanisms
-from adegen.propose import grain
+from adegen.propose import dedup, grain
 from adegen.propose.purpose import ModelText, candidates
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import EXCLUSION, METRIC
@@ -55,6 +55,24 @@ GRAIN_MODELS = {
 }
 
 
+# The dedup kind's project: events delivered at least once (event 2 and 5 loaded twice), deduplicated
+# in stg_events and counted per order downstream; stg_orders_latest deduplicates orders that are
+# unique already (no task: the cleanup would be right there).
+EVENTS = [(1, 1, "2024-01-01 10:00"), (2, 1, "2024-01-01 10:05"), (2, 1, "2024-01-01 11:00"), (3, 2, "2024-01-02 09:00"),
+          (4, 3, "2024-01-03 09:00"), (5, 3, "2024-01-03 09:30"), (5, 3, "2024-01-03 12:00"), (6, 4, "2024-01-04 08:00")]
+DEDUP_MODELS = {
+    "stg_events": ("with source as (\n\n    select * from {{ ref('raw_events') }}\n\n),\n\n"
+                   "deduplicated as (\n\n    select\n        *,\n        row_number() over (\n"
+                   "            partition by event_id\n            order by loaded_at\n        ) as delivery_number\n"
+                   "    from source\n\n)\n\nselect\n    event_id,\n    order_id\nfrom deduplicated\n"
+                   "where delivery_number = 1\n"),
+    "fct_order_events": ("select\n    order_id,\n    count(*) as event_count\nfrom {{ ref('stg_events') }}\n"
+                         "group by order_id\n"),
+    "stg_orders_latest": ("select\n    order_id,\n    status\nfrom {{ ref('raw_orders') }}\n"
+                          "qualify row_number() over (partition by order_id order by amount desc) = 1\n"),
+}
+
+
 def _dbt(project: Path, *args: str) -> None:
     dbt = Path(sys.executable).resolve().parent / "dbt"
     r = subprocess.run([str(dbt), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
@@ -82,7 +100,11 @@ def shop(tmp_path_factory) -> Path:
         "order_id,customer_id,amount,status\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in ROWS))
     (p / "seeds" / "raw_order_items.csv").write_text(
         "item_id,order_id,product,channel\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in ITEMS))
+    (p / "seeds" / "raw_events.csv").write_text(
+        "event_id,order_id,loaded_at\n" + "".join(f"{a},{b},{c}\n" for a, b, c in EVENTS))
     (p / "models").mkdir()
+    for name, text in DEDUP_MODELS.items():
+        (p / "models" / f"{name}.sql").write_text(text)
     (p / "models" / "order_summary.sql").write_text(MODEL)
     for name, text in GRAIN_MODELS.items():
         (p / "models" / f"{name}.sql").write_text(text)
@@ -99,7 +121,8 @@ def _grain_model(shop: Path) -> ModelText:
 @pytest.fixture(scope="module")
 def states(shop) -> dict:
     """Every kind's changes found on the shop, and each one's broken and right states built beside
-    the models by one dbt run: {"found": {kind: change}, "tables": {state: rows}}."""
+    the models by one dbt run (a dropped dedup's: the model without it, and a table downstream):
+    {"found": {kind: change}, "joins": [...], "dedups": [...], "tables": {state: rows}}."""
     db = shop / "shop.duckdb"
     compiled = (shop / "target" / "compiled" / "shop" / "models" / "order_summary.sql").read_text()
     model = ModelText("model.shop.order_summary", "order_summary", "models/order_summary.sql", MODEL, compiled)
@@ -111,15 +134,19 @@ def states(shop) -> dict:
     try:
         found = {c.kind: c for c in candidates([model], probe)}
         joins = grain.candidates([_grain_model(shop)], sides, graph, probe)
+        dedups = dedup.candidates([_model(shop, n, DEDUP_MODELS[n]) for n in ("stg_orders_latest", "stg_events")], probe)
     finally:
         probe.close()
     found.update({c.kind: c for c in joins})
     short = {METRIC: "metric", EXCLUSION: "excl", grain.GRAIN: "grain"}
     built = {f"{short[k]}_{state}": getattr(c, state) for k, c in found.items() for state in ("broken", "fixed")}
+    if dedups:  # the model without its dedup, and the table downstream of it reading that one
+        built["dedup_broken"] = dedups[0].broken
+        built["dedup_downstream"] = DEDUP_MODELS["fct_order_events"].replace("ref('stg_events')", "ref('dedup_broken')")
     for name, text in built.items():  # every state beside the models, built by one dbt run
         (shop / "models" / f"{name}.sql").write_text(text)
     _dbt(shop, "run", "--select", *built)
-    return {"found": found, "joins": joins, "tables": {name: _rows(db, f"select * from {name}") for name in built}}
+    return {"found": found, "joins": joins, "dedups": dedups, "tables": {name: _rows(db, f"select * from {name}") for name in built}}
 
 
 def test_purposeful_changes_build_and_keep_their_purpose(shop, states):
@@ -223,3 +250,40 @@ def test_purposeful_tasks_take_slots_of_the_count_ahead_of_plain_slips():
     assert [p.number for p in kept] == [2] and [p.number for p in out] == [1, 3, 4, 5]
     assert make_room(picked[:2], 2, 5) == (picked[:2], [])  # a pick that fits stays whole
     assert make_room(picked, 0, 5) == (picked, [])  # none proven: every slot stays a slip's
+    # a slip removing a dedup of a model whose dedup a purposeful task dropped leaves whatever the count
+    twice = [prop(1), prop(2, story="extract_cte"), prop(3)]
+    twice[0].model, twice[0].family = "stg_events", "dedup-set-ops"
+    for p in twice[1:]:
+        p.model, p.family = "stg_events", "filter"
+    kept, out = make_room(twice, 1, 5, frozenset({"stg_events"}))
+    assert [p.number for p in kept] == [2, 3] and [p.number for p in out] == [1]
+    assert make_room(twice, 1, 5) == (twice, [])
+
+
+def _model(shop: Path, name: str, text: str) -> ModelText:
+    compiled = (shop / "target" / "compiled" / "shop" / "models" / f"{name}.sql").read_text()
+    return ModelText(f"model.shop.{name}", name, f"models/{name}.sql", text, compiled, "staging")
+
+
+def test_a_dedup_over_copies_is_dropped_as_a_cleanup_and_one_over_a_unique_input_is_not(shop, states):
+    """The dedup kind (propose/dedup.py) on real dbt and DuckDB: the precondition is measured on the
+    build (the events repeat their key; the orders do not), and the broken text, built by dbt, brings
+    the copies back into the model and inflates the count of the table downstream."""
+    db = shop / "shop.duckdb"
+    found = states["dedups"]
+    assert [c.model.name for c in found] == ["stg_events"]  # the orders are unique: no cleanup to slip in
+    c = found[0]
+    assert (c.ask.form, c.ask.key, c.ask.source) == ("row_number", "event_id", "source")
+    assert (c.facts["rows_today"], c.facts["rows_broken"]) == (6, 8)
+    assert c.fixed == DEDUP_MODELS["stg_events"] and "delivery_number" not in c.broken
+    (path, today, broken, right), = c.files()
+    assert today == right != broken  # solved is the original: the dedup restored
+    intact = dict(_rows(db, "select order_id, event_count from fct_order_events"))
+    inflated = dict(states["tables"]["dedup_downstream"])
+    assert len(states["tables"]["dedup_broken"]) == 8
+    assert intact == {1: 2, 2: 1, 3: 2, 4: 1} and inflated == {1: 3, 2: 1, 3: 3, 4: 1}
+    # the prompts' words: none of the construct the fix puts back
+    words = mechanisms.slip_classes(dedup.FAMILY)
+    assert [m.name for m in words] == ["dedup_dropped"]
+    assert mechanisms.mechanism_words("stg_events has duplicate events again.", words)
+    assert not mechanisms.mechanism_words("fct_order_events counts more events per order than it did.", words)

@@ -25,7 +25,7 @@ from adegen.core.errors import AdegenError
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, entry, proof_seconds, write_and_prove, write_until_proven
 from adegen.pipeline.realise import proof_to_json
-from adegen.propose import grain
+from adegen.propose import dedup, grain
 from adegen.propose.mix import hard_texts
 from adegen.propose.candidate_sites import read_as_is
 from adegen.propose.mutant_compile import compile_mutants
@@ -65,8 +65,9 @@ def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
     written_before = {t.description for t in ctx.survey.tasks}
     cands = [c for c in find(ctx) if description(c) not in written_before]  # a rerun writes new ones
     if not cands:
-        ctx.ui.say("No purposeful change found: no model with a category column, or a column to bring in, "
-                   "that its data supports (or its changes are tasks already).")
+        ctx.ui.say("No purposeful change found: no model with a category column, a column to bring in, or a "
+                   "dedup over an input that repeats its key, that its data supports (or its changes are tasks "
+                   "already).")
         return []
     written = write_until_proven(ctx, cands[:MAX_TRIES], lambda cand, task_id: _realise(ctx, cand, task_id), want)
     ctx.timing("purposeful", t1)
@@ -79,12 +80,24 @@ def slots(count: int) -> int:
     return max(0, min(WANT, count - 1))
 
 
-def make_room(chosen: list, proven: int, count: int, hardest: Callable[[list, int], list] | None = None
-              ) -> tuple[list, list]:
+def repeats(ctx: RunContext, made: list[str]) -> frozenset[str]:
+    """The models whose dedup a proven purposeful task dropped (a picked slip that removes a dedup
+    there too would be the same task twice: intercom's DISTINCT, as a cleanup and as a slip)."""
+    return frozenset(t["model"] for t in ctx.report.tasks if t["task_id"] in made and t["proven"]
+                     and t["pattern_id"] == f"purpose:{dedup.DEDUP}")
+
+
+def make_room(chosen: list, proven: int, count: int, hardest: Callable[[list, int], list] | None = None,
+              repeated: frozenset = frozenset()) -> tuple[list, list]:
     """(kept, left out): the picked proposals that fit in `count` beside `proven` purposeful tasks.
-    Plain slips (no story, no sibling model, not compound, not a diff) leave first, lowest rank first;
-    a hard mix (`hardest`: propose/mix.hardest) keeps its hardest instead. A picked list that fits
-    already stays whole."""
+    A slip that removes a dedup of a model in `repeated` leaves whatever the count (it repeats a
+    purposeful task); then plain slips (no story, no sibling model, not compound, not a diff) leave
+    first, lowest rank first; a hard mix (`hardest`: propose/mix.hardest) keeps its hardest instead.
+    A picked list that fits already stays whole."""
+    twice = [p for p in chosen if p.model in repeated and p.family == dedup.REPEATS] if repeated else []
+    if twice:
+        kept, out = make_room([p for p in chosen if all(p is not q for q in twice)], proven, count, hardest)
+        return kept, [p for p in chosen if any(p is q for q in twice + out)]
     over = len(chosen) + proven - count
     if over <= 0:
         return list(chosen), []
@@ -108,31 +121,38 @@ def _models(ctx: RunContext, info: dict) -> list[tuple[str, str, str, str]]:
     out_ = [(u, m["name"], m["path"], layers.get(m["name"], "")) for u, m in info["models"].items()
             if m.get("package", ctx.project.name) == ctx.project.name and m.get("path")
             and (m.get("materialized") or "") in GRADABLE and u not in clock and m["name"] not in unstable]
-    return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))[:MAX_MODELS]
+    return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))
 
 
 def find(ctx: RunContext) -> list:
-    """The measured purposeful changes of the project (propose/purpose.candidates and
-    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved."""
+    """The measured purposeful changes of the project (propose/purpose.candidates,
+    propose/grain.candidates and propose/dedup.candidates: one shape), kinds interleaved, a dropped
+    dedup first (its symptom is reported downstream of the change; the other kinds' on the changed
+    model itself). The first MAX_MODELS models are probed for every kind; the rest (upstream
+    layers, where dedups sit) only where their text deduplicates."""
     root = ctx.opts.project_dir
     info = ctx.validator.baseline_info()
     texts = {}
-    for uid, name, path, layer in _models(ctx, info):
+    for k, (uid, name, path, layer) in enumerate(_models(ctx, info)):
         try:
-            texts[uid] = (name, path, layer, read_as_is(root / path))
+            text = read_as_is(root / path)
         except OSError:
             continue
+        if k < MAX_MODELS or dedup.sites(text):
+            texts[uid] = (name, path, layer, text, k < MAX_MODELS)
     compiled = compile_mutants(ctx.project, [(uid, t[1], t[3]) for uid, t in texts.items()], workdir=ctx.workroot)
     catalog = next((r.catalog for r in compiled.values() if r.catalog), None)
-    models = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
-              for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
+    every = [ModelText(uid, t[0], t[1], t[3], compiled[uid].compiled, t[2], properties(root, t[1], t[0]))
+             for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
+    models = [m for m in every if texts[m.unique_id][4]]
     db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
+        dedups = dedup.candidates(every, db, say=ctx.ui.say)
         found = candidates(models, db, say=ctx.ui.say)
         joins = grain.candidates(models, _sides(ctx, info, catalog), info.get("graph"), db, say=ctx.ui.say)
     finally:
         db.close()
-    return interleaved([*found, *joins])
+    return interleaved([*dedups, *found, *joins])
 
 
 def interleaved(cands: list) -> list:
@@ -175,11 +195,13 @@ def properties(root: Path, path: str, name: str) -> tuple[str, str] | None:
 
 def observation(c: Purposeful | grain.GrainChange) -> dict:
     """What was measured, in the shape of a screening's observation (the review page's impact): the
-    model is the table graded, its rows of the right state that the broken one lacks or has otherwise."""
+    table graded first, its rows of the right state that the broken one lacks or has otherwise (the
+    model's own, or, a dropped dedup's, the screening's on the table it is reported on)."""
     f = c.facts
     return {"reason": "purposeful change: the broken and the right state built from the intact one differ",
-            "compared_table": c.model.name, "changed_tables": {c.model.name: 0},
-            "rows_differing": int(f["rows_differ"]), "rows_total": int(f["rows_fixed"]), "columns_differ": [],
+            "compared_table": c.graded_tables()[0], "changed_tables": {c.model.name: 0},
+            "rows_differing": int(f.get("reported_rows_differing", f["rows_differ"])),
+            "rows_total": int(f.get("reported_rows_total", f["rows_fixed"])), "columns_differ": [],
             "example": c.example(), "details": {}}
 
 
@@ -190,8 +212,8 @@ def description(c: Purposeful | grain.GrainChange) -> str:
 
 def _details(c: Purposeful | grain.GrainChange, proof, prompts: list[tuple[str, str]]) -> dict:
     """What the run record adds to the task's entry (pipeline/record.py's fields)."""
-    return {"layer": c.model.layer, "graded_tables": [c.model.name], "observation": observation(c),
-            "prompts": [{"key": k, "prompt": t, "tables": [c.model.name]} for k, t in prompts],
+    return {"layer": c.model.layer, "graded_tables": c.graded_tables(), "observation": observation(c),
+            "prompts": [{"key": k, "prompt": t, "tables": c.graded_tables()} for k, t in prompts],
             "proof_seconds": proof_seconds(proof),
             "story": {"kind": c.kind, "subject": c.subject()},
             "purpose": {"kind": c.kind, "scope": c.ask.scope or "final select", "column": c.ask.column,
@@ -199,9 +221,30 @@ def _details(c: Purposeful | grain.GrainChange, proof, prompts: list[tuple[str, 
                         "measured": c.facts}}
 
 
-def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
+def _screened(ctx: RunContext, c: dedup.DedupChange) -> dedup.DedupChange | None:
+    """A dropped dedup screened by the validator (the model without its dedup and every table
+    downstream of it built) and reported where it shows (propose/dedup.reported), or None."""
+    obs = ctx.validator.screen(c.model.unique_id, c.model.path, c.broken, dedup.DedupPattern())
+    # the texts its prompts must not echo (a frame, a sentence): the surveyed tasks' and this run's
+    # proposals' (written with the run's own texts avoided, as every proposal's are)
+    run = [lv.get("prompt") for p in ctx.doc.proposals or [] for lv in p.get("prompt_levels") or []]
+    avoid = frozenset(t for t in [*(t for task in ctx.survey.tasks for t in (task.prompts or [task.prompt])), *run]
+                      if t)
+    made = dedup.reported(c, obs, ctx.discovery, ctx.project.name, avoid)
+    if isinstance(made, str):
+        ctx.ui.say(f"{c.subject()}: no task ({made})")
+        return None
+    return made
+
+
+def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
-    the patch check failed, or a grain change's test could not be rendered)."""
+    the patch check failed, a grain change's test could not be rendered, a dropped dedup's
+    screening shows nothing to report)."""
+    if c.kind == dedup.DEDUP:
+        c = _screened(ctx, c)
+        if c is None:
+            return None
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -210,10 +253,10 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
         prompts = list(hard_texts(prompts))
     spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in prompts], difficulty=DIFFICULTY,
-                    tags=[*TAGS, project.name], test_setup_models=[c.model.name],
-                    solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
-                    solution_rebuild=[c.model.name],
-                    full_refresh=refresh_for([c.model.name], ctx.discovery.get("models", [])))
+                    tags=[*TAGS, project.name], test_setup_models=c.rebuild_models(),
+                    solution_seeds=[SeedEntry(t) for t in c.graded_tables()], variant=variant,
+                    seed_based=plan.seed_based, solution_rebuild=c.rebuild_models(),
+                    full_refresh=refresh_for(c.rebuild_models(), ctx.discovery.get("models", [])))
     files = c.files()
     setup = b"".join(unified_diff(old, broken, path) for path, old, broken, _ in files)
     solution = b"".join(unified_diff(broken, right, path) for path, _, broken, right in files)
@@ -232,7 +275,8 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
         ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
         return None
     task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
-                     solved="done right", refresh=spec.full_refresh, rebuild=tuple(spec.solution_rebuild))
+                     solved="restored" if c.kind == dedup.DEDUP else "done right", refresh=spec.full_refresh,
+                     rebuild=tuple(spec.solution_rebuild))
     w = write_and_prove(ctx, task)
     if w is None:
         return None

@@ -100,7 +100,8 @@ def _build_stages(ctx: RunContext) -> int:
     kinds += ["purposeful"] * len(made)
     proven = sum(1 for t in ctx.report.tasks if t["task_id"] in made and t["proven"])
     chosen, left_out = purpose.make_room(chosen, proven, ctx.opts.count,
-                                         (lambda c, n: mix.hardest(c, n, incremental)) if hard else None)
+                                         (lambda c, n: mix.hardest(c, n, incremental)) if hard else None,
+                                         purpose.repeats(ctx, made))
     if left_out:
         ctx.doc.selected = [n for n in ctx.doc.selected or [] if n not in {p.number for p in left_out}]
         ctx.ui.say(f"{len(left_out)} picked proposal(s) left out for the purposeful task(s) (--count "

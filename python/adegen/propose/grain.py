@@ -99,6 +99,12 @@ class GrainChange:
         raw = self.model.raw
         return ((self.model.path, encode(raw), encode(endings_of(raw, self.broken)), encode(endings_of(raw, self.fixed))),)
 
+    def graded_tables(self) -> list[str]:
+        return [self.model.name]
+
+    def rebuild_models(self) -> list[str]:
+        return [self.model.name]
+
     def assertions(self) -> list[dict]:
         """The task's assertion tests (tasks/assertion_types.py entries): the model's key is unique."""
         return [{"type": "columns_must_be_unique",

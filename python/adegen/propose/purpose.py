@@ -122,6 +122,14 @@ class Purposeful:
         """The task's assertion tests beside the AUTO equality tests: none (the table's rows show it)."""
         return []
 
+    def graded_tables(self) -> list[str]:
+        """The tables the task grades: the model's own (the purpose changes it)."""
+        return [self.model.name]
+
+    def rebuild_models(self) -> list[str]:
+        """The models test_setup and solution.sh rebuild."""
+        return [self.model.name]
+
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         """(path, today's text, the broken text, the right text) of each file the change touches:
         the model, then its properties file when the purpose is documented there (the same text in

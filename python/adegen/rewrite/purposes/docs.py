@@ -64,6 +64,11 @@ def _reads_back(text: str, model: str) -> dict | None:
         return None
 
 
+def entry_of(text: str, model: str) -> dict | None:
+    """`model`'s entry of the YAML text's `models:` list as YAML reads it, or None."""
+    return _reads_back(text, model)
+
+
 def _located(text: str, model: str) -> tuple[dict, list[str], tuple[int, int, int]] | None:
     """(the model's entry as YAML reads it, the file's lines, its block in them), or None."""
     entry = _reads_back(text, model)
