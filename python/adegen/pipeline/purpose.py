@@ -18,6 +18,7 @@ diff from the history or --bug-command) from the lowest rank first. A purposeful
 from __future__ import annotations
 
 import time
+from itertools import islice
 from pathlib import Path
 
 from adegen.core.errors import AdegenError
@@ -40,7 +41,9 @@ from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 WANT = 2          # purposeful tasks a build writes at most (slots of its --count)
 MAX_TRIES = 5     # candidates proven at most (kinds interleaved; most take the fast proof path)
 MAX_MODELS = 30   # models probed (marts first)
+GRAIN_PER_MODEL = 3  # bulk mode: grain changes per model (each another column or side)
 GRADABLE = ("table", "view")
+FAMILY = "purposeful-change"
 
 
 def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
@@ -103,9 +106,11 @@ def _models(ctx: RunContext, info: dict) -> list[tuple[str, str, str, str]]:
     return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))[:MAX_MODELS]
 
 
-def find(ctx: RunContext) -> list:
+def find(ctx: RunContext, every: bool = False) -> list:
     """The measured purposeful changes of the project (propose/purpose.candidates and
-    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved."""
+    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved. With
+    `every` (bulk mode): each (model, kind, column, value) the data supports and up to
+    GRAIN_PER_MODEL grain changes per model, in the order found (bulk orders them itself)."""
     root = ctx.opts.project_dir
     info = ctx.validator.baseline_info()
     texts = {}
@@ -120,11 +125,14 @@ def find(ctx: RunContext) -> list:
               for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
     db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
-        found = candidates(models, db, say=ctx.ui.say)
-        joins = grain.candidates(models, _sides(ctx, info, catalog), info.get("graph"), db, say=ctx.ui.say)
+        found = candidates(models, db, say=ctx.ui.say, every=every)
+        sides = _sides(ctx, info, catalog)
+        if not every:
+            return interleaved([*found, *grain.candidates(models, sides, info.get("graph"), db, say=ctx.ui.say)])
+        return [*found, *(c for changes in grain.per_model(models, sides, info.get("graph"), db, say=ctx.ui.say)
+                          for c in islice(changes, GRAIN_PER_MODEL))]
     finally:
         db.close()
-    return interleaved([*found, *joins])
 
 
 def interleaved(cands: list) -> list:
@@ -194,6 +202,13 @@ def _details(c: Purposeful | grain.GrainChange, proof) -> dict:
 def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
     the patch check failed, or a grain change's test could not be rendered)."""
+    task = task_of(ctx, c, task_id)
+    w = None if task is None else write_and_prove(ctx, task)
+    return None if w is None else finish(ctx, c, task, w)
+
+
+def task_of(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> ExtraTask | None:
+    """The task's files and patch check (None: a grain change's test could not be rendered)."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
@@ -219,13 +234,15 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
     except AdegenError as exc:  # a task without its grading test would be proven on nothing: not written
         ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
         return None
-    task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
+    return ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
                      solved="done right")
-    w = write_and_prove(ctx, task)
-    if w is None:
-        return None
-    ctx.report.task_details[task_id] = _details(c, w.proof)
-    return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
+
+
+def finish(ctx: RunContext, c: Purposeful | grain.GrainChange, task: ExtraTask, w) -> dict:
+    """The committed task's --json entry; its run-record details go to ctx.report.task_details."""
+    ctx.report.task_details[task.task_id] = _details(c, w.proof)
+    patches = tuple((p, o, b) for p, o, b, _ in c.files())
+    return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family=FAMILY,
                  observation=observation(c),
                  difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",
                  proof=None if w.proof is None else proof_to_json(w.proof, ctx.backend),

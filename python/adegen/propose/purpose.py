@@ -28,6 +28,7 @@ from adegen.sql.quote import ident
 MAX_COLUMNS = 8          # text columns probed per scope
 MAX_VALUES = 12          # a column with more distinct values is no category
 SHARE = (0.05, 0.6)      # the value's share of the scope's rows (a category, not noise nor the bulk)
+EVERY_PER_KIND = 4       # bulk mode's asks per kind and scope (each (column, value) a task of its own)
 NULL_SHARE = 0.3         # an exclusion's column: NULL in a few rows (a slip that drops most rows is no slip one misses)
 # words in a column name that say it holds a category
 HINT = re.compile(r"status|state|type|category|channel|segment|kind|tier|plan|source|method|stage|priority|role|tag", re.I)
@@ -204,8 +205,10 @@ def _shown(raw: str, s: sc.Scope) -> set[str]:
     return set(re.findall(r"[a-z_][a-z0-9_]*", tail.lower()))
 
 
-def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
-    """What could be asked of this model, the data permitting (at most one ask per kind and scope)."""
+def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
+    """What could be asked of this model, the data permitting: at most one ask per kind and scope
+    (its first column and value), or with `every` each (column, value) the data supports, at most
+    EVERY_PER_KIND per kind and scope (bulk mode: each one a task of its own)."""
     raw_scopes, comp_scopes = sc.scopes(m.raw), sc.scopes(m.compiled)
     out: list[Ask] = []
     for name, s in raw_scopes.items():
@@ -216,10 +219,11 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
         cols = db.columns(f"({rows})") or {}
         text_cols = [c for c, t in cols.items() if t.upper().startswith("VARCHAR") and re.fullmatch(r"[A-Za-z_]\w*", c)]
         text_cols.sort(key=lambda c: (not HINT.search(c), c))
-        want = {k for k in KINDS if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
+        room = {k: (EVERY_PER_KIND if every else 1) for k in KINDS
+                if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
         shown = _shown(m.raw, s)
         for col in text_cols[:MAX_COLUMNS]:
-            if not want:
+            if not any(room.values()):
                 break
             got = _values(db, rows, col)
             if got is None:
@@ -227,12 +231,14 @@ def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
             total, nulls, distinct, values = got
             if not values or not 2 <= distinct <= MAX_VALUES:
                 continue
-            if METRIC in want and col.lower() not in shown:  # a count of one group value within its own groups: no ask
-                out.append(Ask(METRIC, name, col, values[0], metric_name(values[0], s.relation)))
-                want.discard(METRIC)
-            if EXCLUSION in want and 0 < nulls <= NULL_SHARE * total:
-                out.append(Ask(EXCLUSION, name, col, values[-1]))
-                want.discard(EXCLUSION)
+            if room.get(METRIC) and col.lower() not in shown:  # a count of one group value within its own groups: no ask
+                for value in (values if every else values[:1])[:room[METRIC]]:
+                    out.append(Ask(METRIC, name, col, value, metric_name(value, s.relation)))
+                    room[METRIC] -= 1
+            if room.get(EXCLUSION) and 0 < nulls <= NULL_SHARE * total:
+                for value in (values[::-1] if every else values[-1:])[:room[EXCLUSION]]:
+                    out.append(Ask(EXCLUSION, name, col, value))
+                    room[EXCLUSION] -= 1
     return out
 
 
@@ -271,17 +277,19 @@ def measure(ask: Ask, m: ModelText, db: ProbeDB) -> dict | None:
     return facts
 
 
-def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], None] = lambda _: None
-               ) -> list[Purposeful]:
+def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], None] = lambda _: None,
+               every: bool = False) -> list[Purposeful]:
     """Every measured purposeful change of `models` (in the order given), kinds interleaved: the
-    first of each kind, then the second of each, ... (a run's tasks are not all of one kind)."""
+    first of each kind, then the second of each, ... (a run's tasks are not all of one kind). One
+    change per model, kind and column (the same ask in a CTE and in the final SELECT is one change),
+    or with `every` (bulk mode) one per model, kind, column and value."""
     by_kind: dict[str, list[Purposeful]] = {k: [] for k in KINDS}
     seen: set[tuple] = set()
     for m in models:
-        for ask in asks_for(m, db):
-            key = (m.unique_id, ask.kind, ask.column)
+        for ask in asks_for(m, db, every):
+            key = (m.unique_id, ask.kind, ask.column) + ((ask.value,) if every else ())
             if key in seen:
-                continue  # the same ask in a CTE and in the final SELECT (any value): one change
+                continue
             seen.add(key)
             texts = change(m.raw, ask)
             facts = measure(ask, m, db) if texts else None
