@@ -32,6 +32,10 @@ class Made:
     entry: Callable[[RunContext, object, ExtraTask, Written], dict]   # the committed task's --json entry
 
 
+# what bulk draws its candidates from (--kinds): the catalog's (model, pattern, site) slips and the
+# whole candidates of this module
+KINDS = ("catalog", "purpose", "data-change")
+
 PURPOSE = Made(purpose.FAMILY, purpose.DIFFICULTY, purpose.task_of, purpose.finish)
 DATA_CHANGE = Made(datachange.FAMILY, datachange.DIFFICULTY, datachange.task_of,
                    lambda ctx, change, task, w: datachange.finish(ctx, change, (task, w), ""))
@@ -118,10 +122,10 @@ def first_change(old: str, new: str) -> dict:
     return {"line": i + 1, "before": a[i].strip() if i < len(a) else "", "after": b[i].strip() if i < len(b) else ""}
 
 
-def enumerate_made(ctx: RunContext) -> tuple[list[MadeUnit], int]:
-    """(every whole candidate of the project, how many repeat a surveyed task's description and
-    were left out). None where the build can make none: a database other than DuckDB (its
-    `data_changes`: both kinds are proven on DuckDB only)."""
+def enumerate_made(ctx: RunContext, kinds: tuple[str, ...] = KINDS) -> tuple[list[MadeUnit], int]:
+    """(every whole candidate of the `kinds` asked for, how many repeat a surveyed task's
+    description and were left out). None where the build can make none: a database other than
+    DuckDB (its `data_changes`: both kinds are proven on DuckDB only)."""
     if not ctx.backend.data_changes or ctx.validator is None:
         return [], 0
     by_uid = {m["unique_id"]: m for m in ctx.discovery.get("models", [])}
@@ -129,7 +133,7 @@ def enumerate_made(ctx: RunContext) -> tuple[list[MadeUnit], int]:
     surveyed = {t.description for t in ctx.survey.tasks}
     units: list[MadeUnit] = []
     skipped = 0
-    for c in purpose.find(ctx, every=True):
+    for c in (purpose.find(ctx, every=True) if "purpose" in kinds else []):
         if purpose.description(c) in surveyed:
             skipped += 1
             continue
@@ -137,7 +141,7 @@ def enumerate_made(ctx: RunContext) -> tuple[list[MadeUnit], int]:
         if model is not None:
             units.append(MadeUnit(f"{model['unique_id']}|purpose:{c.kind}|" + "/".join(map(str, vars(c.ask).values())),
                                   c, model, f"purpose:{c.kind}", PURPOSE, _hash(c)))
-    for change in datachange.candidates(ctx):
+    for change in (datachange.candidates(ctx) if "data-change" in kinds else []):
         if change.description() in surveyed:
             skipped += 1
             continue
