@@ -260,3 +260,13 @@ def test_bad_arguments_end_with_one_message(example_project, tmp_path, capsys):
     assert main([str(example_project), "--tasks", "0", "--output-dir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "--tasks" in err and "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_a_whole_candidates_site_is_its_first_line_that_is_more_than_a_comma():
+    from adegen.pipeline.bulk_made import first_change
+
+    old = "select\n    a,\n    count(*) as n\nfrom t\ngroup by 1\n"
+    new = "select\n    a,\n    count(*) as n,\n    count(*) as k\nfrom t\nwhere s = 1\ngroup by 1\n"
+    assert first_change(old, new) == {"line": 4, "before": "", "after": "count(*) as k"}
+    assert first_change("select\n    a\nfrom t\n", "select\n    b\nfrom t\n") == {"line": 2, "before": "a", "after": "b"}
+    assert first_change("select a\n", "select a,\n") == {"line": 1, "before": "select a", "after": "select a,"}

@@ -11,6 +11,7 @@ entries and run-record details from `purpose.finish` / `datachange.finish`. What
 stable key, the spread attributes, and the tasks.jsonl row."""
 from __future__ import annotations
 
+import difflib
 import hashlib
 from dataclasses import dataclass
 from typing import Callable
@@ -29,16 +30,17 @@ class Made:
     family: str
     difficulty: str
     task: Callable[[RunContext, object, str], ExtraTask | None]   # (ctx, item, task id) -> files
-    entry: Callable[[RunContext, object, ExtraTask, Written], dict]   # the committed task's --json entry
+    entry: Callable[[RunContext, "MadeUnit", ExtraTask, Written], dict]   # the committed task's --json entry
 
 
 # what bulk draws its candidates from (--kinds): the catalog's (model, pattern, site) slips and the
 # whole candidates of this module
 KINDS = ("catalog", "purpose", "data-change")
 
-PURPOSE = Made(purpose.FAMILY, purpose.DIFFICULTY, purpose.task_of, purpose.finish)
+PURPOSE = Made(purpose.FAMILY, purpose.DIFFICULTY, purpose.task_of,
+               lambda ctx, unit, task, w: purpose.finish(ctx, unit.item, task, w))
 DATA_CHANGE = Made(datachange.FAMILY, datachange.DIFFICULTY, datachange.task_of,
-                   lambda ctx, change, task, w: datachange.finish(ctx, change, (task, w), ""))
+                   lambda ctx, unit, task, w: datachange.finish(ctx, unit.item, (task, w), str(unit.model.get("layer", ""))))
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,7 @@ class MadeUnit:
         return self.made.task(ctx, self.item, task_id)
 
     def entry(self, ctx: RunContext, task: ExtraTask, w: Written) -> dict:
-        return self.made.entry(ctx, self.item, task, w)
+        return self.made.entry(ctx, self, task, w)
 
     def row(self, task_id: str, proof, discovery: dict) -> dict:
         """The ledger row (dataset.task_row's fields): the site is the first line the change
@@ -115,11 +117,28 @@ def _edits(item) -> list[tuple[str, bytes, bytes]]:
 
 
 def first_change(old: str, new: str) -> dict:
-    """The first line (1-based) where `new` differs from `old`: {line, before, after} (an added
-    line: before "")."""
+    """Where the change starts in `old`: {line (1-based), before, after} of its first changed line
+    that is more than a comma moved (a new select item puts a comma after the line before it: the
+    item is the change); an inserted line has before "" and the line it goes before."""
     a, b = old.splitlines(), new.splitlines()
-    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return {"line": i + 1, "before": a[i].strip() if i < len(a) else "", "after": b[i].strip() if i < len(b) else ""}
+    first = None
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        k = 0
+        while i1 + k < i2 and j1 + k < j2 and _uncomma(a[i1 + k]) == _uncomma(b[j1 + k]):
+            k += 1
+        site = {"line": i1 + k + 1, "before": a[i1 + k].strip() if i1 + k < i2 else "",
+                "after": b[j1 + k].strip() if j1 + k < j2 else ""}
+        first = first or {"line": i1 + 1, "before": a[i1].strip() if i1 < i2 else "",
+                          "after": b[j1].strip() if j1 < j2 else ""}
+        if i1 + k < i2 or j1 + k < j2:
+            return site
+    return first or {"line": 1, "before": "", "after": ""}
+
+
+def _uncomma(line: str) -> str:
+    return line.strip().strip(",").strip()
 
 
 def enumerate_made(ctx: RunContext, kinds: tuple[str, ...] = KINDS) -> tuple[list[MadeUnit], int]:
