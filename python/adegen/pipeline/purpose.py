@@ -41,7 +41,7 @@ from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 WANT = 2          # purposeful tasks a build writes at most (slots of its --count)
 MAX_TRIES = 5     # candidates proven at most (kinds interleaved; most take the fast proof path)
 MAX_MODELS = 30   # models probed (marts first)
-GRAIN_PER_MODEL = 3  # bulk mode: grain changes per model (each another column or side)
+GRAIN_PER_MODEL = 2  # bulk mode: grain changes per model (each another column or side)
 GRADABLE = ("table", "view")
 FAMILY = "purposeful-change"
 

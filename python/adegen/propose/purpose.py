@@ -28,7 +28,7 @@ from adegen.sql.quote import ident
 MAX_COLUMNS = 8          # text columns probed per scope
 MAX_VALUES = 12          # a column with more distinct values is no category
 SHARE = (0.05, 0.6)      # the value's share of the scope's rows (a category, not noise nor the bulk)
-EVERY_PER_KIND = 4       # bulk mode's asks per kind and scope (each (column, value) a task of its own)
+EVERY_PER_KIND = 3       # bulk mode: changes per model and kind, asks per scope (each (column, value) a task)
 NULL_SHARE = 0.3         # an exclusion's column: NULL in a few rows (a slip that drops most rows is no slip one misses)
 # words in a column name that say it holds a category
 HINT = re.compile(r"status|state|type|category|channel|segment|kind|tier|plan|source|method|stage|priority|role|tag", re.I)
@@ -208,7 +208,8 @@ def _shown(raw: str, s: sc.Scope) -> set[str]:
 def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
     """What could be asked of this model, the data permitting: at most one ask per kind and scope
     (its first column and value), or with `every` each (column, value) the data supports, at most
-    EVERY_PER_KIND per kind and scope (bulk mode: each one a task of its own)."""
+    EVERY_PER_KIND per kind and scope (bulk mode: each one a task of its own; `candidates` measures
+    at most EVERY_PER_KIND per model and kind: each measure runs the model's SQL a few times)."""
     raw_scopes, comp_scopes = sc.scopes(m.raw), sc.scopes(m.compiled)
     out: list[Ask] = []
     for name, s in raw_scopes.items():
@@ -286,16 +287,18 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
     by_kind: dict[str, list[Purposeful]] = {k: [] for k in KINDS}
     seen: set[tuple] = set()
     for m in models:
+        kept: dict[str, int] = {}
         for ask in asks_for(m, db, every):
             key = (m.unique_id, ask.kind, ask.column) + ((ask.value,) if every else ())
-            if key in seen:
-                continue
+            if key in seen or (every and kept.get(ask.kind, 0) >= EVERY_PER_KIND):
+                continue  # the same ask in a CTE and in the final SELECT: one change; a model's share taken
             seen.add(key)
             texts = change(m.raw, ask)
             facts = measure(ask, m, db) if texts else None
             if texts is None or facts is None:
                 continue
             by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts, document(ask, m)))
+            kept[ask.kind] = kept.get(ask.kind, 0) + 1
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
     for found in by_kind.values():  # a column named as a category first, a mart first, then as found
         found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
