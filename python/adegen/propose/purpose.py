@@ -12,6 +12,7 @@ change, never the fix."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -287,18 +288,20 @@ def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], No
     by_kind: dict[str, list[Purposeful]] = {k: [] for k in KINDS}
     seen: set[tuple] = set()
     for m in models:
-        kept: dict[str, int] = {}
+        kept: Counter = Counter()
+        tried: Counter = Counter()
         for ask in asks_for(m, db, every):
             key = (m.unique_id, ask.kind, ask.column) + ((ask.value,) if every else ())
-            if key in seen or (every and kept.get(ask.kind, 0) >= EVERY_PER_KIND):
+            if key in seen or (every and (kept[ask.kind] >= EVERY_PER_KIND or tried[ask.kind] >= 2 * EVERY_PER_KIND)):
                 continue  # the same ask in a CTE and in the final SELECT: one change; a model's share taken
             seen.add(key)
+            tried[ask.kind] += 1  # a measure that fails (or times out) costs as much as one that holds
             texts = change(m.raw, ask)
             facts = measure(ask, m, db) if texts else None
             if texts is None or facts is None:
                 continue
             by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts, document(ask, m)))
-            kept[ask.kind] = kept.get(ask.kind, 0) + 1
+            kept[ask.kind] += 1
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
     for found in by_kind.values():  # a column named as a category first, a mart first, then as found
         found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
