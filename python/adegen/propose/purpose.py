@@ -208,9 +208,9 @@ def _shown(raw: str, s: sc.Scope) -> set[str]:
 
 def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
     """What could be asked of this model, the data permitting: at most one ask per kind and scope
-    (its first column and value), or with `every` each (column, value) the data supports, at most
-    EVERY_PER_KIND per kind and scope (bulk mode: each one a task of its own; `candidates` measures
-    at most EVERY_PER_KIND per model and kind: each measure runs the model's SQL a few times)."""
+    (its first column and value), or with `every` each value of that column the data supports, at
+    most EVERY_PER_KIND per kind and scope (bulk mode: each one a task of its own; `candidates`
+    measures at most EVERY_PER_KIND per model and kind: each measure runs the model's SQL a few times)."""
     raw_scopes, comp_scopes = sc.scopes(m.raw), sc.scopes(m.compiled)
     out: list[Ask] = []
     for name, s in raw_scopes.items():
@@ -233,14 +233,15 @@ def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
             total, nulls, distinct, values = got
             if not values or not 2 <= distinct <= MAX_VALUES:
                 continue
+            # the kind's column is the build's (its first), its values the ones the data supports: the
+            # queries that measure them have the shapes the build's search runs (another column's can
+            # take DuckDB's optimizer minutes on a wide mart, which no probe timeout interrupts)
             if room.get(METRIC) and col.lower() not in shown:  # a count of one group value within its own groups: no ask
-                for value in (values if every else values[:1])[:room[METRIC]]:
-                    out.append(Ask(METRIC, name, col, value, metric_name(value, s.relation)))
-                    room[METRIC] -= 1
+                out += [Ask(METRIC, name, col, v, metric_name(v, s.relation)) for v in values[:room[METRIC]]]
+                room[METRIC] = 0
             if room.get(EXCLUSION) and 0 < nulls <= NULL_SHARE * total:
-                for value in (values[::-1] if every else values[-1:])[:room[EXCLUSION]]:
-                    out.append(Ask(EXCLUSION, name, col, value))
-                    room[EXCLUSION] -= 1
+                out += [Ask(EXCLUSION, name, col, v) for v in values[::-1][:room[EXCLUSION]]]
+                room[EXCLUSION] = 0
     return out
 
 
