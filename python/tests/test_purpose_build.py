@@ -168,25 +168,6 @@ def test_a_column_brought_in_at_the_wrong_grain_and_at_the_right_one(shop, state
     assert "`amount` total has gone up" in base and f"{len(broken)} rows" not in base  # rough words, not counts
 
 
-def test_bulk_mode_takes_each_value_the_data_supports(shop, states):
-    """`every` (bulk mode): a change per (model, kind, column, value), at most EVERY_PER_KIND per
-    model and kind; the build's one change of each kind is among them."""
-    from adegen.propose.purpose import EVERY_PER_KIND
-
-    compiled = (shop / "target" / "compiled" / "shop" / "models" / "order_summary.sql").read_text()
-    model = ModelText("model.shop.order_summary", "order_summary", "models/order_summary.sql", MODEL, compiled)
-    probe = ProbeDB(shop / "shop.duckdb", None)
-    try:
-        every = candidates([model], probe, every=True)
-    finally:
-        probe.close()
-    for kind in (METRIC, EXCLUSION):
-        mine = [(c.ask.column, c.ask.value) for c in every if c.kind == kind]
-        assert 2 <= len(mine) == len(set(mine)) <= EVERY_PER_KIND, mine
-        assert (states["found"][kind].ask.column, states["found"][kind].ask.value) in mine
-    assert len({c.subject() for c in every}) == len(every)  # each its own task
-
-
 def test_no_grain_change_where_the_side_is_unique_or_the_column_varies(shop):
     """The precondition is measured on the data: a side at the key's own grain (fct_orders, one
     row per order) offers nothing; on the items, only the column that holds one value per order

@@ -1,7 +1,7 @@
 """Bulk mode's candidates that come whole, beside the catalog's (model, pattern, site) units: the
-purposeful changes (pipeline/purpose.find with `every`: each (model, kind, column, value) the data
-supports, and grain changes) and the upstream data changes (pipeline/datachange.candidates: each raw
-table's change), one unit each.
+purposeful changes (pipeline/purpose.find: every change the build's search finds, one per model and
+kind, where a build writes two of them) and the upstream data changes (pipeline/datachange.candidates:
+each raw table's change), one unit each.
 
 They are made and measured as the build makes them (the build's functions, not copies): no
 screening (the change was measured on the intact build when found), the task's files from
@@ -152,7 +152,7 @@ def enumerate_made(ctx: RunContext, kinds: tuple[str, ...] = KINDS) -> tuple[lis
     surveyed = {t.description for t in ctx.survey.tasks}
     units: list[MadeUnit] = []
     skipped = 0
-    for c in (purpose.find(ctx, every=True) if "purpose" in kinds else []):
+    for c in (purpose.find(ctx) if "purpose" in kinds else []):
         if purpose.description(c) in surveyed:
             skipped += 1
             continue

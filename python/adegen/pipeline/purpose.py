@@ -18,7 +18,6 @@ diff from the history or --bug-command) from the lowest rank first. A purposeful
 from __future__ import annotations
 
 import time
-from itertools import islice
 from pathlib import Path
 
 from adegen.core.errors import AdegenError
@@ -41,7 +40,6 @@ from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 WANT = 2          # purposeful tasks a build writes at most (slots of its --count)
 MAX_TRIES = 5     # candidates proven at most (kinds interleaved; most take the fast proof path)
 MAX_MODELS = 30   # models probed (marts first)
-GRAIN_PER_MODEL = 2  # bulk mode: grain changes per model (each another column or side)
 GRADABLE = ("table", "view")
 FAMILY = "purposeful-change"
 
@@ -106,11 +104,9 @@ def _models(ctx: RunContext, info: dict) -> list[tuple[str, str, str, str]]:
     return sorted(out_, key=lambda x: (x[3] != "marts", x[1]))[:MAX_MODELS]
 
 
-def find(ctx: RunContext, every: bool = False) -> list:
+def find(ctx: RunContext) -> list:
     """The measured purposeful changes of the project (propose/purpose.candidates and
-    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved. With
-    `every` (bulk mode): each (model, kind, column, value) the data supports and up to
-    GRAIN_PER_MODEL grain changes per model, in the order found (bulk orders them itself)."""
+    propose/grain.candidates: Purposeful and GrainChange, one shape), kinds interleaved."""
     root = ctx.opts.project_dir
     info = ctx.validator.baseline_info()
     texts = {}
@@ -125,14 +121,11 @@ def find(ctx: RunContext, every: bool = False) -> list:
               for uid, t in texts.items() if uid in compiled and compiled[uid].compiled]
     db = ProbeDB(Path(info["baseline_db"]), catalog)
     try:
-        found = candidates(models, db, say=ctx.ui.say, every=every)
-        sides = _sides(ctx, info, catalog)
-        if not every:
-            return interleaved([*found, *grain.candidates(models, sides, info.get("graph"), db, say=ctx.ui.say)])
-        return [*found, *(c for changes in grain.per_model(models, sides, info.get("graph"), db, say=ctx.ui.say)
-                          for c in islice(changes, GRAIN_PER_MODEL))]
+        found = candidates(models, db, say=ctx.ui.say)
+        joins = grain.candidates(models, _sides(ctx, info, catalog), info.get("graph"), db, say=ctx.ui.say)
     finally:
         db.close()
+    return interleaved([*found, *joins])
 
 
 def interleaved(cands: list) -> list:

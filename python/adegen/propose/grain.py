@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from adegen.core.graph import ProjectGraph
 from adegen.prompts import words
@@ -251,24 +250,10 @@ def measure(ask: GrainAsk, m: ModelText, side: Side, db: ProbeDB) -> dict | None
 
 def candidates(models: Sequence[ModelText], sides: Sequence[Side], graph: ProjectGraph | None, db: ProbeDB,
                say: Callable[[str], None] = lambda _: None) -> list[GrainChange]:
-    """Every measured grain change of `models` (in the order given, at most MAX_PER_MODEL each,
-    MAX_FOUND in all), marts first."""
-    out: list[GrainChange] = []
-    for changes in per_model(models, sides, graph, db, say):
-        out += islice(changes, MAX_PER_MODEL)  # the model's other asks are never measured
-        if len(out) >= MAX_FOUND:
-            break
-    out.sort(key=lambda c: c.model.layer != "marts")
-    return out
-
-
-def per_model(models: Sequence[ModelText], sides: Sequence[Side], graph: ProjectGraph | None, db: ProbeDB,
-              say: Callable[[str], None] = lambda _: None) -> Iterator[Iterator[GrainChange]]:
-    """Each model's grain changes, lazily: an iterator per model (in the order given) that measures
-    each ask only when it is asked for the next change. The sides of a model: its own ancestors
-    first (nearest first: the relations its lineage already reads), then the others by name; never
-    itself nor anything downstream of it."""
-    facts = _Sides(db)
+    """Every measured grain change of `models` (in the order given, at most MAX_PER_MODEL each).
+    The sides of a model: its own ancestors first (nearest first: the relations its lineage
+    already reads), then the others by name; never itself nor anything downstream of it."""
+    facts, out = _Sides(db), []
     by_id = {s.unique_id: s for s in sides}
     for m in models:
         if m.layer == "staging":
@@ -279,15 +264,19 @@ def per_model(models: Sequence[ModelText], sides: Sequence[Side], graph: Project
             (s for s in sides if s.unique_id not in up), key=lambda s: s.name)
         mine = [s for s in order if s.unique_id != m.unique_id and s.unique_id not in below
                 and RANK.get(s.layer, 0) <= RANK.get(m.layer, 2)]
-        yield _measured(m, mine, facts, say)
-
-
-def _measured(m: ModelText, sides: list[Side], facts: "_Sides", say: Callable[[str], None]) -> Iterator[GrainChange]:
-    for ask in asks_for(m, sides, facts):
-        side = next(s for s in sides if s.name == ask.source)
-        texts = change(m.raw, ask, "{{ ref('" + side.name + "') }}")
-        found = measure(ask, m, side, facts.db) if texts else None
-        if texts is None or found is None:
-            continue
-        say(f"purposeful change: {m.name}: {GRAIN}: {ask.column} from {side.name} on {ask.key} ({found})")
-        yield GrainChange(ask, m, texts[0], texts[1], found)
+        kept = 0
+        for ask in asks_for(m, mine, facts):
+            side = next(s for s in mine if s.name == ask.source)
+            texts = change(m.raw, ask, "{{ ref('" + side.name + "') }}")
+            found = measure(ask, m, side, db) if texts else None
+            if texts is None or found is None:
+                continue
+            out.append(GrainChange(ask, m, texts[0], texts[1], found))
+            say(f"purposeful change: {m.name}: {GRAIN}: {ask.column} from {side.name} on {ask.key} ({found})")
+            kept += 1
+            if kept >= MAX_PER_MODEL:
+                break
+        if len(out) >= MAX_FOUND:
+            break
+    out.sort(key=lambda c: c.model.layer != "marts")
+    return out

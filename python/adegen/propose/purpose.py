@@ -12,7 +12,6 @@ change, never the fix."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -29,7 +28,6 @@ from adegen.sql.quote import ident
 MAX_COLUMNS = 8          # text columns probed per scope
 MAX_VALUES = 12          # a column with more distinct values is no category
 SHARE = (0.05, 0.6)      # the value's share of the scope's rows (a category, not noise nor the bulk)
-EVERY_PER_KIND = 3       # bulk mode: changes per model and kind, asks per scope (each (column, value) a task)
 NULL_SHARE = 0.3         # an exclusion's column: NULL in a few rows (a slip that drops most rows is no slip one misses)
 # words in a column name that say it holds a category
 HINT = re.compile(r"status|state|type|category|channel|segment|kind|tier|plan|source|method|stage|priority|role|tag", re.I)
@@ -206,11 +204,8 @@ def _shown(raw: str, s: sc.Scope) -> set[str]:
     return set(re.findall(r"[a-z_][a-z0-9_]*", tail.lower()))
 
 
-def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
-    """What could be asked of this model, the data permitting: at most one ask per kind and scope
-    (its first column and value), or with `every` each value of that column the data supports, at
-    most EVERY_PER_KIND per kind and scope (bulk mode: each one a task of its own; `candidates`
-    measures at most EVERY_PER_KIND per model and kind: each measure runs the model's SQL a few times)."""
+def asks_for(m: ModelText, db: ProbeDB) -> list[Ask]:
+    """What could be asked of this model, the data permitting (at most one ask per kind and scope)."""
     raw_scopes, comp_scopes = sc.scopes(m.raw), sc.scopes(m.compiled)
     out: list[Ask] = []
     for name, s in raw_scopes.items():
@@ -221,11 +216,10 @@ def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
         cols = db.columns(f"({rows})") or {}
         text_cols = [c for c, t in cols.items() if t.upper().startswith("VARCHAR") and re.fullmatch(r"[A-Za-z_]\w*", c)]
         text_cols.sort(key=lambda c: (not HINT.search(c), c))
-        room = {k: (EVERY_PER_KIND if every else 1) for k in KINDS
-                if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
+        want = {k for k in KINDS if k != METRIC or (s.grouped and s.aggregates and reaches_output(m.raw, name))}
         shown = _shown(m.raw, s)
         for col in text_cols[:MAX_COLUMNS]:
-            if not any(room.values()):
+            if not want:
                 break
             got = _values(db, rows, col)
             if got is None:
@@ -233,15 +227,12 @@ def asks_for(m: ModelText, db: ProbeDB, every: bool = False) -> list[Ask]:
             total, nulls, distinct, values = got
             if not values or not 2 <= distinct <= MAX_VALUES:
                 continue
-            # the kind's column is the build's (its first), its values the ones the data supports: the
-            # queries that measure them have the shapes the build's search runs (another column's can
-            # take DuckDB's optimizer minutes on a wide mart, which no probe timeout interrupts)
-            if room.get(METRIC) and col.lower() not in shown:  # a count of one group value within its own groups: no ask
-                out += [Ask(METRIC, name, col, v, metric_name(v, s.relation)) for v in values[:room[METRIC]]]
-                room[METRIC] = 0
-            if room.get(EXCLUSION) and 0 < nulls <= NULL_SHARE * total:
-                out += [Ask(EXCLUSION, name, col, v) for v in values[::-1][:room[EXCLUSION]]]
-                room[EXCLUSION] = 0
+            if METRIC in want and col.lower() not in shown:  # a count of one group value within its own groups: no ask
+                out.append(Ask(METRIC, name, col, values[0], metric_name(values[0], s.relation)))
+                want.discard(METRIC)
+            if EXCLUSION in want and 0 < nulls <= NULL_SHARE * total:
+                out.append(Ask(EXCLUSION, name, col, values[-1]))
+                want.discard(EXCLUSION)
     return out
 
 
@@ -280,29 +271,23 @@ def measure(ask: Ask, m: ModelText, db: ProbeDB) -> dict | None:
     return facts
 
 
-def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], None] = lambda _: None,
-               every: bool = False) -> list[Purposeful]:
+def candidates(models: Sequence[ModelText], db: ProbeDB, say: Callable[[str], None] = lambda _: None
+               ) -> list[Purposeful]:
     """Every measured purposeful change of `models` (in the order given), kinds interleaved: the
-    first of each kind, then the second of each, ... (a run's tasks are not all of one kind). One
-    change per model, kind and column (the same ask in a CTE and in the final SELECT is one change),
-    or with `every` (bulk mode) one per model, kind, column and value."""
+    first of each kind, then the second of each, ... (a run's tasks are not all of one kind)."""
     by_kind: dict[str, list[Purposeful]] = {k: [] for k in KINDS}
     seen: set[tuple] = set()
     for m in models:
-        kept: Counter = Counter()
-        tried: Counter = Counter()
-        for ask in asks_for(m, db, every):
-            key = (m.unique_id, ask.kind, ask.column) + ((ask.value,) if every else ())
-            if key in seen or (every and (kept[ask.kind] >= EVERY_PER_KIND or tried[ask.kind] >= 2 * EVERY_PER_KIND)):
-                continue  # the same ask in a CTE and in the final SELECT: one change; a model's share taken
+        for ask in asks_for(m, db):
+            key = (m.unique_id, ask.kind, ask.column)
+            if key in seen:
+                continue  # the same ask in a CTE and in the final SELECT (any value): one change
             seen.add(key)
-            tried[ask.kind] += 1  # a measure that fails (or times out) costs as much as one that holds
             texts = change(m.raw, ask)
             facts = measure(ask, m, db) if texts else None
             if texts is None or facts is None:
                 continue
             by_kind[ask.kind].append(Purposeful(ask, m, texts[0], texts[1], facts, document(ask, m)))
-            kept[ask.kind] += 1
             say(f"purposeful change: {m.name}: {ask.kind} on {ask.column} = {ask.value!r} ({facts})")
     for found in by_kind.values():  # a column named as a category first, a mart first, then as found
         found.sort(key=lambda c: (not HINT.search(c.ask.column), c.model.layer != "marts"))
