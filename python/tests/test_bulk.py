@@ -41,8 +41,10 @@ class BulkRun:
 
 
 def bulk_cmd(project: Path, out: Path, jobs: int) -> list[str]:
+    # no data changes: each is a full emulation (a minute here); the purposeful changes are in the
+    # candidate list, so a resumed run must find the same ones
     return [sys.executable, "-m", "adegen.bulk", str(project), "--tasks", str(TASKS), "--seed", str(SEED),
-            "--jobs", str(jobs), "--output-dir", str(out), "--json"]
+            "--jobs", str(jobs), "--output-dir", str(out), "--json", "--kinds", "catalog,purpose"]
 
 
 def run_bulk(cmd: list[str], env: dict) -> tuple[subprocess.CompletedProcess, float]:
@@ -103,6 +105,18 @@ def killed_and_resumed(bulk_project, bulk_env, uninterrupted, tmp_path_factory) 
     print(f"bulk --jobs 1 killed at {kills}, then finished in {secs:.0f}s")
     assert r.returncode == 0, r.stderr[-3000:]
     return BulkRun(out, r, secs, kills)
+
+
+@pytest.fixture(scope="module")
+def purposeful(bulk_project, bulk_env, project_state, tmp_path_factory) -> BulkRun:
+    """One task drawn from the purposeful changes only (`--kinds purpose`)."""
+    out = tmp_path_factory.mktemp("bulk-purpose") / "out"
+    cmd = [sys.executable, "-m", "adegen.bulk", str(bulk_project), "--tasks", "1", "--seed", str(SEED), "--jobs", "1",
+           "--output-dir", str(out), "--json", "--kinds", "purpose"]
+    r, secs = run_bulk(cmd, bulk_env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    print(f"bulk --kinds purpose --tasks 1: {secs:.0f}s")
+    return BulkRun(out, r, secs, [])
 
 
 def rows(out: Path) -> list[dict]:
@@ -178,6 +192,28 @@ def test_killed_rerun_and_one_job_give_the_same_tasks(uninterrupted, killed_and_
     assert doc["dataset"]["dropped"] == json.loads(uninterrupted.result.stdout)["dataset"]["dropped"]
 
 
+def test_bulk_proposes_and_proves_a_purposeful_change(purposeful, bulk_project, project_state):
+    """A purposeful change is a candidate of bulk mode: made, proven (fast path) and written as the
+    build writes one - its solution keeps the purpose (not the setup's inverse) - with its row."""
+    out = purposeful.out
+    (row,) = rows(out)
+    assert row["family"] == "purposeful-change" and row["pattern"].startswith("purpose:")
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(row, json.loads(SCHEMA.read_text()))
+    task = out / "tasks" / row["id"]
+    data = yaml.safe_load((task / "task.yaml").read_text())
+    assert data["status"] == "ready" and "purposeful change" in data["description"]
+    setup = (task / "setup" / "changes.patch").read_text()
+    solution = (task / "solutions" / "changes.patch").read_text()
+    added = [ln[1:] for ln in setup.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert any(ln[1:] in added for ln in solution.splitlines() if ln.startswith(" "))  # the purpose stays
+    doc = json.loads(purposeful.result.stdout)
+    (entry,) = doc["tasks"]
+    assert entry["proven"] and entry["family"] == "purposeful-change"
+    assert "(inprocess, prepared)" in (out / ".adegen" / "bulk" / "bulk.log").read_text()  # the fast path
+    assert tree_state(bulk_project) == project_state
+
+
 def test_candidate_order_depends_only_on_the_seed(example_project, acme_discovery, tmp_path):
     from adegen.cli.build_args import parse_args
     from adegen.pipeline import UI, RunContext, bulk_units, discovery, inputs
@@ -224,3 +260,13 @@ def test_bad_arguments_end_with_one_message(example_project, tmp_path, capsys):
     assert main([str(example_project), "--tasks", "0", "--output-dir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "--tasks" in err and "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_a_whole_candidates_site_is_its_first_line_that_is_more_than_a_comma():
+    from adegen.pipeline.bulk_made import first_change
+
+    old = "select\n    a,\n    count(*) as n\nfrom t\ngroup by 1\n"
+    new = "select\n    a,\n    count(*) as n,\n    count(*) as k\nfrom t\nwhere s = 1\ngroup by 1\n"
+    assert first_change(old, new) == {"line": 4, "before": "", "after": "count(*) as k"}
+    assert first_change("select\n    a\nfrom t\n", "select\n    b\nfrom t\n") == {"line": 2, "before": "a", "after": "b"}
+    assert first_change("select a\n", "select a,\n") == {"line": 1, "before": "select a", "after": "select a,"}

@@ -255,7 +255,7 @@ def test_purposeful_tasks_take_slots_of_the_count_ahead_of_plain_slips():
     twice[0].model, twice[0].family = "stg_events", "dedup-set-ops"
     for p in twice[1:]:
         p.model, p.family = "stg_events", "filter"
-    kept, out = make_room(twice, 1, 5, frozenset({"stg_events"}))
+    kept, out = make_room(twice, 1, 5, repeated=frozenset({"stg_events"}))
     assert [p.number for p in kept] == [2, 3] and [p.number for p in out] == [1]
     assert make_room(twice, 1, 5) == (twice, [])
 

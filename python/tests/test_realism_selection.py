@@ -93,8 +93,10 @@ def test_a_surrogate_key_the_bug_reassigns_is_not_the_key_of_the_diff():
 
 
 def _unit(family):
-    return SimpleNamespace(candidate=SimpleNamespace(family=family, name="orders",
-                                                     pattern=SimpleNamespace(id=f"{family}_pattern")))
+    from adegen.pipeline.bulk_units import Unit
+
+    return Unit(f"orders|{family}_pattern|0", SimpleNamespace(family=family, name="orders",
+                                                               pattern=SimpleNamespace(id=f"{family}_pattern")))
 
 
 def test_bulk_passes_over_a_family_holding_a_fifth_while_others_are_left():

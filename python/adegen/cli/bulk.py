@@ -17,6 +17,7 @@ from adegen.pipeline.options import project_options
 from adegen.core.errors import InputError
 from adegen.calibrate.agent import check_template
 from adegen.pipeline.bulk import BulkOptions, run_bulk
+from adegen.pipeline.bulk_made import KINDS
 from adegen.pipeline.bulk_plan import PlanOptions, run_plan
 from adegen.pipeline.plan import load_plan
 from adegen.validate.workers.executor import ExecutorSpec, cluster_size, parse_executor
@@ -39,6 +40,9 @@ def parse_bulk_args(argv: list[str] | None = None) -> BulkOptions:
     add_project_args(p)
     p.add_argument("--tasks", metavar="N", required=True, help="proven tasks to write")
     p.add_argument("--seed", metavar="S", default="0", help="seed of the candidate order (default 0)")
+    p.add_argument("--kinds", metavar="LIST", default=",".join(KINDS),
+                   help="what the candidates are drawn from, comma-separated: catalog (the pattern catalog's slips), "
+                        "purpose (purposeful changes), data-change (upstream data changes); default: all three")
     _add_executor_args(p)
     p.add_argument("--calibrate", metavar="CMD", default=None,
                    help="afterwards run this agent on every written task (a command template with {prompt}, "
@@ -61,7 +65,16 @@ def parse_bulk_args(argv: list[str] | None = None) -> BulkOptions:
     if ns.calibrate is not None:
         calibrate = CalibrateOptions(check_template(ns.calibrate, "--calibrate"), ns.keep,
                                      float(number_arg(ns.calibrate_timeout, "--calibrate-timeout", 1)))
-    return BulkOptions(opts, tasks, seed, args, calibrate)
+    return BulkOptions(opts, tasks, seed, args, calibrate, kinds=_kinds(ns.kinds))
+
+
+def _kinds(value: str) -> tuple[str, ...]:
+    """--kinds as a tuple in KINDS' order; an unknown or empty list is bad input naming the flag."""
+    asked = {k.strip() for k in value.split(",") if k.strip()}
+    unknown = sorted(asked - set(KINDS))
+    if unknown or not asked:
+        raise InputError(f"expected a comma-separated list of {', '.join(KINDS)}, got {value!r}", field="--kinds")
+    return tuple(k for k in KINDS if k in asked)
 
 
 def _add_executor_args(p: ArgParser) -> None:

@@ -65,6 +65,7 @@ class DropCode(Coded):
     COMPOUND_PLACE = "compound_place", "gave its place to the compound task"
     MIX_EASIER = "mix_easier", "an easier kind than the hard mix keeps"
     BUG_COMMAND_FAILED = "bug_command_failed", "bug command failed"
+    TEST_NOT_RENDERED = "test_not_rendered", "its grading test could not be rendered"  # bulk: a grain change's
 
 
 class Drop(NamedTuple):

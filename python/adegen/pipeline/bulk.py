@@ -18,7 +18,7 @@ from typing import Callable
 from adegen.pipeline.options import Options
 from adegen.tasks.output import RunLock, highest_task_number
 from adegen.tasks.shape import run_figure
-from adegen.pipeline import bulk_units, dataset, workspace
+from adegen.pipeline import bulk_made, bulk_units, dataset, workspace
 from adegen.pipeline.calibration import CalibrateOptions, calibrate_written
 from adegen.pipeline.bulk_loop import BulkLoop, LoopSetup
 from adegen.pipeline.context import RunContext
@@ -36,6 +36,7 @@ class BulkOptions:
     calibrate: CalibrateOptions | None = None  # --calibrate: measure the written tasks with an agent
     # (output dir, ledger, facts) -> the dataset files' paths; a plan writes the whole dataset's
     write_dataset: Callable[..., dict] = dataset.write_dataset
+    kinds: tuple[str, ...] = bulk_made.KINDS  # --kinds: what the candidates are drawn from
 
     @property
     def json(self) -> bool:
@@ -47,7 +48,8 @@ class BulkOptions:
         return {"project_dir": str(o.project_dir), "seed": self.seed, "patterns_dirs": [str(p) for p in o.patterns_dirs],
                 "db_type": o.db_type, "db_name": o.db_name, "db_path": str(o.db_path) if o.db_path else None,
                 "profiles_dir": str(o.profiles_dir) if o.profiles_dir else None, "target": o.target,
-                "emulate_snowflake": o.emulate_snowflake}
+                "emulate_snowflake": o.emulate_snowflake,
+                **({} if self.kinds == bulk_made.KINDS else {"kinds": list(self.kinds)})}  # the default keeps old keys
 
 
 def run_bulk(bopts: BulkOptions, ui: BulkUI) -> tuple[int, dict]:
@@ -80,15 +82,18 @@ def _generate(ctx: RunContext, bopts: BulkOptions) -> int:
     ledger.recover(tasks_dir)
     _leave_out_own_tasks(ctx, ledger, tasks_dir)
     workspace.prepare(ctx)
-    units, excluded = bulk_units.enumerate_units(ctx)
-    units = bulk_units.order_units(units, bopts.seed)
+    units, excluded = bulk_units.enumerate_units(ctx) if "catalog" in bopts.kinds else ([], [])
+    made, repeats = bulk_made.enumerate_made(ctx, bopts.kinds)  # purposeful and data changes, each a candidate too
+    units = bulk_units.order_units(units + made, bopts.seed)
     ledger.bind(bulk_units.units_fingerprint(units),
                 max(ctx.survey.highest_number, highest_task_number(tasks_dir, ctx.project.name)))
-    facts = {"project": ctx.project.name, "project_dir": str(bopts.opts.project_dir), "seed": bopts.seed, "candidates": len(units), "excluded": len(excluded),
+    facts = {"project": ctx.project.name, "project_dir": str(bopts.opts.project_dir), "seed": bopts.seed,
+             "candidates": len(units), "whole": len(made), "excluded": len(excluded) + repeats,
              "command": "python -m adegen.bulk " + shlex.join(bopts.argv)}
     ledger.facts = facts
-    ctx.ui.say(f"Bulk: {len(units)} candidates (model x pattern x site), {len(excluded)} left out as repeats of "
-               f"surveyed tasks; {len(ledger.tasks)} task(s) already written, {ledger.cursor} candidate(s) decided.")
+    ctx.ui.say(f"Bulk: {len(units)} candidates ({len(units) - len(made)} model x pattern x site, {len(made)} "
+               f"purposeful or data changes), {len(excluded) + repeats} left out as repeats of surveyed tasks; "
+               f"{len(ledger.tasks)} task(s) already written, {ledger.cursor} candidate(s) decided.")
     progress = Progress(ctx.ui, bopts.tasks, (len(ledger.tasks), ledger.cursor))
     written_before = len(ledger.tasks)
     t1 = time.monotonic()

@@ -28,8 +28,10 @@ from adegen.core.drops import Drop, DropCode
 from adegen.propose.candidate_sites import added_files, story_files
 from adegen.propose.siblings import changed_files
 from adegen.discover.survey import ExistingTask
-from adegen.pipeline import dataset
+from adegen.pipeline import bulk_made, dataset
+from adegen.pipeline.bulk_made import MadeJob, MadeUnit
 from adegen.pipeline.bulk_units import unit_key
+from adegen.pipeline.extra_task import prepare_extra
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.propose import check_candidates
 from adegen.pipeline.realise import TaskJob, commit_task, prepare_task, render_tests
@@ -43,13 +45,12 @@ def family_cap_reason(unit, families: list, later: list, want: int) -> Drop | No
     left. None: it may be proposed."""
     cap = max(1, -(-want // 5))
     counts = Counter(families)
-    fam = unit.candidate.family
+    fam = unit.family
     if counts[fam] < cap:
         return None
-    if any(counts[u.candidate.family] < cap for u in later):
-        c = unit.candidate
-        return Drop(c.name, c.pattern.id, f"family cap: {fam} already has {counts[fam]} of the {want} tasks "
-                                          "wanted (a fifth at most)", DropCode.FAMILY_CAP)
+    if any(counts[u.family] < cap for u in later):
+        return Drop(unit.name, unit.pattern, f"family cap: {fam} already has {counts[fam]} of the {want} tasks "
+                                             "wanted (a fifth at most)", DropCode.FAMILY_CAP)
     return None
 
 
@@ -91,13 +92,13 @@ class BulkLoop:
     def look_ahead(self, start: int, span: int) -> int:
         """Compile-check the candidates [start, start + span) and hand the ones not screened yet to
         the validator in the background; returns span."""
-        ahead = self.units[start:start + span]
+        ahead = [u for u in self.units[start:start + span] if not isinstance(u, MadeUnit)]  # made: not screened
         # compiled in fixed blocks of the ordered list: which mutants share a dbt compile never
         # depends on where a step (or a resumed run) starts
-        for block in sorted({i // COMPILE_BATCH for i in range(start, start + len(ahead))
-                             if self.units[i].key not in self.compiled}):
+        for block in sorted({i // COMPILE_BATCH for i in range(start, min(start + span, len(self.units)))
+                             if self.units[i].key not in self.compiled and not isinstance(self.units[i], MadeUnit)}):
             batch = [u for u in self.units[block * COMPILE_BATCH:(block + 1) * COMPILE_BATCH]
-                     if u.key not in self.compiled]
+                     if u.key not in self.compiled and not isinstance(u, MadeUnit)]
             check_candidates(self.ctx, [u.candidate for u in batch])
             self.compiled |= {u.key for u in batch}
         items, keys = [], []
@@ -141,14 +142,19 @@ class BulkLoop:
         while (index < min(len(self.units), led.cursor + span) and len(started) < setup.jobs
                and len(led.tasks) + len(started) < setup.want):
             unit = self.units[index]
-            families = [t.get("family") for t in led.tasks] + [j.proposal.family for j in started]
+            families = [t.get("family") for t in led.tasks] + [_family(j) for j in started]
             prop, why = None, family_cap_reason(unit, families, self.units[index + 1:], setup.want)
-            if why is None:
+            task_id = out.format_task_id(self.ctx.project.name, led.next_number() + len(started))
+            if why is None and isinstance(unit, MadeUnit):
+                prop, why = bulk_made.start(self.ctx, unit, task_id, self.taken_texts(taken))
+                if prop is not None:
+                    started.append(prop)
+                    taken.append((task_id, unit.prompt_texts()))
+            elif why is None:
                 prop, why = self.propose(unit, index, taken)
-            if prop is not None:
-                task_id = out.format_task_id(self.ctx.project.name, led.next_number() + len(started))
-                started.append(TaskJob(prop, task_id, []))
-                taken.append((task_id, [lv.text for lv in prop.prompt_levels()]))
+                if prop is not None:
+                    started.append(TaskJob(prop, task_id, []))
+                    taken.append((task_id, [lv.text for lv in prop.prompt_levels()]))
             events.append((unit, prop, why))
             index += 1
         if started:  # the next candidates, screened while this step's proofs are prepared
@@ -177,19 +183,28 @@ class BulkLoop:
         return None, pset.dropped[-1] if pset.dropped else Drop(c.name, c.pattern.id, "not proposed",
                                                                  DropCode.NOT_PROPOSED)
 
-    def prove(self, jobs: list[TaskJob]) -> list:
-        """prepare_task for each job, side by side; results in job order (None: round trip failed)."""
+    def taken_texts(self, taken: list[tuple[str, list[str]]]) -> set[str]:
+        """Every prompt text a new task must not repeat: the run's (`taken`) and the surveyed tasks'."""
+        return {t for _, texts in taken for t in texts} | {
+            t for task in self.ctx.survey.tasks for t in (task.prompts or [task.prompt]) if t}
+
+    def prove(self, jobs: list) -> list:
+        """prepare_task (a proposal's TaskJob) or prepare_extra (a whole candidate's MadeJob) for
+        each job, side by side; results in job order (None: round trip failed)."""
         if not jobs:
             return []
-        pending = [j for j in jobs if j.proposal.assertion_tests and self.unit_key(j) not in self.tests]
+        pending = [j for j in jobs if isinstance(j, TaskJob) and j.proposal.assertion_tests
+                   and self.unit_key(j) not in self.tests]
         if pending:
             rendered = render_tests(self.ctx, [j.proposal for j in pending])
             for j in pending:
                 self.tests[self.unit_key(j)] = rendered.get(j.proposal.number, [])
         for j in jobs:
-            j.tests = self.tests.get(self.unit_key(j), [])
+            if isinstance(j, TaskJob):
+                j.tests = self.tests.get(self.unit_key(j), [])
         with ThreadPoolExecutor(max_workers=self.setup.jobs, thread_name_prefix="adegen-bulk") as pool:
-            futures = [pool.submit(prepare_task, self.ctx, j) for j in jobs]
+            futures = [pool.submit(prepare_task, self.ctx, j) if isinstance(j, TaskJob) else
+                       pool.submit(prepare_extra, self.ctx, j.task) for j in jobs]
         results, error = [], None
         for f in futures:
             try:
@@ -213,27 +228,36 @@ class BulkLoop:
         led, progress = self.ledger, self.setup.progress
         results = iter(prepared)
         for unit, prop, drop in events:
-            c = unit.candidate
             if prop is None:
                 led.drop(drop.code)
-                progress.update(len(led.tasks), led.drops_by_label(), f"dropped {c.name} / {c.pattern.id}: {drop.reason[:120]}")
+                progress.update(len(led.tasks), led.drops_by_label(), f"dropped {unit.name} / {unit.pattern}: {drop.reason[:120]}")
                 continue
             task = next(results)
             if task is None or not task.proven:
                 code = DropCode.ROUND_TRIP_FAILED if task is None else DropCode.UNPROVEN
                 detail = code.label if task is None else task.detail  # "unproven: <why>"
-                self.ctx.ui.say(f"{prop.model} / {prop.pattern_id} line {prop.site.line}: {detail}")  # the log
+                where = "" if isinstance(prop, MadeJob) else f" line {prop.site.line}"
+                self.ctx.ui.say(f"{unit.name} / {unit.pattern}{where}: {detail}")  # the log
                 led.drop(code)
-                progress.update(len(led.tasks), led.drops_by_label(), f"dropped {c.name} / {c.pattern.id}: {detail[:200]}")
+                progress.update(len(led.tasks), led.drops_by_label(), f"dropped {unit.name} / {unit.pattern}: {detail[:200]}")
                 return  # later tasks of this step assumed this one written: the next step redoes them
-            row = dataset.task_row(prop, task.job.task_id, task.proof, self.ctx.discovery)
-            led.begin_commit(row)
-            entry = commit_task(self.ctx, task)
+            if isinstance(prop, MadeJob):
+                row = unit.row(prop.task_id, task.proof, self.ctx.discovery)
+                led.begin_commit(row)
+                entry = unit.entry(self.ctx, prop.task, task.commit(self.ctx))
+            else:
+                row = dataset.task_row(prop, task.job.task_id, task.proof, self.ctx.discovery)
+                led.begin_commit(row)
+                entry = commit_task(self.ctx, task)
             led.end_commit()
             self.ctx.report.tasks.append(entry)
             self.setup.on_commit()
             progress.update(len(led.tasks), led.drops_by_label(), f"{row['id']}: {row['model']} / {row['pattern']} "
                                                       f"({row['difficulty']}) proven in {row['proof_seconds']}s")
+
+
+def _family(job) -> str:
+    return job.family if isinstance(job, MadeJob) else job.proposal.family
 
 
 def _survey_with(survey, taken: list[tuple[str, list[str]]]):

@@ -28,10 +28,26 @@ class Unit:
     key: str  # unit_key: "<model unique_id>|<pattern id>|<site index>[+<sibling>#<index>]", stable across runs
     candidate: object  # proposals.Candidate with exactly one site
 
+    @property
+    def family(self) -> str:
+        return self.candidate.family
+
+    @property
+    def name(self) -> str:
+        return self.candidate.name
+
+    @property
+    def pattern(self) -> str:
+        return str(self.candidate.pattern.id)
+
     def attrs(self) -> dict[str, str]:
         c = self.candidate
         return {"model": c.model["unique_id"], "family": c.family, "pattern": str(c.pattern.id),
                 "layer": str(c.model.get("layer", "other")), "difficulty": str(getattr(c.pattern, "difficulty", ""))}
+
+    def fingerprint_line(self) -> str:
+        site = self.candidate.sites[0]
+        return f"{self.key}:{site.line}:{site.before}->{site.after}"
 
 
 def enumerate_units(ctx: RunContext) -> tuple[list[Unit], list]:
@@ -52,8 +68,9 @@ def unit_key(c, site) -> str:
     return f"{c.model['unique_id']}|{c.pattern.id}|{site.index}{key_suffix(site)}"
 
 
-def order_units(units: list[Unit], seed: int) -> list[Unit]:
-    """The units in bulk order for `seed` (independent of the input order and of hash seeds)."""
+def order_units(units: list, seed: int) -> list:
+    """The units in bulk order for `seed` (independent of the input order and of hash seeds): the
+    catalog's Units and bulk_made's MadeUnits alike (a key, attrs())."""
     units = sorted(units, key=lambda u: u.key)
     rng = random.Random(_seed_int(seed))
     jitter = [rng.random() for _ in units]
@@ -78,13 +95,9 @@ def order_units(units: list[Unit], seed: int) -> list[Unit]:
     return out
 
 
-def units_fingerprint(units: list[Unit]) -> str:
+def units_fingerprint(units: list) -> str:
     """Identifies the ordered candidate list (a resumed run must see the same one)."""
-    def line(u: Unit) -> str:
-        site = u.candidate.sites[0]
-        return f"{u.key}:{site.line}:{site.before}->{site.after}"
-
-    return hashlib.sha256("\n".join(map(line, units)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return hashlib.sha256("\n".join(u.fingerprint_line() for u in units).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _seed_int(seed: int) -> int:

@@ -29,6 +29,7 @@ from adegen.tasks.taskgen import TaskPlan, unified_diff
 
 NONE_FOUND = ("No data change found: no raw table (read by the project's own models, with a table downstream) "
               "with a unique id to re-send or snake_case columns to rename; the proposals make every task.")
+FAMILY = "data-change"
 MAX_TRIES = 2  # each try is a full emulated proof (two harness trials and two solved builds)
 
 
@@ -183,9 +184,22 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
     """Files, solution patch check, proof, commit (pipeline/extra_task.py): the task's --json entry
     (None: patch check failed); its run-record details in ctx.report.task_details. `layer`: the
     (first) adapted model's."""
+    change = for_run(ctx, change)
+    task = task_of(ctx, change, task_id)
+    w = write_and_prove(ctx, task)
+    return None if w is None else finish(ctx, change, (task, w), layer)
+
+
+def for_run(ctx: RunContext, change: DataChange) -> DataChange:
+    """The change as this run words it: --mix hard takes the hard prompt (fewest hints) as the base."""
+    if getattr(ctx.opts, "mix", "default") == "hard":
+        return replace(change, texts=hard_texts(change.texts))
+    return change
+
+
+def task_of(ctx: RunContext, change: DataChange, task_id: str) -> ExtraTask:
+    """The task's files and its solution patch check."""
     plan, project = ctx.output, ctx.project
-    if getattr(ctx.opts, "mix", "default") == "hard":  # the hard prompt (fewest hints) as the base
-        change = replace(change, texts=hard_texts(change.texts))
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
     spec = TaskPlan(task_id=task_id, description=change.description(),
@@ -203,14 +217,17 @@ def _realise(ctx: RunContext, change: DataChange, task_id: str, layer: str = "")
         return check_solution(plan.project_root, TaskPatches(task_id, task_dir, change.fixes),
                               list(change.rebuild), plan.known_models, workdir=ctx.workroot)
 
-    task = ExtraTask(task_id, files.files, check, f"data change of {change.relation}", solved="adapted",
+    return ExtraTask(task_id, files.files, check, f"data change of {change.relation}", solved="adapted",
                      refresh=spec.full_refresh, rebuild=tuple(spec.solution_rebuild))
-    w = write_and_prove(ctx, task)
-    if w is None:
-        return None
-    ctx.report.task_details[task_id] = _details(change, w.proof, layer)
+
+
+def finish(ctx: RunContext, change: DataChange, made: tuple, layer: str) -> dict:
+    """The committed task's --json entry (made: the ExtraTask and its Written); its run-record
+    details go to ctx.report.task_details."""
+    task, w = made
+    ctx.report.task_details[task.task_id] = _details(change, w.proof, layer)
     proof = w.proof
-    return entry(task, w, model=change.readers[0], pattern_id=change.kind, family="data-change",
+    return entry(task, w, model=change.readers[0], pattern_id=change.kind, family=FAMILY,
                  difficulty=DIFFICULTY,
                  proof=None if proof is None else {"ok": bool(proof.ok), "broken_fails": bool(proof.broken_fails),
                                                    "solved_passes": bool(proof.solved_passes),

@@ -23,7 +23,7 @@ def task_row(p, task_id: str, proof, discovery: dict) -> dict:
     """The ledger row of one proven task (p: its Proposal); tasks.jsonl drops PRIVATE_FIELDS."""
     obs = p.observation
     changed = {str(k): int(v) for k, v in ((obs.changed_tables if obs is not None else None) or {}).items()}
-    graded = {t: changed.get(t, _distance(discovery, p.model_unique_id, t)) for t in p.graded_tables()}
+    graded = {t: changed.get(t, distance(discovery, p.model_unique_id, t)) for t in p.graded_tables()}
     seconds = dict((proof.seconds or {}) if proof is not None else {})
     total = seconds.get("total", sum(float(v) for v in seconds.values()) if seconds else None)
     site = p.site
@@ -40,7 +40,7 @@ def task_row(p, task_id: str, proof, discovery: dict) -> dict:
     }
 
 
-def _distance(discovery: dict, start_uid: str, table: str) -> int:
+def distance(discovery: dict, start_uid: str, table: str) -> int:
     """DAG distance when screening did not measure it: the models on the paths from the changed
     model to `table` (`models_between`, both ends included) minus one."""
     start = next((m for m in discovery.get("models", []) if m["unique_id"] == start_uid), None)
@@ -82,7 +82,8 @@ def write_dataset(output_dir: Path, ledger, facts: dict) -> dict[str, Path]:
 def dataset_markdown(rows: list[dict], ledger, facts: dict) -> str:
     lines = [f"# {facts['project']}: {len(rows)} proven tasks (adegen bulk mode, seed {facts['seed']})", "",
              "Made by:", "", "```", facts["command"], "```", "",
-             f"Candidates (model x pattern x site): {facts['candidates']}, decided: {ledger.cursor}, "
+             f"Candidates: {facts['candidates']} (model x pattern x site, and {facts.get('whole', 0)} purposeful or "
+             f"upstream data changes), decided: {ledger.cursor}, "
              f"written: {len(rows)}, dropped: {sum(ledger.drops.values())}; "
              f"{facts['excluded']} (model, pattern) pairs left out because a surveyed task has the same "
              "model and family.", ""]

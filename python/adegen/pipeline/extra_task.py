@@ -50,6 +50,40 @@ class Written:
 def write_and_prove(ctx: RunContext, task: ExtraTask) -> Written | None:
     """Write, check, prove and commit one task (unproven: status dev); None when its patch check
     fails (nothing is left behind and the id stays free)."""
+    prepared = prepare_extra(ctx, task)
+    return None if prepared is None else prepared.commit(ctx)
+
+
+@dataclass
+class PreparedExtra:
+    """A task written, checked and proven (or not) in its temp dir, not yet renamed into place:
+    bulk mode proves several side by side and commits them in order (`commit`)."""
+
+    task: ExtraTask
+    writer: object       # output.TaskWriter
+    check: PatchCheck
+    proven: bool
+    detail: str
+    proof: object        # the validator's Proof, or None
+    refresh: list = field(default_factory=list)  # the models solution.sh rebuilds in full
+
+    def discard(self) -> None:
+        self.writer.discard()
+
+    def commit(self, ctx: RunContext) -> Written:
+        try:
+            final = self.writer.commit()
+        except BaseException:
+            self.writer.discard()
+            raise
+        ctx.ui.say(f"{self.task.task_id}: {'proven' if self.proven else self.detail.splitlines()[0]}")
+        return Written(final, self.check, self.proven, self.detail, self.proof, self.refresh)
+
+
+def prepare_extra(ctx: RunContext, task: ExtraTask) -> PreparedExtra | None:
+    """Files, patch check and proof of one task in its temp dir (unproven: status dev there); None
+    when the patch check fails (nothing left behind). Safe in several threads for different ids:
+    it touches only its own temp dir and the validator."""
     plan = ctx.output
     writer = out.TaskWriter(plan.tasks_dir, task.task_id)
     try:
@@ -68,12 +102,10 @@ def write_and_prove(ctx: RunContext, task: ExtraTask) -> Written | None:
         refresh = settle_refresh(task.refresh, list(task.rebuild), task.files, writer.dir, proof if proven else None)
         if not proven:
             update_task_yaml(writer.dir / "task.yaml", status="dev")
-        final = writer.commit()
     except BaseException:
         writer.discard()
         raise
-    ctx.ui.say(f"{task.task_id}: {'proven' if proven else detail.splitlines()[0]}")
-    return Written(final, check, proven, detail, proof, refresh)
+    return PreparedExtra(task, writer, check, proven, detail, proof, refresh)
 
 
 def entry(task: ExtraTask, w: Written, **fields) -> dict:

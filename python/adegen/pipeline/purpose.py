@@ -44,6 +44,7 @@ WANT = 2          # purposeful tasks a build writes at most (slots of its --coun
 MAX_TRIES = 5     # candidates proven at most (kinds interleaved; most take the fast proof path)
 MAX_MODELS = 30   # models probed (marts first)
 GRADABLE = ("table", "view")
+FAMILY = "purposeful-change"
 
 
 def purposeful_tasks(ctx: RunContext, want: int = WANT) -> list[str]:
@@ -245,12 +246,24 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupCha
         c = _screened(ctx, c)
         if c is None:
             return None
+    task = task_of(ctx, c, task_id)
+    w = None if task is None else write_and_prove(ctx, task)
+    return None if w is None else finish(ctx, c, task, w)
+
+
+def _prompts(ctx: RunContext, c) -> list[tuple[str, str]]:
+    """The change's prompts as this run words them: --mix hard takes the hard one (fewest hints) as the base."""
+    if getattr(ctx.opts, "mix", "default") == "hard":
+        return list(hard_texts(c.prompts()))
+    return list(c.prompts())
+
+
+def task_of(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupChange, task_id: str) -> ExtraTask | None:
+    """The task's files and patch check (None: a grain change's test could not be rendered)."""
     plan, project = ctx.output, ctx.project
     variant = Variant(db_type=project.adapter_type, db_name=project.db_name, project_name=project.name,
                       project_dir=plan.project_dir_field, extra=ctx.backend.variant_fields(ctx.opts))
-    prompts = c.prompts()
-    if getattr(ctx.opts, "mix", "default") == "hard":  # the hard prompt (fewest hints) as the base
-        prompts = list(hard_texts(prompts))
+    prompts = _prompts(ctx, c)
     spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in prompts], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=c.rebuild_models(),
@@ -274,14 +287,16 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupCha
     except AdegenError as exc:  # a task without its grading test would be proven on nothing: not written
         ctx.ui.warn(f"{c.subject()}: not written, its test could not be rendered ({exc})")
         return None
-    task = ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
+    return ExtraTask(task_id, build_task_files(spec, setup, solution, tests).files, check, c.subject(),
                      solved="restored" if c.kind == dedup.DEDUP else "done right", refresh=spec.full_refresh,
                      rebuild=tuple(spec.solution_rebuild))
-    w = write_and_prove(ctx, task)
-    if w is None:
-        return None
-    ctx.report.task_details[task_id] = _details(c, w.proof, prompts)
-    return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family="purposeful-change",
+
+
+def finish(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupChange, task: ExtraTask, w) -> dict:
+    """The committed task's --json entry; its run-record details go to ctx.report.task_details."""
+    ctx.report.task_details[task.task_id] = _details(c, w.proof, _prompts(ctx, c))
+    patches = tuple((p, o, b) for p, o, b, _ in c.files())
+    return entry(task, w, model=c.model.name, pattern_id=f"purpose:{c.kind}", family=FAMILY,
                  observation=observation(c),
                  difficulty=DIFFICULTY, proof_label=w.detail if w.proven else "unproven",
                  proof=None if w.proof is None else proof_to_json(w.proof, ctx.backend),
