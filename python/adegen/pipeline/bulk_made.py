@@ -21,6 +21,7 @@ from adegen.pipeline import datachange, dataset, purpose
 from adegen.pipeline.context import RunContext
 from adegen.pipeline.extra_task import ExtraTask, Written
 from adegen.propose.candidate_sites import decode
+from adegen.propose.dedup import DEDUP
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,8 @@ def enumerate_made(ctx: RunContext, kinds: tuple[str, ...] = KINDS) -> tuple[lis
     units: list[MadeUnit] = []
     skipped = 0
     for c in (purpose.find(ctx) if "purpose" in kinds else []):
+        if c.kind == DEDUP:  # reported only after the validator screens it (pipeline/purpose._screened): build only
+            continue
         if purpose.description(c) in surveyed:
             skipped += 1
             continue
