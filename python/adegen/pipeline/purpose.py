@@ -37,6 +37,7 @@ from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.rebuild import refresh_for
 from adegen.tasks.shape import shape_of
+from adegen.tasks.stand_in_tests import ZERO_OR_NULL
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
@@ -199,6 +200,14 @@ def _details(c: Purposeful | grain.GrainChange, proof, prompts: list[tuple[str, 
                         "measured": c.facts}}
 
 
+def graded_seed(c: Purposeful | grain.GrainChange) -> SeedEntry:
+    """The model's solution_seeds entry. A new count's rows that match nothing may hold NULL or 0
+    (issue 52): its AUTO equality test leaves the column out and a stand-in compares whole rows with
+    it read as 0 where NULL (tasks/stand_in_tests.render_zero_or_null)."""
+    cols = c.zero_or_null()
+    return SeedEntry(c.model.name, exclude_columns=list(cols), extra={ZERO_OR_NULL: list(cols)} if cols else {})
+
+
 def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
     the patch check failed, or a grain change's test could not be rendered)."""
@@ -211,7 +220,7 @@ def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange, task_id: str) -
     spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in prompts], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=[c.model.name],
-                    solution_seeds=[SeedEntry(c.model.name)], variant=variant, seed_based=plan.seed_based,
+                    solution_seeds=[graded_seed(c)], variant=variant, seed_based=plan.seed_based,
                     solution_rebuild=[c.model.name],
                     full_refresh=refresh_for([c.model.name], ctx.discovery.get("models", [])))
     files = c.files()
