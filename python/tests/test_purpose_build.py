@@ -292,8 +292,15 @@ def test_a_new_count_is_graded_with_null_or_zero_where_nothing_matches(shop, sta
     assert sage.resolved, sage.summary()
     assert agent.resolved, agent.summary()
     assert len(agent.tests) == len(sage.tests) == 3, agent.summary()  # AUTO equality, existence, the stand-in
-    con = duckdb.connect(str(agent.app / "shop.duckdb"), read_only=True)
-    try:  # the variant did hold NULL where the solution holds 0
+    con = duckdb.connect(str(agent.app / "shop.duckdb"))
+    try:  # the variant did hold NULL where the solution holds 0; now one of its counts is off by one
         assert con.execute(f"select count(*) from order_summary where {c.ask.name} is null").fetchone()[0] > 0
+        con.execute(f"update order_summary set {c.ask.name} = {c.ask.name} + 1 where {c.ask.name} = 1")
     finally:
         con.close()
+    # the AUTO equality test leaves the count out; the stand-in still compares its non-zero values
+    dbt = Path(sys.executable).resolve().parent / "dbt"
+    out = subprocess.run([str(dbt), "test", "--select", "AUTO_order_summary_equality", "order_summary_zero_or_null",
+                          "--project-dir", ".", "--profiles-dir", "."],
+                         capture_output=True, text=True, timeout=300, cwd=agent.app).stdout
+    assert "PASS AUTO_order_summary_equality" in out and "FAIL 1 order_summary_zero_or_null" in out, out[-3000:]
