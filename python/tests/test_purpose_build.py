@@ -5,6 +5,7 @@ rows are gone) and leaves everything else as it was; the broken state differs fr
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,8 @@ group by customer_id
 
 ROWS = [(1, 1, 10, "completed"), (2, 1, 20, "returned"), (3, 2, 5, "completed"), (4, 2, 7, ""),
         (5, 3, 3, "placed"), (6, 3, 4, "completed"), (7, 1, 1, "placed"), (8, 3, 2, "shipped"),
-        (9, 2, 6, "shipped"), (10, 1, 8, "completed"), (11, 4, 9, "completed"), (12, 4, 2, "returned")]
+        (9, 2, 6, "shipped"), (10, 1, 8, "completed"), (11, 4, 9, "completed"), (12, 4, 2, "returned"),
+        (13, 5, 4, "placed")]  # customer 5: none completed (a new count's group that matches nothing)
 
 
 # The grain kind's project: orders (one row each) and their items (several per order, each item
@@ -181,7 +183,8 @@ def test_a_column_brought_in_at_the_wrong_grain_and_at_the_right_one(shop, state
     assert len(broken) > len(today) and sum(r[2] for r in broken) > sum(r[2] for r in today)
     assert len(fixed) == len(today) and {r[:4] for r in fixed} == today
     assert {r[0]: r[4] for r in fixed} == {1: "web", 2: "store", 3: "web", 4: None, 5: "phone", 6: "store",
-                                           7: "web", 8: None, 9: "store", 10: "phone", 11: None, 12: None}
+                                           7: "web", 8: None, 9: "store", 10: "phone", 11: None, 12: None,
+                                           13: None}
     assert c.facts["rows_today"] == len(today) and c.facts["rows_broken"] == len(broken)
     # the copies are whole rows (set-based equality passes them): the task grades the model's key
     assert len(set(broken)) == len(today) and c.facts["unique_key"] == "order_id"
@@ -287,3 +290,81 @@ def test_a_dedup_over_copies_is_dropped_as_a_cleanup_and_one_over_a_unique_input
     assert [m.name for m in words] == ["dedup_dropped"]
     assert mechanisms.mechanism_words("stg_events has duplicate events again.", words)
     assert not mechanisms.mechanism_words("fct_order_events counts more events per order than it did.", words)
+
+
+def _metric_task(shop: Path, c, root: Path) -> tuple[Path, Path, Path]:
+    """(task, project copy, database) of the METRIC change as pipeline/purpose.py writes it (its
+    seed entry, taskgen's files), its solution seed exported from the right state's table."""
+    from adegen.adebench.procedure.seeds import export_solution_seeds
+    from adegen.dbt.relations import Relation
+    from adegen.pipeline.purpose import graded_seeds
+    from adegen.tasks.task_yaml import PromptEntry, Variant
+    from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
+
+    app = root / "projects" / "shop"
+    states = {f"{k}_{s}.sql" for k in ("metric", "excl", "grain") for s in ("broken", "fixed")}
+    shutil.copytree(shop, app, ignore=lambda d, names: [n for n in names if n in states or n in ("target", "logs")
+                                                        or n.endswith((".duckdb", ".wal"))])
+    (app / "profiles.yml").write_text("shop:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n"
+                                      "      path: 'shop.duckdb'\n      schema: main\n")
+    db = root / "databases" / "shop.duckdb"
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(shop / "shop.duckdb", db)
+    plan = TaskPlan(task_id="metric001", description=c.subject(), prompts=[PromptEntry(*c.prompts()[0])],
+                    difficulty="medium", tags=["dbt"], test_setup_models=[c.model.name],
+                    solution_seeds=graded_seeds(c), variant=Variant("duckdb", "shop", "shop", str(app.parent)),
+                    seed_based=True, solution_rebuild=[c.model.name])
+    files = c.files()
+    built = build_task_files(plan, b"".join(unified_diff(o, b, p) for p, o, b, _ in files),
+                             b"".join(unified_diff(b, r, p) for p, _, b, r in files), [])
+    task = root / "tasks" / "metric001"
+    for rel, data in built.files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_bytes(data)
+    export_solution_seeds(shop / "shop.duckdb", [c.model.name], "shop", task / "seeds",
+                          relations={c.model.name: Relation(None, "main", "metric_fixed")})
+    return task, app, db
+
+
+def test_a_new_count_is_graded_with_null_or_zero_where_nothing_matches(shop, states, tmp_path):
+    """Issue 52: an agent that writes the new count as `sum(case when ... then 1 end)` (NULL where
+    nothing matches, as the broken state showed) fixes the task as `count(case ...)` does; the
+    graded table's other columns, and the count's other values, are still compared exactly, and the
+    broken state fails. Graded by ade-bench's procedure on real dbt and DuckDB."""
+    from adegen.adebench.procedure.emulate import run_harness
+    from adegen.tasks.task_yaml import read_task_yaml
+    from adegen.tasks.taskgen import unified_diff
+
+    c = states["found"][METRIC]
+    assert 0 in {r[3] for r in states["tables"]["metric_fixed"]}  # a group that matches nothing: 0 done right
+    task, app, db = _metric_task(shop, c, tmp_path)
+    seed = read_task_yaml(task / "task.yaml").solution_seeds[0]
+    assert seed.exclude_columns == [c.ask.name] and not seed.exclude_tests  # AUTO equality: every other column
+    assert (task / "tests" / "order_summary_zero_or_null.sql").is_file()
+    # the agent's reading: sum(... then 1 end) for count(case ...), NULL for 0 where nothing matches
+    assert c.fixed.count("count(case") == 1, c.fixed
+    variant = tmp_path / "variant" / task.name
+    shutil.copytree(task, variant)
+    path, _, broken, right = c.files()[0]
+    (variant / "solutions" / "changes.patch").write_bytes(
+        unified_diff(broken, right.replace(b"count(case", b"sum(case"), path))
+    work = tmp_path / "w"
+    none = run_harness(task, app, db, "none", workdir=work, mode="inprocess")
+    sage = run_harness(task, app, db, "sage", workdir=work, mode="inprocess")
+    agent = run_harness(variant, app, db, "sage", workdir=work, mode="inprocess", keep=True)
+    assert not none.resolved, none.summary()
+    assert sage.resolved, sage.summary()
+    assert agent.resolved, agent.summary()
+    assert len(agent.tests) == len(sage.tests) == 3, agent.summary()  # AUTO equality, existence, the stand-in
+    con = duckdb.connect(str(agent.app / "shop.duckdb"))
+    try:  # the variant did hold NULL where the solution holds 0; now one of its counts is off by one
+        assert con.execute(f"select count(*) from order_summary where {c.ask.name} is null").fetchone()[0] > 0
+        con.execute(f"update order_summary set {c.ask.name} = {c.ask.name} + 1 where {c.ask.name} = 1")
+    finally:
+        con.close()
+    # the AUTO equality test leaves the count out; the stand-in still compares its non-zero values
+    dbt = Path(sys.executable).resolve().parent / "dbt"
+    out = subprocess.run([str(dbt), "test", "--select", "AUTO_order_summary_equality", "order_summary_zero_or_null",
+                          "--project-dir", ".", "--profiles-dir", "."],
+                         capture_output=True, text=True, timeout=300, cwd=agent.app).stdout
+    assert "PASS AUTO_order_summary_equality" in out and "FAIL 1 order_summary_zero_or_null" in out, out[-3000:]

@@ -37,6 +37,7 @@ from adegen.tasks.assertions import render_assertions
 from adegen.tasks.patchcheck import TaskPatches, check_task
 from adegen.tasks.rebuild import refresh_for
 from adegen.tasks.shape import shape_of
+from adegen.tasks.stand_in_tests import ZERO_OR_NULL
 from adegen.tasks.task_yaml import PromptEntry, SeedEntry, Variant
 from adegen.tasks.taskgen import TaskPlan, build_task_files, unified_diff
 
@@ -238,6 +239,15 @@ def _screened(ctx: RunContext, c: dedup.DedupChange) -> dedup.DedupChange | None
     return made
 
 
+def graded_seeds(c: Purposeful | grain.GrainChange | dedup.DedupChange) -> list[SeedEntry]:
+    """The solution_seeds entries of the graded tables. A new count's rows that match nothing may hold
+    NULL or 0 (issue 52): its AUTO equality test leaves the column out and a stand-in compares whole
+    rows with it read as 0 where NULL (tasks/stand_in_tests.render_zero_or_null)."""
+    cols = c.zero_or_null()
+    return [SeedEntry(t, exclude_columns=list(cols), extra={ZERO_OR_NULL: list(cols)})
+            if cols and t == c.model.name else SeedEntry(t) for t in c.graded_tables()]
+
+
 def _realise(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupChange, task_id: str) -> dict | None:
     """Files, patch check, proof, commit (pipeline/extra_task.py): the task's --json entry (None:
     the patch check failed, a grain change's test could not be rendered, a dropped dedup's
@@ -267,7 +277,7 @@ def task_of(ctx: RunContext, c: Purposeful | grain.GrainChange | dedup.DedupChan
     spec = TaskPlan(task_id=task_id, description=description(c),
                     prompts=[PromptEntry(k, t) for k, t in prompts], difficulty=DIFFICULTY,
                     tags=[*TAGS, project.name], test_setup_models=c.rebuild_models(),
-                    solution_seeds=[SeedEntry(t) for t in c.graded_tables()], variant=variant,
+                    solution_seeds=graded_seeds(c), variant=variant,
                     seed_based=plan.seed_based, solution_rebuild=c.rebuild_models(),
                     full_refresh=refresh_for(c.rebuild_models(), ctx.discovery.get("models", [])))
     files = c.files()

@@ -101,6 +101,10 @@ class DedupChange:
     def rebuild_models(self) -> list[str]:
         return list(self.rebuild)
 
+    def zero_or_null(self) -> list[str]:
+        """No column graded leniently: the change adds none."""
+        return []
+
     def assertions(self) -> list[dict]:
         """The copies may be whole rows, which the set-based equality test passes: the screening's
         key test then grades them (as a duplicates-only slip's)."""

@@ -110,6 +110,10 @@ class GrainChange:
         return [{"type": "columns_must_be_unique",
                  "args": {"model": self.model.name, "columns": [self.facts["unique_key"]]}}]
 
+    def zero_or_null(self) -> list[str]:
+        """No column graded leniently: the brought-in column is a value, not a count."""
+        return []
+
 
 def cte_name(text: str, source: str) -> str | None:
     """The new CTE's name: the source's name without its layer prefix, else the whole name; None

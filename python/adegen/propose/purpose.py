@@ -130,6 +130,11 @@ class Purposeful:
         """The models test_setup and solution.sh rebuild."""
         return [self.model.name]
 
+    def zero_or_null(self) -> list[str]:
+        """Columns the grade accepts NULL or 0 in where nothing matches: a new count (`count(case ...)`
+        and `sum(case ... then 1 end)` both do it right; the broken state shows NULL there), issue 52."""
+        return [self.ask.name] if self.kind == METRIC else []
+
     def files(self) -> tuple[tuple[str, bytes, bytes, bytes], ...]:
         """(path, today's text, the broken text, the right text) of each file the change touches:
         the model, then its properties file when the purpose is documented there (the same text in
