@@ -142,7 +142,8 @@ def test_finish_proof():
     none = TrialSummary("none", resolved=False, summary="none: UNRESOLVED", tail="FAIL 1")
     sage = TrialSummary("sage", resolved=True, summary="sage: RESOLVED", expected=2, seconds={"tests": 25.0})
     p = finish_proof(ProofInput(none, sage, ["solution__t"], {}, None), {})
-    assert p.ok and p.expected_tests == 2 and p.max_test_timeout_sec == 75 and "unproven" not in p.detail
+    # 25 s of tests: x3, in 30 s steps (proof.test_timeout, no CPU share measured: the wall time as it is)
+    assert p.ok and p.expected_tests == 2 and p.max_test_timeout_sec == 90 and "unproven" not in p.detail
     p = finish_proof(ProofInput(none, sage, [], {}, 120, label="proven on emulator (x)"), {})
     assert p.ok and p.max_test_timeout_sec is None and p.detail.startswith("proven on emulator (x): ")
     p = finish_proof(ProofInput(TrialSummary("none", resolved=True, summary="none: RESOLVED", tail="PASS"), sage,
