@@ -81,6 +81,13 @@ def test_a_compound_takes_no_slip_of_the_runs_own_tasks():
     why = compound.why_none([picked_up, picked_down], [(again, "kept")], DISCOVERY)
     assert "slip of a task of the run" in why, why
     assert "no two proposals" in compound.why_none([], [(spare_up, "kept")], DISCOVERY)
+    # kept back for what the slip is (a made-up looking edit, a conversion reported on its own column),
+    # not for want of room: never a compound's slip (the example's acme005 took stg_payments' cents slip)
+    from adegen.core.drops import Drop, DropCode
+    for code in (DropCode.LAST_RESORT, DropCode.OWN_CONVERSION):
+        assert compound.spare([], [(spare_up, Drop("m", "p", "why", code)), (spare_down, "kept")]) == [spare_down]
+    assert compound.spare([], [(spare_up, Drop("m", "p", "why", DropCode.KEPT_BACK))]) == [spare_up]
+
 
 def test_verdict_fair():
     both, up, other = obs(stg_orders=3, fct_orders=5), obs(stg_orders=3, fct_orders=2), obs(fct_orders=4)

@@ -33,6 +33,8 @@ class DropCode(Coded):
     PRECONDITION = "precondition", "data precondition not met"
     FAMILY_CAP = "family_cap", "family over a fifth of the dataset"
     KEPT_BACK = "kept_back", "kept back for tasks traced upstream"
+    # kept back because its report names the very column it converts (the fix sits on the symptom's line)
+    OWN_CONVERSION = "own_conversion", "kept back for tasks traced upstream"
     LAST_RESORT = "last_resort", "made-up looking edit, not needed to fill the run"
     SAME_MISTAKE = "same_mistake", "the same mistake as another task"
     REWRITE_FAILED = "rewrite_failed", "rewrite failed"

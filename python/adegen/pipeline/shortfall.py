@@ -21,7 +21,8 @@ _PROJECT = frozenset({DropCode.PRECONDITION, DropCode.EQUIVALENT, DropCode.CLOCK
                       DropCode.NONDETERMINISTIC_ONLY, DropCode.DUPLICATES_ONLY, DropCode.TYPE_ONLY,
                       DropCode.NO_LATE_ROWS, DropCode.NO_TABLE})
 # drops that are the run's choices, not limits: another task took the place
-_CHOICE = frozenset({DropCode.FAMILY_CAP, DropCode.SAME_MISTAKE, DropCode.KEPT_BACK, DropCode.LAST_RESORT,
+_CHOICE = frozenset({DropCode.FAMILY_CAP, DropCode.SAME_MISTAKE, DropCode.KEPT_BACK, DropCode.OWN_CONVERSION,
+                     DropCode.LAST_RESORT,
                      DropCode.COMPOUND_PLACE})
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from adegen.core.drops import DropCode
 from adegen.core.graph import ProjectGraph
 
 FAMILY = "compound"
@@ -66,8 +67,13 @@ def spare(chosen: list, kept: list) -> list:
     compound made of the run's own picks repeats them: blind reviewers read tasks 001 and 003
     inside task 005 of one run as a set that visibly repeats (issue 51)."""
     taken = {(p.model, p.pattern_id) for p in chosen} | {_where(p) for p in chosen}
-    return [p for p, _d in kept if all(p is not q for q in chosen)
+    return [p for p, d in kept if all(p is not q for q in chosen) and getattr(d, "code", None) not in UNFIT
             and (p.model, p.pattern_id) not in taken and _where(p) not in taken]
+
+
+# kept back for what the slip is, not for want of room: a made-up looking edit, a report naming the very
+# column the change converts (the fix on the symptom's line); in a compound they read the same
+UNFIT = (DropCode.LAST_RESORT, DropCode.OWN_CONVERSION)
 
 
 def _where(p) -> tuple:

@@ -460,7 +460,7 @@ def select(cands: list[Candidate], scope: Scope, *, count: int, screen: ScreenFn
         if prop.observation is not None and reports_its_own_conversion(prop, c.raw):
             # (screened proposals only: a dry selection's guessed report would keep it out of the pool)
             drop = Drop(c.name, c.pattern.id, "kept back: its report names the very column the change converts, "
-                                              "so the fix sits on the line of the symptom", DropCode.KEPT_BACK)
+                                              "so the fix sits on the line of the symptom", DropCode.OWN_CONVERSION)
             state.dropped.append(drop)
             kept.append((prop, drop))
             continue
