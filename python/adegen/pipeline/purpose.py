@@ -226,7 +226,7 @@ def _details(c: Purposeful | grain.GrainChange, proof, prompts: list[tuple[str, 
 def _screened(ctx: RunContext, c: dedup.DedupChange) -> dedup.DedupChange | None:
     """A dropped dedup screened by the validator (the model without its dedup and every table
     downstream of it built) and reported where it shows (propose/dedup.reported), or None."""
-    obs = ctx.validator.screen(c.model.unique_id, c.model.path, c.broken, dedup.DedupPattern())
+    obs = ctx.validator.screen(c.model.unique_id, c.model.path, c.broken, dedup.PATTERN)
     # the texts its prompts must not echo (a frame, a sentence): the surveyed tasks' and this run's
     # proposals' (written with the run's own texts avoided, as every proposal's are)
     run = [lv.get("prompt") for p in ctx.doc.proposals or [] for lv in p.get("prompt_levels") or []]

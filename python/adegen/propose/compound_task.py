@@ -4,34 +4,19 @@ both slips' own reports (each as its own task would have it), so the agent is as
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from adegen import prompts
 from adegen.core.drops import Drop, DropCode
 from adegen.prompts.joins import two_reports
 from adegen.propose.compound import FAMILY, differing_tables, slip_of
-from adegen.propose.model import PromptLevel, Proposal, SiblingChange, levels_of
+from adegen.propose.model import PatternFace, PromptLevel, Proposal, SiblingChange, levels_of
 from adegen.propose.site import prompt_key, retarget
 
 
-@dataclass(frozen=True)
-class CompoundPattern:
-    """What the prompt writer and the task writer read of a pattern, for a compound."""
-
-    id: str
-    name: str
-    family: str = FAMILY
-    symptom: str = "values_wrong"
-    realistic: str = ""
-    mutation: str = ""
-    difficulty: str = "hard"
-    symptom_template: str = ""
-    assertion_tests: tuple = ()
-
-
-def pattern_for(up, other) -> CompoundPattern:
-    return CompoundPattern(
+def pattern_for(up, other) -> PatternFace:
+    return PatternFace(
         f"compound:{up.pattern_id}+{other.pattern_id}", f"{up.pattern_name} + {other.pattern_name}",
+        FAMILY, "values_wrong", difficulty="hard",
         realistic=(f"Two independent slips on one lineage: {up.realistic.rstrip('.')} (in {up.model}); and "
                    f"{other.realistic.rstrip('.')} (in {other.model})."))
 

@@ -22,14 +22,14 @@ from adegen.core.settings import get_settings
 from adegen.propose.candidate_sites import encode, endings_of
 from adegen.propose.diffs import span_site
 from adegen.propose.facts import compared_table_for, models_between
-from adegen.propose.model import levels_of
+from adegen.propose.model import PatternFace, levels_of
 from adegen.propose.purpose import ModelText, wrap
 from adegen.propose.site import deep_table, retarget, why_not_deeper
 from adegen.realism.probe import ProbeDB
 from adegen.rewrite.purposes import docs
 from adegen.rewrite.purposes.dedup import DEDUP, DISTINCT, DedupSite, drop, sites
 
-__all__ = ["DEDUP", "DedupChange", "DedupPattern", "candidates", "reported"]
+__all__ = ["DEDUP", "DedupChange", "PATTERN", "candidates", "reported"]
 
 MAX_FOUND = 4   # dedup changes measured at most (a build writes one or two)
 FAMILY = "dedup-dropped"
@@ -46,19 +46,9 @@ DOCS = {  # the sentence the engineer appends to the model's description (text a
 }
 
 
-@dataclass(frozen=True)
-class DedupPattern:
-    """What the screening and the prompt writer read of a pattern, for a dropped dedup."""
-
-    id: str = f"purpose:{DEDUP}"
-    name: str = "dedup dropped as a cleanup"
-    family: str = FAMILY
-    symptom: str = "extra_rows"
-    realistic: str = "A dedup removed in a cleanup because the input was believed to be unique now."
-    mutation: str = ""
-    difficulty: str = "medium"
-    symptom_template: str = ""
-    assertion_tests: tuple = ()
+# what the screening and the prompt writer read of a pattern, for a dropped dedup
+PATTERN = PatternFace(f"purpose:{DEDUP}", "dedup dropped as a cleanup", FAMILY, "extra_rows",
+                      realistic="A dedup removed in a cleanup because the input was believed to be unique now.")
 
 
 @dataclass(frozen=True)
@@ -186,7 +176,7 @@ def reported(c: DedupChange, obs, discovery: dict, project_name: str, avoid: fro
     deep = deep_table(model, obs, discovery)
     shown = retarget(obs, deep) if deep is not None else obs
     compared = compared_table_for(model, discovery, shown) or c.model.name
-    pattern = DedupPattern()
+    pattern = PATTERN
     try:
         pset = prompts.write_prompts(prompts.PromptRequest(
             seed=f"{project_name}:{c.model.name}:{pattern.id}:{c.ask.scope}", model=c.model.name,

@@ -182,3 +182,19 @@ class ProposalSet:
         kinds = ", ".join(dict.fromkeys(d.pattern_id for d in held))
         return (f"Held back {len(held)} candidate{'s' if len(held) != 1 else ''} ({kinds}): edits that read "
                 "as made up, used only when a run would otherwise have fewer than 3 tasks.")
+
+
+@dataclass(frozen=True)
+class PatternFace:
+    """What the screening, the prompt writer and the task writer read of a catalog pattern, for a
+    change that is no catalog pattern (a compound of two slips, a dropped dedup)."""
+
+    id: str
+    name: str
+    family: str
+    symptom: str
+    realistic: str = ""
+    mutation: str = ""
+    difficulty: str = "medium"
+    symptom_template: str = ""
+    assertion_tests: tuple = ()
